@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/format"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// root is one root document with a Parse/Encode pair.
+type root struct {
+	File   string
+	Func   string // Parse<Func>, Encode<Func>
+	Type   *goType
+	Checks []string // extra checks by name
+}
+
+// buildPackage builds the model and renders every file of package gen.
+func buildPackage(set *schemaSet) (map[string][]byte, error) {
+	b := newBuilder(set)
+	var roots []*root
+	var entries []*goType
+	for _, file := range set.Files {
+		doc := set.Docs[file]
+		if structural(doc.Raw) || doc.Raw.has("allOf") {
+			t := b.typeAt(loc{File: file}, "")
+			if t.Kind != kindRaw {
+				fn := goCase(strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".schema"))
+				if file == "schema.json" {
+					fn = "WireMessage"
+				}
+				r := &root{File: file, Func: fn, Type: t}
+				switch file {
+				case "intercept-request.schema.json":
+					r.Checks = append(r.Checks, "eventIDEquality")
+				case "schema.json":
+					r.Checks = append(r.Checks, "wireEventIDEquality")
+				}
+				roots = append(roots, r)
+				entries = append(entries, t)
+			}
+		}
+		if defs := doc.Raw.get("$defs"); defs != nil {
+			for _, k := range defs.keys {
+				entries = append(entries, b.typeAt(loc{File: file, Pointer: "/$defs/" + escapePointer(k)}, goCase(k)))
+			}
+		}
+	}
+	// Stable names for nested pointers (e.g. the static capability manifest).
+	for _, key := range sortedKeys(set.StableNames) {
+		file, ptr, _ := strings.Cut(key, "#")
+		if ptr != "" && !strings.HasPrefix(ptr, "/$defs/") {
+			entries = append(entries, b.typeAt(loc{File: file, Pointer: ptr}, ""))
+		}
+	}
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	reach := reachable(entries)
+	b.assignNames(reach)
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+
+	schemaRef := func(l loc) string {
+		if l.Pointer == "" {
+			return l.File
+		}
+		return l.File + "#" + l.Pointer
+	}
+
+	files := map[string]*jen.File{}
+	fileFor := func(doc string) *jen.File {
+		name := strings.TrimSuffix(strings.TrimSuffix(doc, ".json"), ".schema")
+		name = strings.ReplaceAll(name, "-", "_")
+		if name == "schema" {
+			name = "wire_message"
+		}
+		name += ".go"
+		if f, ok := files[name]; ok {
+			return f
+		}
+		f := jen.NewFilePathName(genPackage, "gen")
+		f.HeaderComment(genHeader)
+		f.HeaderComment("Source: schemas/" + doc)
+		files[name] = f
+		return f
+	}
+	// Ensure every document gets a file, in document order.
+	for _, file := range set.Files {
+		fileFor(file)
+	}
+	for _, t := range b.ordered {
+		if !reach[t] || !t.named() {
+			continue
+		}
+		emitType(fileFor(t.File), t, schemaRef)
+	}
+	for _, r := range roots {
+		emitRoot(fileFor(r.File), r)
+	}
+
+	out := map[string][]byte{}
+	for name, f := range files {
+		var buf bytes.Buffer
+		if err := f.Render(&buf); err != nil {
+			return nil, fmt.Errorf("render %s: %w", name, err)
+		}
+		out[name] = buf.Bytes()
+	}
+	// Package documentation and constants.
+	docFile, err := renderDoc(set)
+	if err != nil {
+		return nil, err
+	}
+	out["doc.go"] = docFile
+	events, err := buildCatalogue(set, b)
+	if err != nil {
+		return nil, err
+	}
+	out["events.go"] = events
+	rootsFile, err := renderRoots(roots)
+	if err != nil {
+		return nil, err
+	}
+	out["roots.go"] = rootsFile
+	support, err := renderSupport()
+	if err != nil {
+		return nil, err
+	}
+	out["codec.go"] = support
+	return out, nil
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// reachable returns the set of types reachable from the entry types.
+func reachable(entries []*goType) map[*goType]bool {
+	seen := map[*goType]bool{}
+	var visit func(t *goType)
+	visit = func(t *goType) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		visit(t.Elem)
+		visit(t.Alias)
+		for _, f := range t.Fields {
+			visit(f.Type)
+		}
+		for _, a := range t.Arms {
+			visit(a.Type)
+		}
+	}
+	for _, e := range entries {
+		visit(e)
+	}
+	return seen
+}
+
+func emitRoot(f *jen.File, r *root) {
+	t := r.Type
+	name := t.Name
+	if name == "" {
+		return
+	}
+	parse := "Parse" + r.Func
+	encode := "Encode" + r.Func
+	if slicesContains(r.Checks, "eventIDEquality") {
+		f.Comment("checkEventID applies the rule of the schema's $comment: a request's JSON-RPC id is a string equal to params.event.id.")
+		f.Func().Params(jen.Id("v").Op("*").Id(name)).Id("checkEventID").Params().Error().Block(
+			jen.If(jen.List(jen.Id("id"), jen.Id("ok")).Op(":=").Id("v").Dot("ID").Dot("AsString").Call(), jen.Op("!").Id("ok").Op("||").Id("id").Op("!=").Id("v").Dot("Params").Dot("Event").Dot("ID").Call()).Block(
+				jen.Return(jen.Op("&").Id("ParseError").Values(jen.Id("Root").Op(":").Lit(name), jen.Id("Pointer").Op(":").Lit("/id"), jen.Id("Keyword").Op(":").Lit("eventIdEquality"))),
+			),
+			jen.Return(jen.Nil()),
+		)
+	}
+	body := []jen.Code{
+		jen.If(jen.Id("err").Op(":=").Id("validateDocument").Call(jen.Lit(name), jen.Lit(r.File), jen.Id("data")), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Var().Id("v").Id(name),
+		jen.If(jen.Id("err").Op(":=").Id("v").Dot("UnmarshalJSON").Call(jen.Id("data")), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("decodeFailure").Call(jen.Lit(name), jen.Id("err")))),
+	}
+	for _, c := range r.Checks {
+		switch c {
+		case "eventIDEquality":
+			body = append(body,
+				jen.If(jen.Id("err").Op(":=").Id("v").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
+		case "wireEventIDEquality":
+			body = append(body,
+				jen.If(jen.Id("v").Dot("InterceptRequest").Op("!=").Nil()).Block(
+					jen.If(jen.Id("err").Op(":=").Id("v").Dot("InterceptRequest").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err")))))
+		}
+	}
+	body = append(body, jen.Return(jen.Op("&").Id("v"), jen.Nil()))
+	extra := ""
+	if len(r.Checks) > 0 {
+		extra = " It also checks that the request id equals params.event.id."
+	}
+	f.Comment(fmt.Sprintf("%s validates data against the canonical schema %s, then decodes it losslessly.%s A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.", parse, r.File, extra))
+	f.Func().Id(parse).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(name), jen.Error()).Block(body...)
+	f.Comment(fmt.Sprintf("%s encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.", encode))
+	f.Func().Id(encode).Params(jen.Id("v").Op("*").Id(name)).Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.If(jen.Id("v").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: "+encode+" of nil"), jen.Id("ErrInvalid")))),
+		jen.Id("e").Op(":=").Id("encoder").Values(jen.Id("buf").Op(":").Make(jen.Index().Byte(), jen.Lit(0), jen.Lit(1024))),
+		jen.Id("v").Dot("encode").Call(jen.Op("&").Id("e")),
+		jen.If(jen.Id("e").Dot("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("e").Dot("err"))),
+		jen.Return(jen.Id("e").Dot("buf"), jen.Nil()),
+	)
+	f.Line()
+}
+
+func renderDoc(set *schemaSet) ([]byte, error) {
+	f := jen.NewFilePathName(genPackage, "gen")
+	f.HeaderComment(genHeader)
+	f.PackageComment(`Package gen is the typed model of the Agent Hooks Protocol, generated by
+cmd/ahp-codegen from the canonical JSON Schemas in schemas/. Do not edit it:
+change the generator or the schemas and run go generate ./...
+
+Every object type keeps members its schema does not name (Unknown) and
+re-emits them after the known members; numbers keep their exact text
+(json.Number); absent, null and zero stay distinct. Parse functions validate
+against the canonical schema before decoding; Encode functions write compact
+JSON without validating.`)
+	f.Const().Defs(
+		jen.Comment("ProtocolVersion is the protocolVersion this package speaks."),
+		jen.Id("ProtocolVersion").Op("=").Lit(set.Manifest.get("protocolVersion").str),
+		jen.Comment("SchemaRevision is the revision of the canonical schemas this package was generated from."),
+		jen.Id("SchemaRevision").Op("=").Lit(set.Manifest.get("snapshotVersion").str),
+	)
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func renderSupport() ([]byte, error) {
+	src, err := ownSources.ReadFile("support.go.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	full := append([]byte("// "+genHeader+"\n\n"), src...)
+	out, err := format.Source(full)
+	if err != nil {
+		return nil, fmt.Errorf("format support code: %w", err)
+	}
+	return out, nil
+}
+
+// sortedGoTypes orders types by name for deterministic output.
+func sortedGoTypes(ts []*goType) []*goType {
+	out := append([]*goType(nil), ts...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// renderRoots emits a registry of the root documents' codecs, for callers
+// that select a schema at run time (conformance tests, adapters).
+func renderRoots(roots []*root) ([]byte, error) {
+	f := jen.NewFilePathName(genPackage, "gen")
+	f.HeaderComment(genHeader)
+	f.Comment("RootCodec parses and encodes one root schema document without naming its Go type.")
+	f.Type().Id("RootCodec").Struct(
+		jen.Comment("Schema is the schema file name, e.g. intercept-request.schema.json."), jen.Id("Schema").String(),
+		jen.Comment("Type is the Go type name of the root."), jen.Id("Type").String(),
+		jen.Comment("Parse validates and decodes; the result is a pointer to the root type."), jen.Id("Parse").Func().Params(jen.Index().Byte()).Params(jen.Any(), jen.Error()),
+		jen.Comment("Encode encodes a pointer to the root type."), jen.Id("Encode").Func().Params(jen.Any()).Params(jen.Index().Byte(), jen.Error()),
+	)
+	var cases []jen.Code
+	for _, r := range roots {
+		if r.Type.Name == "" {
+			continue
+		}
+		cases = append(cases, jen.Case(jen.Lit(r.File)).Block(jen.Return(jen.Id("RootCodec").Values(
+			jen.Id("Schema").Op(":").Lit(r.File),
+			jen.Id("Type").Op(":").Lit(r.Type.Name),
+			jen.Id("Parse").Op(":").Func().Params(jen.Id("b").Index().Byte()).Params(jen.Any(), jen.Error()).Block(jen.Return(jen.Id("Parse"+r.Func).Call(jen.Id("b")))),
+			jen.Id("Encode").Op(":").Func().Params(jen.Id("v").Any()).Params(jen.Index().Byte(), jen.Error()).Block(
+				jen.List(jen.Id("p"), jen.Id("ok")).Op(":=").Id("v").Assert(jen.Op("*").Id(r.Type.Name)),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: Encode"+r.Func+" needs *"+r.Type.Name), jen.Id("ErrInvalid")))),
+				jen.Return(jen.Id("Encode"+r.Func).Call(jen.Id("p"))),
+			),
+		), jen.True())))
+	}
+	f.Comment("LookupRoot returns the codec of a root schema document by file name.")
+	f.Func().Id("LookupRoot").Params(jen.Id("schema").String()).Params(jen.Id("RootCodec"), jen.Bool()).Block(
+		jen.Switch(jen.Id("schema")).Block(cases...),
+		jen.Return(jen.Id("RootCodec").Values(), jen.False()),
+	)
+	var names []jen.Code
+	for _, r := range roots {
+		if r.Type.Name != "" {
+			names = append(names, jen.Lit(r.File))
+		}
+	}
+	f.Comment("RootSchemas lists the root schema documents that have a codec.")
+	f.Func().Id("RootSchemas").Params().Index().String().Block(jen.Return(jen.Index().String().Values(names...)))
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("render roots.go: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,430 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Kind is the kind of a JSON-RPC message.
+type Kind uint8
+
+// Message kinds reported by [Classify].
+const (
+	// KindInvalid is the kind of a message that failed classification.
+	KindInvalid Kind = iota
+	// KindRequest is a message with "method" and a non-null "id".
+	KindRequest
+	// KindNotification is a message with "method" and no "id".
+	KindNotification
+	// KindResponse is a success response: "id" and "result".
+	KindResponse
+	// KindErrorResponse is an error response: "id" and "error".
+	KindErrorResponse
+)
+
+// String returns the lower-case name of the kind.
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	case KindResponse:
+		return "response"
+	case KindErrorResponse:
+		return "error response"
+	default:
+		return "invalid"
+	}
+}
+
+// Envelope holds the top-level members of a classified message.
+//
+// Params, Result and Error are the raw JSON of those members, exactly as they
+// appeared in the input (nil when absent); they alias the slice passed to
+// [Classify], which must therefore not be modified while they are in use.
+type Envelope struct {
+	// Kind is the message kind.
+	Kind Kind
+	// ID is the message id, exactly as received; zero for notifications.
+	ID ID
+	// Method is the decoded method name of a request or notification.
+	Method string
+	// Params is the raw "params" member (an object or an array), or nil.
+	Params json.RawMessage
+	// Result is the raw "result" member of a success response.
+	Result json.RawMessage
+	// Error is the raw "error" member of an error response; see
+	// [Envelope.DecodeError].
+	Error json.RawMessage
+}
+
+// Indexes of the known envelope members in memberNames.known.
+const (
+	memJSONRPC = iota
+	memID
+	memMethod
+	memParams
+	memResult
+	memError
+)
+
+func envelopeMember(name string) int {
+	switch name {
+	case "jsonrpc":
+		return memJSONRPC
+	case "id":
+		return memID
+	case "method":
+		return memMethod
+	case "params":
+		return memParams
+	case "result":
+		return memResult
+	case "error":
+		return memError
+	}
+	return -1
+}
+
+// internMethod returns the method name in tok (a string token without
+// escapes), reusing the constant for the methods this protocol defines.
+func internMethod(inner []byte) string {
+	switch string(inner) {
+	case MethodIntercept:
+		return MethodIntercept
+	case MethodObserve:
+		return MethodObserve
+	case MethodCapabilities:
+		return MethodCapabilities
+	}
+	return string(inner)
+}
+
+// Classify decodes the top-level members of one JSON-RPC message in a single
+// pass and reports its kind.
+//
+// It returns an error wrapping [ErrParse] when data is not exactly one valid
+// UTF-8 JSON text, and otherwise one of the sentinels that wrap
+// [ErrInvalidRequest] when the text is not a valid JSON-RPC 2.0 envelope:
+// [ErrBatch], [ErrNotObject], [ErrDuplicateMember], [ErrVersion],
+// [ErrInvalidID], [ErrInvalidMethod], [ErrInvalidParamsType],
+// [ErrResultAndError], [ErrMixedMembers], [ErrMissingMember] or
+// [ErrInvalidErrorObject]. Syntax is always checked over the whole input
+// before envelope rules, so a syntax error anywhere wins.
+//
+// Rules: "jsonrpc" must be the string "2.0"; "id" must be a non-empty string
+// or an integer (null is allowed in responses only); "method" must be a
+// non-empty string; "params" must be an object or an array (JSON-RPC 2.0; the
+// AHP methods further require an object, checked by the method layer);
+// "error" must be an object with an integer "code" and a string "message";
+// a response has exactly one of "result" and "error"; member names must be
+// unique, in the envelope and in its error object; unknown members are
+// ignored (AHP-CORE-003). Nested params and result content is validated as
+// JSON syntax only.
+//
+// On an envelope error the returned Envelope has Kind [KindInvalid] and, if
+// the message had exactly one valid id member, that ID, so a server may echo
+// it; its other fields are zero. On a parse error the Envelope is zero.
+func Classify(data []byte) (Envelope, error) {
+	s := scanner{data: data}
+	s.skipWS()
+	if s.pos >= len(data) {
+		return Envelope{}, parseError(s.pos)
+	}
+	if c := data[s.pos]; c != '{' {
+		if !s.skipValue(0) {
+			return Envelope{}, parseError(s.pos)
+		}
+		s.skipWS()
+		if s.pos != len(data) {
+			return Envelope{}, parseError(s.pos)
+		}
+		if c == '[' {
+			return Envelope{}, ErrBatch
+		}
+		return Envelope{}, ErrNotObject
+	}
+	s.pos++
+
+	var (
+		env     Envelope
+		names   memberNames
+		envErr  error // first envelope error, reported after syntax is checked
+		idDup   bool
+		version bool
+	)
+	note := func(err error) {
+		if envErr == nil {
+			envErr = err
+		}
+	}
+
+	s.skipWS()
+	if s.peek() == '}' {
+		s.pos++
+	} else {
+		for {
+			if s.peek() != '"' {
+				return Envelope{}, parseError(s.pos)
+			}
+			keyStart := s.pos
+			escaped, ok := s.scanString()
+			if !ok {
+				return Envelope{}, parseError(s.pos)
+			}
+			key := data[keyStart:s.pos]
+			s.skipWS()
+			if s.peek() != ':' {
+				return Envelope{}, parseError(s.pos)
+			}
+			s.pos++
+			s.skipWS()
+			valStart := s.pos
+			if !s.skipValue(1) {
+				return Envelope{}, parseError(s.pos)
+			}
+			val := data[valStart:s.pos]
+
+			var member int
+			var name string
+			if escaped {
+				name = decodeStringToken(key)
+				member = envelopeMember(name)
+			} else {
+				member = envelopeMember(string(key[1 : len(key)-1]))
+			}
+			if member < 0 {
+				if envErr == nil {
+					if !escaped {
+						name = string(key[1 : len(key)-1])
+					}
+					if !names.addOther(name) {
+						note(ErrDuplicateMember)
+					}
+				}
+			} else if !names.addKnown(member) {
+				note(ErrDuplicateMember)
+				if member == memID {
+					idDup = true
+				}
+			} else {
+				switch member {
+				case memJSONRPC:
+					if val[0] == '"' && decodeStringToken(val) == Version {
+						version = true
+					} else {
+						note(ErrVersion)
+					}
+				case memID:
+					if validIDToken(val, true) {
+						env.ID = ID{raw: string(val)}
+					} else {
+						note(ErrInvalidID)
+					}
+				case memMethod:
+					switch {
+					case val[0] != '"' || len(val) == 2:
+						note(ErrInvalidMethod)
+					case hasBackslash(val):
+						env.Method = decodeStringToken(val)
+					default:
+						env.Method = internMethod(val[1 : len(val)-1])
+					}
+				case memParams:
+					if val[0] == '{' || val[0] == '[' {
+						env.Params = val
+					} else {
+						note(ErrInvalidParamsType)
+					}
+				case memResult:
+					env.Result = val
+				case memError:
+					if _, err := parseErrorObject(val, false); err != nil {
+						note(err)
+					} else {
+						env.Error = val
+					}
+				}
+			}
+
+			s.skipWS()
+			switch s.peek() {
+			case ',':
+				s.pos++
+				s.skipWS()
+				continue
+			case '}':
+				s.pos++
+			default:
+				return Envelope{}, parseError(s.pos)
+			}
+			break
+		}
+	}
+	s.skipWS()
+	if s.pos != len(data) {
+		return Envelope{}, parseError(s.pos)
+	}
+
+	hasID := names.has(memID)
+	hasMethod, hasParams := names.has(memMethod), names.has(memParams)
+	hasResult, hasError := names.has(memResult), names.has(memError)
+	if envErr == nil {
+		switch {
+		case !version:
+			envErr = ErrVersion
+		case hasMethod || hasParams:
+			switch {
+			case hasResult || hasError:
+				envErr = ErrMixedMembers
+			case !hasMethod:
+				envErr = ErrMissingMember
+			case !hasID:
+				env.Kind = KindNotification
+			case env.ID.IsNull():
+				envErr = ErrInvalidID
+			default:
+				env.Kind = KindRequest
+			}
+		case hasResult && hasError:
+			envErr = ErrResultAndError
+		case !hasResult && !hasError:
+			envErr = ErrMissingMember
+		case !hasID:
+			envErr = ErrMissingMember
+		case hasResult:
+			env.Kind = KindResponse
+		default:
+			env.Kind = KindErrorResponse
+		}
+	}
+	if envErr != nil {
+		id := env.ID
+		if idDup {
+			id = ID{}
+		}
+		return Envelope{ID: id}, envErr
+	}
+	return env, nil
+}
+
+func parseError(offset int) error {
+	return fmt.Errorf("%w at byte offset %d", ErrParse, offset)
+}
+
+func hasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeError decodes the "error" member of an error response. Data in the
+// result aliases the classified input. It returns [ErrInvalidErrorObject] (or
+// [ErrDuplicateMember]) when the member is absent or malformed.
+func (e *Envelope) DecodeError() (*Error, error) {
+	if len(e.Error) == 0 {
+		return nil, ErrInvalidErrorObject
+	}
+	s := scanner{data: e.Error}
+	if !s.skipValue(0) || s.pos != len(e.Error) {
+		return nil, ErrInvalidErrorObject
+	}
+	out, err := parseErrorObject(e.Error, true)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Indexes of the known error-object members in memberNames.known.
+const (
+	errCode = iota
+	errMessage
+	errData
+)
+
+// parseErrorObject validates raw, a syntactically valid JSON value, as a
+// JSON-RPC error object and, if decode is set, returns its content.
+func parseErrorObject(raw []byte, decode bool) (Error, error) {
+	var out Error
+	if len(raw) == 0 || raw[0] != '{' {
+		return out, ErrInvalidErrorObject
+	}
+	s := scanner{data: raw, pos: 1}
+	var names memberNames
+	s.skipWS()
+	for s.peek() == '"' {
+		keyStart := s.pos
+		escaped, ok := s.scanString()
+		if !ok {
+			return out, ErrInvalidErrorObject
+		}
+		key := raw[keyStart:s.pos]
+		s.skipWS()
+		s.pos++ // ':'
+		s.skipWS()
+		valStart := s.pos
+		if !s.skipValue(1) {
+			return out, ErrInvalidErrorObject
+		}
+		val := raw[valStart:s.pos]
+		var name string
+		if escaped {
+			name = decodeStringToken(key)
+		} else {
+			name = string(key[1 : len(key)-1])
+		}
+		member := -1
+		switch name {
+		case "code":
+			member = errCode
+		case "message":
+			member = errMessage
+		case "data":
+			member = errData
+		}
+		if member < 0 {
+			if !names.addOther(name) {
+				return out, ErrDuplicateMember
+			}
+		} else if !names.addKnown(member) {
+			return out, ErrDuplicateMember
+		}
+		switch member {
+		case errCode:
+			c := val[0]
+			if (c != '-' && (c < '0' || c > '9')) || !isIntegerToken(val) {
+				return out, ErrInvalidErrorObject
+			}
+			n, ok := parseInt64(val)
+			if !ok || int64(int(n)) != n {
+				return out, ErrInvalidErrorObject
+			}
+			out.Code = int(n)
+		case errMessage:
+			if val[0] != '"' {
+				return out, ErrInvalidErrorObject
+			}
+			if decode {
+				out.Message = decodeStringToken(val)
+			}
+		case errData:
+			if decode {
+				out.Data = val
+			}
+		}
+		s.skipWS()
+		if s.peek() == ',' {
+			s.pos++
+			s.skipWS()
+		}
+	}
+	if !names.has(errCode) || !names.has(errMessage) {
+		return out, ErrInvalidErrorObject
+	}
+	return out, nil
+}

@@ -1,0 +1,375 @@
+package validate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/agenthooks/agenthooks-go/schemas"
+)
+
+// ErrInvalid is matched (via [errors.Is]) by every [*Error]: the document
+// is malformed JSON or does not satisfy its schema.
+var ErrInvalid = errors.New("ahp: invalid document")
+
+// ErrMalformedJSON is matched (via [errors.Is]) by an [*Error] whose Keyword
+// is [KeywordJSON]: the input is not exactly one well-formed UTF-8 JSON
+// value, or a value given to [Validator.ValidateValue] holds a Go type that
+// decoded JSON cannot.
+var ErrMalformedJSON = errors.New("ahp: malformed JSON")
+
+// KeywordJSON is the Keyword of an [*Error] reporting input that is not
+// well-formed JSON, or a value passed to [Validator.ValidateValue] that is
+// not a decoded JSON value.
+const KeywordJSON = "json"
+
+// Error reports a document that is malformed or fails schema validation.
+//
+// It deliberately carries no instance values: neither Error's text nor its
+// fields include the offending value, the input bytes or the underlying
+// validator's messages, since protocol messages may carry secrets. Pointers
+// are built from the instance's property names.
+type Error struct {
+	// Schema is the reference validated against, relative to
+	// schemas.BaseURI, e.g. "effect.schema.json#/$defs/InjectEffect".
+	Schema string
+	// Pointer is the RFC 6901 JSON pointer of the failing instance
+	// location; "" is the whole document.
+	Pointer string
+	// Keyword is the failing schema keyword, such as "const",
+	// "required", "oneOf", "format" or "additionalProperties", or
+	// KeywordJSON for malformed input.
+	Keyword string
+	// SchemaLocation is the location of the failing keyword, relative to
+	// schemas.BaseURI, e.g. "common.schema.json#/$defs/x/properties/type/const".
+	// It is empty for malformed input.
+	SchemaLocation string
+	// Missing lists the property names absent from the object at Pointer
+	// when Keyword is "required" or "dependentRequired". The names come from
+	// the schema.
+	Missing []string
+	// Offset is, when Keyword is KeywordJSON and the input was bytes, the
+	// byte offset at (or, for syntax errors, just after) which decoding
+	// failed.
+	Offset int64
+	// Causes lists every relevant failure, the primary one (repeated in the
+	// fields above) first. Where a oneOf or anyOf failed, only the branch that
+	// came closest to matching contributes. Causes is nil for malformed
+	// input.
+	Causes []Cause
+}
+
+// Cause is one schema keyword failure inside an [*Error]. Like Error, it
+// carries no instance values.
+type Cause struct {
+	// Pointer is the RFC 6901 JSON pointer of the failing instance location.
+	Pointer string
+	// Keyword is the failing schema keyword.
+	Keyword string
+	// SchemaLocation is the location of the failing keyword, relative to
+	// schemas.BaseURI.
+	SchemaLocation string
+	// Missing lists missing property names for "required" and
+	// "dependentRequired" failures.
+	Missing []string
+}
+
+// Error returns a description naming the schema, the instance location and
+// the failing keyword, without any instance value.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("ahp: schema ")
+	b.WriteString(e.Schema)
+	b.WriteString(": ")
+	if e.Keyword == KeywordJSON && e.SchemaLocation == "" {
+		b.WriteString("malformed JSON at byte offset ")
+		b.WriteString(strconv.FormatInt(e.Offset, 10))
+		return b.String()
+	}
+	b.WriteString(displayPointer(e.Pointer))
+	b.WriteString(": keyword ")
+	b.WriteString(strconv.Quote(e.Keyword))
+	b.WriteString(" failed")
+	if len(e.Missing) > 0 {
+		b.WriteString(" (missing ")
+		for i, m := range e.Missing {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(m))
+		}
+		b.WriteString(")")
+	}
+	if n := len(e.Causes) - 1; n > 0 {
+		fmt.Fprintf(&b, " (and %d more)", n)
+	}
+	return b.String()
+}
+
+// Is reports whether target is [ErrInvalid], or [ErrMalformedJSON] for
+// malformed input.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrInvalid:
+		return true
+	case ErrMalformedJSON:
+		return e.Keyword == KeywordJSON
+	}
+	return false
+}
+
+// displayPointer renders a pointer for an error message: the root is shown
+// as "(root)" and pointers holding unusual characters are quoted, so that
+// property names cannot forge message text.
+func displayPointer(p string) string {
+	if p == "" {
+		return "(root)"
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || r > 0x7e {
+			return strconv.Quote(p)
+		}
+	}
+	return p
+}
+
+// convert maps a jsonschema error to an *Error for the schema key.
+func convert(key string, err error) error {
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		// Not expected from jsonschema; its text is not trusted to be free
+		// of values, so only the type is reported.
+		return &Error{Schema: key, Keyword: "unknown", Causes: nil}
+	}
+	causes := leaves(verr, nil)
+	if len(causes) == 0 {
+		causes = []Cause{toCause(verr)}
+	}
+	sortCauses(causes)
+	causes = slices.CompactFunc(causes, func(a, b Cause) bool {
+		return a.Pointer == b.Pointer && a.Keyword == b.Keyword &&
+			a.SchemaLocation == b.SchemaLocation && slices.Equal(a.Missing, b.Missing)
+	})
+	p := causes[0]
+	return &Error{
+		Schema:         key,
+		Pointer:        p.Pointer,
+		Keyword:        p.Keyword,
+		SchemaLocation: p.SchemaLocation,
+		Missing:        p.Missing,
+		Causes:         causes,
+	}
+}
+
+// leaves appends the relevant leaf failures under e. At a failed oneOf or
+// anyOf only the alternative that came closest to matching contributes (see
+// pickBranch).
+func leaves(e *jsonschema.ValidationError, dst []Cause) []Cause {
+	if len(e.Causes) == 0 {
+		if isStructural(e.ErrorKind) {
+			return dst
+		}
+		return append(dst, toCause(e))
+	}
+	switch e.ErrorKind.(type) {
+	case *kind.PropertyNames:
+		// The causes describe the property name validated as a separate
+		// instance (with root-relative pointers); the failing name itself
+		// is instance data and is not reported.
+		return append(dst, toCause(e))
+	case *kind.OneOf, *kind.AnyOf:
+		branches := make([][]Cause, len(e.Causes))
+		for i, c := range e.Causes {
+			branches[i] = leaves(c, nil)
+		}
+		if best := pickBranch(branches, len(e.InstanceLocation)); best >= 0 {
+			return append(dst, branches[best]...)
+		}
+		// Every alternative was ruled out by a discriminator: the union
+		// itself is the most precise description.
+		return append(dst, toCause(e))
+	}
+	for _, c := range e.Causes {
+		dst = leaves(c, dst)
+	}
+	return dst
+}
+
+// isStructural reports whether k only groups other failures; such a node
+// without causes says nothing useful.
+func isStructural(k jsonschema.ErrorKind) bool {
+	switch k.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		return true
+	}
+	return false
+}
+
+// pickBranch returns the index of the alternative of a failed oneOf or anyOf
+// at instance depth unionDepth that came closest to matching, given each
+// alternative's leaf failures, or -1 when every alternative rejects the same
+// location at or directly below the union with a const, enum, pattern, false
+// schema or nested union (an unknown discriminator value, say), in which case
+// the union itself is the best description.
+//
+// Alternatives are ranked by, in order:
+//   - fewer mismatches at or directly below the union: a failed const, enum,
+//     type or false schema, or a nested union reported as a whole, there
+//     (typically a discriminator such as "type" or "kind" selecting another
+//     alternative) weighs 2, a failed pattern 1;
+//   - the deepest failure (the instance matched more of the alternative);
+//   - fewer failures, each missing required property counting once;
+//   - schema order.
+func pickBranch(branches [][]Cause, unionDepth int) int {
+	mismatch := func(c Cause) int {
+		if strings.Count(c.Pointer, "/") > unionDepth+1 {
+			return 0
+		}
+		switch c.Keyword {
+		case "const", "enum", "type", "false", "oneOf", "anyOf":
+			return 2
+		case "pattern":
+			return 1
+		}
+		return 0
+	}
+
+	type score struct{ mismatch, deepest, weight int }
+	scores := make([]score, len(branches))
+	var common map[string]bool // mismatched pointers shared by all alternatives
+	for i, ls := range branches {
+		ptrs := map[string]bool{}
+		for _, c := range ls {
+			if m := mismatch(c); m > 0 {
+				scores[i].mismatch += m
+				// A wrong JSON type rejected by every alternative is
+				// reported as such rather than as the union.
+				if c.Keyword != "type" {
+					ptrs[c.Pointer] = true
+				}
+			}
+			scores[i].deepest = max(scores[i].deepest, strings.Count(c.Pointer, "/"))
+			scores[i].weight += max(1, len(c.Missing))
+		}
+		if i == 0 {
+			common = ptrs
+		} else {
+			for p := range common {
+				if !ptrs[p] {
+					delete(common, p)
+				}
+			}
+		}
+	}
+	if len(branches) > 1 && len(common) > 0 {
+		return -1
+	}
+
+	best := 0
+	for i := 1; i < len(scores); i++ {
+		s, b := scores[i], scores[best]
+		switch {
+		case s.mismatch != b.mismatch:
+			if s.mismatch < b.mismatch {
+				best = i
+			}
+		case s.deepest != b.deepest:
+			if s.deepest > b.deepest {
+				best = i
+			}
+		case s.weight < b.weight:
+			best = i
+		}
+	}
+	return best
+}
+
+func toCause(e *jsonschema.ValidationError) Cause {
+	c := Cause{
+		Pointer:        pointer(e.InstanceLocation),
+		SchemaLocation: strings.TrimPrefix(e.SchemaURL, schemas.BaseURI),
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.FalseSchema:
+		// SchemaURL is the false schema itself.
+		c.Keyword = "false"
+	case *kind.InvalidJsonValue:
+		c.Keyword = KeywordJSON
+	case *kind.PropertyNames:
+		// SchemaURL is the propertyNames subschema itself.
+		c.Keyword = "propertyNames"
+	case *kind.Not:
+		c.Keyword = "not"
+		c.SchemaLocation += "/not"
+	default:
+		kw := e.ErrorKind.KeywordPath()
+		if len(kw) == 0 {
+			c.Keyword = "schema"
+			break
+		}
+		c.Keyword = kw[0]
+		for _, tok := range kw {
+			c.SchemaLocation += "/" + escape(tok)
+		}
+		switch k := k.(type) {
+		case *kind.Required:
+			c.Missing = slices.Clone(k.Missing)
+		case *kind.DependentRequired:
+			c.Missing = slices.Clone(k.Missing)
+		case *kind.Dependency:
+			c.Missing = slices.Clone(k.Missing)
+		}
+	}
+	return c
+}
+
+// sortCauses orders causes deterministically (jsonschema visits properties
+// in map order): non-JSON values first, then by instance location (so an
+// object's failures precede those of its members), keyword and schema
+// location.
+func sortCauses(cs []Cause) {
+	slices.SortStableFunc(cs, func(a, b Cause) int {
+		return cmp.Or(
+			// A value that is not JSON at all is a caller bug; report it first.
+			-cmp.Compare(boolInt(a.Keyword == KeywordJSON), boolInt(b.Keyword == KeywordJSON)),
+			cmp.Compare(a.Pointer, b.Pointer),
+			cmp.Compare(a.Keyword, b.Keyword),
+			cmp.Compare(a.SchemaLocation, b.SchemaLocation),
+		)
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pointer builds an RFC 6901 JSON pointer from reference tokens.
+func pointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(escape(t))
+	}
+	return b.String()
+}
+
+var escaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+func escape(token string) string {
+	if !strings.ContainsAny(token, "~/") {
+		return token
+	}
+	return escaper.Replace(token)
+}
