@@ -137,21 +137,21 @@ type CapabilitiesModify struct {
 	// Input is the "input" member (optional; nil when absent).
 	Input *CapabilitiesModifyInput `json:"input,omitempty"`
 	// Output is the "output" member (optional; nil when absent).
-	Output *CapabilitiesModifyInput `json:"output,omitempty"`
+	Output *CapabilitiesModifyOutput `json:"output,omitempty"`
 	// Prompt is the "prompt" member (optional; nil when absent).
-	Prompt *CapabilitiesModifyInput `json:"prompt,omitempty"`
+	Prompt *CapabilitiesModifyPrompt `json:"prompt,omitempty"`
 	// Request is the "request" member (optional; nil when absent).
-	Request *CapabilitiesModifyInput `json:"request,omitempty"`
+	Request *CapabilitiesModifyRequest `json:"request,omitempty"`
 	// Response is the "response" member (optional; nil when absent).
-	Response *CapabilitiesModifyInput `json:"response,omitempty"`
+	Response *CapabilitiesModifyResponse `json:"response,omitempty"`
 	// Content is the "content" member (optional; nil when absent).
-	Content *CapabilitiesModifyInput `json:"content,omitempty"`
+	Content *CapabilitiesModifyContent `json:"content,omitempty"`
 	// Instructions is the "instructions" member (optional; nil when absent).
-	Instructions *CapabilitiesModifyInput `json:"instructions,omitempty"`
+	Instructions *CapabilitiesModifyInstructions `json:"instructions,omitempty"`
 	// Summary is the "summary" member (optional; nil when absent).
-	Summary *CapabilitiesModifyInput `json:"summary,omitempty"`
+	Summary *CapabilitiesModifySummary `json:"summary,omitempty"`
 	// Workspace is the "workspace" member (optional; nil when absent).
-	Workspace *CapabilitiesModifyInput `json:"workspace,omitempty"`
+	Workspace *CapabilitiesModifyWorkspace `json:"workspace,omitempty"`
 	// Unknown holds members the schema does not name, in document order.
 	Unknown []Member `json:"-"`
 }
@@ -215,28 +215,28 @@ func (s *CapabilitiesModify) UnmarshalJSON(data []byte) error {
 			out.Input = new(CapabilitiesModifyInput)
 			err = out.Input.UnmarshalJSON(v)
 		case "output":
-			out.Output = new(CapabilitiesModifyInput)
+			out.Output = new(CapabilitiesModifyOutput)
 			err = out.Output.UnmarshalJSON(v)
 		case "prompt":
-			out.Prompt = new(CapabilitiesModifyInput)
+			out.Prompt = new(CapabilitiesModifyPrompt)
 			err = out.Prompt.UnmarshalJSON(v)
 		case "request":
-			out.Request = new(CapabilitiesModifyInput)
+			out.Request = new(CapabilitiesModifyRequest)
 			err = out.Request.UnmarshalJSON(v)
 		case "response":
-			out.Response = new(CapabilitiesModifyInput)
+			out.Response = new(CapabilitiesModifyResponse)
 			err = out.Response.UnmarshalJSON(v)
 		case "content":
-			out.Content = new(CapabilitiesModifyInput)
+			out.Content = new(CapabilitiesModifyContent)
 			err = out.Content.UnmarshalJSON(v)
 		case "instructions":
-			out.Instructions = new(CapabilitiesModifyInput)
+			out.Instructions = new(CapabilitiesModifyInstructions)
 			err = out.Instructions.UnmarshalJSON(v)
 		case "summary":
-			out.Summary = new(CapabilitiesModifyInput)
+			out.Summary = new(CapabilitiesModifySummary)
 			err = out.Summary.UnmarshalJSON(v)
 		case "workspace":
-			out.Workspace = new(CapabilitiesModifyInput)
+			out.Workspace = new(CapabilitiesModifyWorkspace)
 			err = out.Workspace.UnmarshalJSON(v)
 		default:
 			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
@@ -284,6 +284,422 @@ func (s *CapabilitiesModifyInput) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInput) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyInput
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyOutput is the object defined at capabilities.schema.json#/properties/modify/properties/output.
+type CapabilitiesModifyOutput struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyOutput) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyOutput) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyOutput) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyOutput
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyPrompt is the object defined at capabilities.schema.json#/properties/modify/properties/prompt.
+type CapabilitiesModifyPrompt struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyPrompt) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyPrompt) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyPrompt) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyPrompt
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyRequest is the object defined at capabilities.schema.json#/properties/modify/properties/request.
+type CapabilitiesModifyRequest struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyRequest) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyRequest) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyRequest) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyRequest
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyResponse is the object defined at capabilities.schema.json#/properties/modify/properties/response.
+type CapabilitiesModifyResponse struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyResponse) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyResponse) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyResponse) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyResponse
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyContent is the object defined at capabilities.schema.json#/properties/modify/properties/content.
+type CapabilitiesModifyContent struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyContent) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyContent) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyContent) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyContent
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyInstructions is the object defined at capabilities.schema.json#/properties/modify/properties/instructions.
+type CapabilitiesModifyInstructions struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyInstructions) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyInstructions) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyInstructions) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyInstructions
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifySummary is the object defined at capabilities.schema.json#/properties/modify/properties/summary.
+type CapabilitiesModifySummary struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifySummary) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifySummary) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifySummary) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifySummary
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "replace":
+			out.Replace, err = decBool(v)
+		case "merge":
+			out.Merge, err = decBool(v)
+		default:
+			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// CapabilitiesModifyWorkspace is the object defined at capabilities.schema.json#/properties/modify/properties/workspace.
+type CapabilitiesModifyWorkspace struct {
+	// Replace is the "replace" member (required).
+	Replace bool `json:"replace"`
+	// Merge is the "merge" member (required).
+	Merge bool `json:"merge"`
+	// Unknown holds members the schema does not name, in document order.
+	Unknown []Member `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s CapabilitiesModifyWorkspace) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *CapabilitiesModifyWorkspace) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"replace\":")
+	e.boolean(s.Replace)
+	e.key(&first, "\"merge\":")
+	e.boolean(s.Merge)
+	e.unknown(&first, s.Unknown)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *CapabilitiesModifyWorkspace) UnmarshalJSON(data []byte) error {
+	var out CapabilitiesModifyWorkspace
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "replace":

@@ -655,8 +655,8 @@ func (v StaticCapabilityManifestManagedPolicyScope) Known() bool {
 
 // CapabilitiesResponse is the object defined at capabilities-response.schema.json#.
 type CapabilitiesResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -675,10 +675,10 @@ func (s *CapabilitiesResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -695,7 +695,7 @@ func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":

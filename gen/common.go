@@ -10,8 +10,8 @@ import (
 
 // JSONRPCRequest is the object defined at common.schema.json#/$defs/request.
 type JSONRPCRequest struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCID `json:"id"`
 	// Method is the "method" member (required).
@@ -32,10 +32,10 @@ func (s *JSONRPCRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -54,7 +54,7 @@ func (s *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "method":
@@ -133,8 +133,8 @@ func JSONRPCIDFromNumber(n json.Number) JSONRPCID {
 
 // JSONRPCSuccessResponse is the object defined at common.schema.json#/$defs/successResponse.
 type JSONRPCSuccessResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -153,10 +153,10 @@ func (s *JSONRPCSuccessResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -173,7 +173,7 @@ func (s *JSONRPCSuccessResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -501,8 +501,8 @@ func (s *SessionCounters) UnmarshalJSON(data []byte) error {
 
 // JSONRPCNotification is the object defined at common.schema.json#/$defs/notification.
 type JSONRPCNotification struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// Method is the "method" member (required).
 	Method string `json:"method"`
 	// Params is the "params" member (required).
@@ -521,10 +521,10 @@ func (s *JSONRPCNotification) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"method\":")
 	e.str(s.Method)
@@ -541,7 +541,7 @@ func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "method":
 			out.Method, err = decString(v)
 		case "params":
@@ -563,8 +563,8 @@ func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
 
 // JSONRPCErrorResponse is the object defined at common.schema.json#/$defs/errorResponse.
 type JSONRPCErrorResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Error is the "error" member (required).
@@ -583,10 +583,10 @@ func (s *JSONRPCErrorResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -603,7 +603,7 @@ func (s *JSONRPCErrorResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "error":

@@ -10,17 +10,17 @@ type ContentSelection struct {
 	// Default is the "default" member (required).
 	Default ContentSelectionDefault `json:"default"`
 	// Text is the "text" member (optional; nil when absent).
-	Text *ContentSelectionDefault `json:"text,omitempty"`
+	Text *ContentSelectionText `json:"text,omitempty"`
 	// Reasoning is the "reasoning" member (optional; nil when absent).
-	Reasoning *ContentSelectionDefault `json:"reasoning,omitempty"`
+	Reasoning *ContentSelectionReasoning `json:"reasoning,omitempty"`
 	// Images is the "images" member (optional; nil when absent).
-	Images *ContentSelectionDefault `json:"images,omitempty"`
+	Images *ContentSelectionImages `json:"images,omitempty"`
 	// Audio is the "audio" member (optional; nil when absent).
-	Audio *ContentSelectionDefault `json:"audio,omitempty"`
+	Audio *ContentSelectionAudio `json:"audio,omitempty"`
 	// Video is the "video" member (optional; nil when absent).
-	Video *ContentSelectionDefault `json:"video,omitempty"`
+	Video *ContentSelectionVideo `json:"video,omitempty"`
 	// Files is the "files" member (optional; nil when absent).
-	Files *ContentSelectionDefault `json:"files,omitempty"`
+	Files *ContentSelectionFiles `json:"files,omitempty"`
 	// Unknown holds members the schema does not name, in document order.
 	Unknown []Member `json:"-"`
 }
@@ -73,22 +73,22 @@ func (s *ContentSelection) UnmarshalJSON(data []byte) error {
 		case "default":
 			err = decNamed(v, &out.Default)
 		case "text":
-			out.Text = new(ContentSelectionDefault)
+			out.Text = new(ContentSelectionText)
 			err = decNamed(v, &(*out.Text))
 		case "reasoning":
-			out.Reasoning = new(ContentSelectionDefault)
+			out.Reasoning = new(ContentSelectionReasoning)
 			err = decNamed(v, &(*out.Reasoning))
 		case "images":
-			out.Images = new(ContentSelectionDefault)
+			out.Images = new(ContentSelectionImages)
 			err = decNamed(v, &(*out.Images))
 		case "audio":
-			out.Audio = new(ContentSelectionDefault)
+			out.Audio = new(ContentSelectionAudio)
 			err = decNamed(v, &(*out.Audio))
 		case "video":
-			out.Video = new(ContentSelectionDefault)
+			out.Video = new(ContentSelectionVideo)
 			err = decNamed(v, &(*out.Video))
 		case "files":
-			out.Files = new(ContentSelectionDefault)
+			out.Files = new(ContentSelectionFiles)
 			err = decNamed(v, &(*out.Files))
 		default:
 			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
@@ -119,6 +119,132 @@ const (
 
 // Known reports whether v is one of the values the schema lists for ContentSelectionDefault.
 func (v ContentSelectionDefault) Known() bool {
+	switch v {
+	case "body", "metadata", "omit":
+		return true
+	}
+	return false
+}
+
+// ContentSelectionText is the closed string enumeration defined at content-selection.schema.json#/properties/text.
+type ContentSelectionText string
+
+const (
+	// ContentSelectionTextBody is "body".
+	ContentSelectionTextBody ContentSelectionText = "body"
+	// ContentSelectionTextMetadata is "metadata".
+	ContentSelectionTextMetadata ContentSelectionText = "metadata"
+	// ContentSelectionTextOmit is "omit".
+	ContentSelectionTextOmit ContentSelectionText = "omit"
+)
+
+// Known reports whether v is one of the values the schema lists for ContentSelectionText.
+func (v ContentSelectionText) Known() bool {
+	switch v {
+	case "body", "metadata", "omit":
+		return true
+	}
+	return false
+}
+
+// ContentSelectionReasoning is the closed string enumeration defined at content-selection.schema.json#/properties/reasoning.
+type ContentSelectionReasoning string
+
+const (
+	// ContentSelectionReasoningBody is "body".
+	ContentSelectionReasoningBody ContentSelectionReasoning = "body"
+	// ContentSelectionReasoningMetadata is "metadata".
+	ContentSelectionReasoningMetadata ContentSelectionReasoning = "metadata"
+	// ContentSelectionReasoningOmit is "omit".
+	ContentSelectionReasoningOmit ContentSelectionReasoning = "omit"
+)
+
+// Known reports whether v is one of the values the schema lists for ContentSelectionReasoning.
+func (v ContentSelectionReasoning) Known() bool {
+	switch v {
+	case "body", "metadata", "omit":
+		return true
+	}
+	return false
+}
+
+// ContentSelectionImages is the closed string enumeration defined at content-selection.schema.json#/properties/images.
+type ContentSelectionImages string
+
+const (
+	// ContentSelectionImagesBody is "body".
+	ContentSelectionImagesBody ContentSelectionImages = "body"
+	// ContentSelectionImagesMetadata is "metadata".
+	ContentSelectionImagesMetadata ContentSelectionImages = "metadata"
+	// ContentSelectionImagesOmit is "omit".
+	ContentSelectionImagesOmit ContentSelectionImages = "omit"
+)
+
+// Known reports whether v is one of the values the schema lists for ContentSelectionImages.
+func (v ContentSelectionImages) Known() bool {
+	switch v {
+	case "body", "metadata", "omit":
+		return true
+	}
+	return false
+}
+
+// ContentSelectionAudio is the closed string enumeration defined at content-selection.schema.json#/properties/audio.
+type ContentSelectionAudio string
+
+const (
+	// ContentSelectionAudioBody is "body".
+	ContentSelectionAudioBody ContentSelectionAudio = "body"
+	// ContentSelectionAudioMetadata is "metadata".
+	ContentSelectionAudioMetadata ContentSelectionAudio = "metadata"
+	// ContentSelectionAudioOmit is "omit".
+	ContentSelectionAudioOmit ContentSelectionAudio = "omit"
+)
+
+// Known reports whether v is one of the values the schema lists for ContentSelectionAudio.
+func (v ContentSelectionAudio) Known() bool {
+	switch v {
+	case "body", "metadata", "omit":
+		return true
+	}
+	return false
+}
+
+// ContentSelectionVideo is the closed string enumeration defined at content-selection.schema.json#/properties/video.
+type ContentSelectionVideo string
+
+const (
+	// ContentSelectionVideoBody is "body".
+	ContentSelectionVideoBody ContentSelectionVideo = "body"
+	// ContentSelectionVideoMetadata is "metadata".
+	ContentSelectionVideoMetadata ContentSelectionVideo = "metadata"
+	// ContentSelectionVideoOmit is "omit".
+	ContentSelectionVideoOmit ContentSelectionVideo = "omit"
+)
+
+// Known reports whether v is one of the values the schema lists for ContentSelectionVideo.
+func (v ContentSelectionVideo) Known() bool {
+	switch v {
+	case "body", "metadata", "omit":
+		return true
+	}
+	return false
+}
+
+// ContentSelectionFiles is the closed string enumeration defined at content-selection.schema.json#/properties/files.
+type ContentSelectionFiles string
+
+const (
+	// ContentSelectionFilesBody is "body".
+	ContentSelectionFilesBody ContentSelectionFiles = "body"
+	// ContentSelectionFilesMetadata is "metadata".
+	ContentSelectionFilesMetadata ContentSelectionFiles = "metadata"
+	// ContentSelectionFilesOmit is "omit".
+	ContentSelectionFilesOmit ContentSelectionFiles = "omit"
+)
+
+// Known reports whether v is one of the values the schema lists for ContentSelectionFiles.
+func (v ContentSelectionFiles) Known() bool {
 	switch v {
 	case "body", "metadata", "omit":
 		return true

@@ -30,7 +30,7 @@ type ExecutionEventTurnStart struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (required).
-	Turn ExecutionEventTurnStartTurn `json:"turn"`
+	Turn ExecutionEventTurn `json:"turn"`
 	// Type is the "type" member (required); always "turn.start", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Trigger is the "trigger" member (required).
@@ -173,8 +173,8 @@ func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ExecutionEventTurnStartTurn is the object defined at execution-event.schema.json#/$defs/turn.start/properties/turn.
-type ExecutionEventTurnStartTurn struct {
+// ExecutionEventTurn is the object defined at execution-event.schema.json#/$defs/turn.start/properties/turn.
+type ExecutionEventTurn struct {
 	// ID is the "id" member (required).
 	ID string `json:"id"`
 	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
@@ -182,12 +182,12 @@ type ExecutionEventTurnStartTurn struct {
 }
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
-func (s ExecutionEventTurnStartTurn) MarshalJSON() ([]byte, error) {
+func (s ExecutionEventTurn) MarshalJSON() ([]byte, error) {
 	e := encoder{buf: make([]byte, 0, 256)}
 	s.encode(&e)
 	return e.buf, e.err
 }
-func (s *ExecutionEventTurnStartTurn) encode(e *encoder) {
+func (s *ExecutionEventTurn) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"id\":")
@@ -201,8 +201,8 @@ func (s *ExecutionEventTurnStartTurn) encode(e *encoder) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
-func (s *ExecutionEventTurnStartTurn) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurnStartTurn
+func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
+	var out ExecutionEventTurn
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "id":
@@ -269,13 +269,13 @@ type ExecutionEventTurnFinishBefore struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (required).
-	Turn ExecutionEventTurnStartTurn `json:"turn"`
+	Turn ExecutionEventTurn `json:"turn"`
 	// Type is the "type" member (required); always "turn.finish.before", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Outcome is the "outcome" member (required).
 	Outcome Outcome `json:"outcome"`
 	// LastAssistantItem is the "lastAssistantItem" member (optional; nil when absent).
-	LastAssistantItem *ExecutionEventTurnStartTurn `json:"lastAssistantItem,omitempty"`
+	LastAssistantItem *LastAssistantItem `json:"lastAssistantItem,omitempty"`
 	// ContinuationCount is the "continuationCount" member (required).
 	ContinuationCount json.Number `json:"continuationCount"`
 	// Usage is the "usage" member (optional; nil when absent).
@@ -402,7 +402,7 @@ func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
 		case "outcome":
 			err = decNamed(v, &out.Outcome)
 		case "lastAssistantItem":
-			out.LastAssistantItem = new(ExecutionEventTurnStartTurn)
+			out.LastAssistantItem = new(LastAssistantItem)
 			err = out.LastAssistantItem.UnmarshalJSON(v)
 		case "continuationCount":
 			out.ContinuationCount, err = decNumber(v)
@@ -448,6 +448,58 @@ func (v Outcome) Known() bool {
 		return true
 	}
 	return false
+}
+
+// LastAssistantItem is the object defined at execution-event.schema.json#/$defs/turn.finish.before/properties/lastAssistantItem.
+type LastAssistantItem struct {
+	// ID is the "id" member (required).
+	ID string `json:"id"`
+	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
+	Synthesized *bool `json:"synthesized,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s LastAssistantItem) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *LastAssistantItem) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"id\":")
+	e.str(s.ID)
+	if s.Synthesized != nil {
+		e.key(&first, "\"synthesized\":")
+		e.boolean((*s.Synthesized))
+	}
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
+	var out LastAssistantItem
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "id":
+			out.ID, err = decString(v)
+		case "synthesized":
+			out.Synthesized = new(bool)
+			(*out.Synthesized), err = decBool(v)
+		default:
+			err = decodeErr("additionalProperties", "member not allowed")
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
 }
 
 // ExecutionEventUsage is the object defined at execution-event.schema.json#/$defs/usage.
@@ -736,13 +788,13 @@ type ExecutionEventTurnEnd struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (required).
-	Turn ExecutionEventTurnStartTurn `json:"turn"`
+	Turn ExecutionEventTurn `json:"turn"`
 	// Type is the "type" member (required); always "turn.end", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Outcome is the "outcome" member (required).
 	Outcome Outcome `json:"outcome"`
 	// LastAssistantItem is the "lastAssistantItem" member (optional; nil when absent).
-	LastAssistantItem *ExecutionEventTurnStartTurn `json:"lastAssistantItem,omitempty"`
+	LastAssistantItem *LastAssistantItem `json:"lastAssistantItem,omitempty"`
 	// ContinuationCount is the "continuationCount" member (required).
 	ContinuationCount json.Number `json:"continuationCount"`
 	// Usage is the "usage" member (optional; nil when absent).
@@ -875,7 +927,7 @@ func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
 		case "outcome":
 			err = decNamed(v, &out.Outcome)
 		case "lastAssistantItem":
-			out.LastAssistantItem = new(ExecutionEventTurnStartTurn)
+			out.LastAssistantItem = new(LastAssistantItem)
 			err = out.LastAssistantItem.UnmarshalJSON(v)
 		case "continuationCount":
 			out.ContinuationCount, err = decNumber(v)
@@ -1053,11 +1105,11 @@ type ExecutionEventTurnProgress struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (required).
-	Turn ExecutionEventTurnStartTurn `json:"turn"`
+	Turn ExecutionEventTurn `json:"turn"`
 	// Type is the "type" member (required); always "turn.progress", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Item is the "item" member (required).
-	Item ExecutionEventTurnStartTurn `json:"item"`
+	Item ExecutionEventTurnProgressItem `json:"item"`
 	// Delta is the "delta" member (required).
 	Delta ModelVisibleItem `json:"delta"`
 	// Final is the "final" member (required).
@@ -1197,6 +1249,58 @@ func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ExecutionEventTurnProgressItem is the object defined at execution-event.schema.json#/$defs/turn.progress/properties/item.
+type ExecutionEventTurnProgressItem struct {
+	// ID is the "id" member (required).
+	ID string `json:"id"`
+	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
+	Synthesized *bool `json:"synthesized,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s ExecutionEventTurnProgressItem) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *ExecutionEventTurnProgressItem) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"id\":")
+	e.str(s.ID)
+	if s.Synthesized != nil {
+		e.key(&first, "\"synthesized\":")
+		e.boolean((*s.Synthesized))
+	}
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
+	var out ExecutionEventTurnProgressItem
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "id":
+			out.ID, err = decString(v)
+		case "synthesized":
+			out.Synthesized = new(bool)
+			(*out.Synthesized), err = decBool(v)
+		default:
+			err = decodeErr("additionalProperties", "member not allowed")
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
 // ExecutionEventModelRequestBefore is the object defined at execution-event.schema.json#/$defs/model.request.before.
 type ExecutionEventModelRequestBefore struct {
 	// ID is the "id" member (required).
@@ -1218,7 +1322,7 @@ type ExecutionEventModelRequestBefore struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "model.request.before", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Model is the "model" member (required).
@@ -1339,7 +1443,7 @@ func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -1495,7 +1599,7 @@ type ExecutionEventModelResponseAfter struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "model.response.after", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Model is the "model" member (required).
@@ -1632,7 +1736,7 @@ func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -2182,7 +2286,7 @@ type ExecutionEventModelError struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "model.error", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Model is the "model" member (required).
@@ -2323,7 +2427,7 @@ func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -2432,7 +2536,7 @@ type ExecutionEventModelSwitchBefore struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "model.switch.before", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Current is the "current" member (required).
@@ -2557,7 +2661,7 @@ func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -2670,7 +2774,7 @@ type ExecutionEventModelSwitchAfter struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "model.switch.after", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Previous is the "previous" member (required).
@@ -2789,7 +2893,7 @@ func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -2838,11 +2942,11 @@ type ExecutionEventToolPermissionRequest struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "tool.permission.request", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Call is the "call" member (required).
-	Call ExecutionEventTurnStartTurn `json:"call"`
+	Call Call `json:"call"`
 	// Tool is the "tool" member (required).
 	Tool ExecutionEventTool `json:"tool"`
 	// Path is the "path" member (required).
@@ -2982,7 +3086,7 @@ func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -3004,6 +3108,58 @@ func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 			(*out.Synthesized), err = decBool(v)
 		default:
 			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// Call is the object defined at execution-event.schema.json#/$defs/tool.permission.request/properties/call.
+type Call struct {
+	// ID is the "id" member (required).
+	ID string `json:"id"`
+	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
+	Synthesized *bool `json:"synthesized,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s Call) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *Call) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"id\":")
+	e.str(s.ID)
+	if s.Synthesized != nil {
+		e.key(&first, "\"synthesized\":")
+		e.boolean((*s.Synthesized))
+	}
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *Call) UnmarshalJSON(data []byte) error {
+	var out Call
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "id":
+			out.ID, err = decString(v)
+		case "synthesized":
+			out.Synthesized = new(bool)
+			(*out.Synthesized), err = decBool(v)
+		default:
+			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
 			return wrapAt(k, err)
@@ -3793,11 +3949,11 @@ type ExecutionEventToolPermissionResolved struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "tool.permission.resolved", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Call is the "call" member (required).
-	Call ExecutionEventTurnStartTurn `json:"call"`
+	Call Call `json:"call"`
 	// Tool is the "tool" member (required).
 	Tool ExecutionEventTool `json:"tool"`
 	// Path is the "path" member (required).
@@ -3926,7 +4082,7 @@ func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error 
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -4026,11 +4182,11 @@ type ExecutionEventToolProgress struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "tool.progress", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Call is the "call" member (required).
-	Call ExecutionEventTurnStartTurn `json:"call"`
+	Call Call `json:"call"`
 	// Tool is the "tool" member (required).
 	Tool ExecutionEventTool `json:"tool"`
 	// Path is the "path" member (required).
@@ -4159,7 +4315,7 @@ func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -4215,11 +4371,11 @@ type ExecutionEventToolBatchAfter struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "tool.batch.after", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Batch is the "batch" member (required).
-	Batch ExecutionEventTurnStartTurn `json:"batch"`
+	Batch ExecutionEventToolBatchAfterBatch `json:"batch"`
 	// Calls is the "calls" member (required).
 	Calls []ExecutionEventToolBatchAfterCall `json:"calls"`
 	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
@@ -4341,7 +4497,7 @@ func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -4367,10 +4523,62 @@ func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ExecutionEventToolBatchAfterBatch is the object defined at execution-event.schema.json#/$defs/tool.batch.after/properties/batch.
+type ExecutionEventToolBatchAfterBatch struct {
+	// ID is the "id" member (required).
+	ID string `json:"id"`
+	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
+	Synthesized *bool `json:"synthesized,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s ExecutionEventToolBatchAfterBatch) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *ExecutionEventToolBatchAfterBatch) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"id\":")
+	e.str(s.ID)
+	if s.Synthesized != nil {
+		e.key(&first, "\"synthesized\":")
+		e.boolean((*s.Synthesized))
+	}
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
+	var out ExecutionEventToolBatchAfterBatch
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "id":
+			out.ID, err = decString(v)
+		case "synthesized":
+			out.Synthesized = new(bool)
+			(*out.Synthesized), err = decBool(v)
+		default:
+			err = decodeErr("additionalProperties", "member not allowed")
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
 // ExecutionEventToolBatchAfterCall is the object defined at execution-event.schema.json#/$defs/tool.batch.after/properties/calls/items.
 type ExecutionEventToolBatchAfterCall struct {
 	// Call is the "call" member (required).
-	Call ExecutionEventTurnStartTurn `json:"call"`
+	Call Call `json:"call"`
 	// Tool is the "tool" member (required).
 	Tool ExecutionEventTool `json:"tool"`
 	// Path is the "path" member (required).
@@ -4489,7 +4697,7 @@ type ExecutionEventContextCompactBefore struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "context.compact.before", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Trigger is the "trigger" member (required).
@@ -4614,7 +4822,7 @@ func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)
@@ -4740,7 +4948,7 @@ type ExecutionEventContextCompactAfter struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Turn is the "turn" member (optional; nil when absent).
-	Turn *ExecutionEventTurnStartTurn `json:"turn,omitempty"`
+	Turn *ExecutionEventTurn `json:"turn,omitempty"`
 	// Type is the "type" member (required); always "context.compact.after", filled in on encoding when empty.
 	Type string `json:"type"`
 	// Summary is the "summary" member (required). Candidate summary; after-boundary modify(summary) affects subsequent interceptors and downstream context use, not an already installed or consumed result.
@@ -4876,7 +5084,7 @@ func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
 		case "gaps":
 			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
 		case "turn":
-			out.Turn = new(ExecutionEventTurnStartTurn)
+			out.Turn = new(ExecutionEventTurn)
 			err = out.Turn.UnmarshalJSON(v)
 		case "type":
 			out.Type, err = decString(v)

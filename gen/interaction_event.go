@@ -745,7 +745,7 @@ type InteractionEventUserMessageInboundMessage struct {
 	// Sender is the "sender" member (required).
 	Sender string `json:"sender"`
 	// Messages is the "messages" member (required).
-	Messages []InteractionEventUserMessageInboundMessageMessage `json:"messages"`
+	Messages []CanonicalMessage `json:"messages"`
 }
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
@@ -803,9 +803,6 @@ func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) e
 	*s = out
 	return nil
 }
-
-// InteractionEventUserMessageInboundMessageMessage is CanonicalMessage, as constrained at interaction-event.schema.json#/$defs/user.message.inbound/properties/message/properties/messages/items.
-type InteractionEventUserMessageInboundMessageMessage = CanonicalMessage
 
 // InteractionEventUserMessageOutbound is the object defined at interaction-event.schema.json#/$defs/user.message.outbound.
 type InteractionEventUserMessageOutbound struct {
@@ -868,7 +865,7 @@ type InteractionEventUserMessageOutboundMessage struct {
 	// Channel is the "channel" member (required).
 	Channel string `json:"channel"`
 	// Messages is the "messages" member (required).
-	Messages []InteractionEventUserMessageOutboundMessageMessage `json:"messages"`
+	Messages []CanonicalMessage `json:"messages"`
 }
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
@@ -922,9 +919,6 @@ func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) 
 	*s = out
 	return nil
 }
-
-// InteractionEventUserMessageOutboundMessageMessage is CanonicalMessage, as constrained at interaction-event.schema.json#/$defs/user.message.outbound/properties/message/properties/messages/items.
-type InteractionEventUserMessageOutboundMessageMessage = CanonicalMessage
 
 // InteractionEventHookFailure is the object defined at interaction-event.schema.json#/$defs/hook.failure.
 type InteractionEventHookFailure struct {
@@ -995,7 +989,7 @@ type InteractionEventHookFailureFailure struct {
 	// Reason is the "reason" member (required).
 	Reason string `json:"reason"`
 	// Policy is the "policy" member (required).
-	Policy FailurePolicy `json:"policy"`
+	Policy InteractionEventHookFailureFailurePolicy `json:"policy"`
 }
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
@@ -1043,18 +1037,18 @@ func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// FailurePolicy is the closed string enumeration defined at interaction-event.schema.json#/$defs/hook.failure/properties/failure/properties/policy.
-type FailurePolicy string
+// InteractionEventHookFailureFailurePolicy is the closed string enumeration defined at interaction-event.schema.json#/$defs/hook.failure/properties/failure/properties/policy.
+type InteractionEventHookFailureFailurePolicy string
 
 const (
-	// FailurePolicyFailOpen is "fail-open".
-	FailurePolicyFailOpen FailurePolicy = "fail-open"
-	// FailurePolicyFailClosed is "fail-closed".
-	FailurePolicyFailClosed FailurePolicy = "fail-closed"
+	// InteractionEventHookFailureFailurePolicyFailOpen is "fail-open".
+	InteractionEventHookFailureFailurePolicyFailOpen InteractionEventHookFailureFailurePolicy = "fail-open"
+	// InteractionEventHookFailureFailurePolicyFailClosed is "fail-closed".
+	InteractionEventHookFailureFailurePolicyFailClosed InteractionEventHookFailureFailurePolicy = "fail-closed"
 )
 
-// Known reports whether v is one of the values the schema lists for FailurePolicy.
-func (v FailurePolicy) Known() bool {
+// Known reports whether v is one of the values the schema lists for InteractionEventHookFailureFailurePolicy.
+func (v InteractionEventHookFailureFailurePolicy) Known() bool {
 	switch v {
 	case "fail-open", "fail-closed":
 		return true

@@ -79,8 +79,8 @@ func (s *InterceptNoEffectResponseResult) UnmarshalJSON(data []byte) error {
 
 // InterceptNoEffectResponse is the object defined at intercept-no-effect-response.schema.json#.
 type InterceptNoEffectResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -99,10 +99,10 @@ func (s *InterceptNoEffectResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -119,7 +119,7 @@ func (s *InterceptNoEffectResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":

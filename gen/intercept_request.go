@@ -15,7 +15,7 @@ type InterceptRequestParams struct {
 	// Event is the "event" member (required).
 	Event Event `json:"event"`
 	// Capabilities is the "capabilities" member (required).
-	Capabilities InterceptRequestParamsCapabilities `json:"capabilities"`
+	Capabilities Capabilities `json:"capabilities"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// State is the "state" member (optional; nil when absent).
@@ -83,15 +83,12 @@ func (s *InterceptRequestParams) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// InterceptRequestParamsCapabilities is Capabilities, as constrained at intercept-request.schema.json#/allOf/1/properties/params/properties/capabilities.
-type InterceptRequestParamsCapabilities = Capabilities
-
 // InterceptState is the object defined at intercept-request.schema.json#/allOf/1/properties/params/properties/state.
 type InterceptState struct {
 	// Permission is the "permission" member (required).
 	Permission Permission `json:"permission"`
 	// Candidate is the "candidate" member (required).
-	Candidate Nullable[Nullable[Candidate]] `json:"candidate"`
+	Candidate Nullable[Candidate] `json:"candidate"`
 	// Flow is the "flow" member (optional; nil when absent).
 	Flow *FlowState `json:"flow,omitempty"`
 	// Instructions is the "instructions" member (optional; nil when absent).
@@ -115,11 +112,7 @@ func (s *InterceptState) encode(e *encoder) {
 	e.str(string(s.Permission))
 	e.key(&first, "\"candidate\":")
 	if s.Candidate.Valid {
-		if s.Candidate.Value.Valid {
-			s.Candidate.Value.Value.encode(e)
-		} else {
-			e.buf = append(e.buf, "null"...)
-		}
+		s.Candidate.Value.encode(e)
 	} else {
 		e.buf = append(e.buf, "null"...)
 	}
@@ -163,15 +156,10 @@ func (s *InterceptState) UnmarshalJSON(data []byte) error {
 			err = decNamed(v, &out.Permission)
 		case "candidate":
 			if isNull(v) {
-				out.Candidate = Nullable[Nullable[Candidate]]{}
+				out.Candidate = Nullable[Candidate]{}
 			} else {
 				out.Candidate.Valid = true
-				if isNull(v) {
-					out.Candidate.Value = Nullable[Candidate]{}
-				} else {
-					out.Candidate.Value.Valid = true
-					err = out.Candidate.Value.Value.UnmarshalJSON(v)
-				}
+				err = out.Candidate.Value.UnmarshalJSON(v)
 			}
 		case "flow":
 			out.Flow = new(FlowState)
@@ -336,8 +324,8 @@ func (v FlowState) Known() bool {
 
 // InterceptRequest is the object defined at intercept-request.schema.json#.
 type InterceptRequest struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCID `json:"id"`
 	// Method is the "method" member (required); always "hooks/intercept", filled in on encoding when empty.
@@ -358,10 +346,10 @@ func (s *InterceptRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -384,7 +372,7 @@ func (s *InterceptRequest) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "method":
@@ -631,7 +619,7 @@ type MessagesState struct {
 	// Permission is the "permission" member (required).
 	Permission Permission `json:"permission"`
 	// Candidate is the "candidate" member (required).
-	Candidate Nullable[Nullable[MessagesCandidate]] `json:"candidate"`
+	Candidate Nullable[MessagesCandidate] `json:"candidate"`
 	// Flow is the "flow" member (optional; nil when absent).
 	Flow *FlowState `json:"flow,omitempty"`
 	// Instructions is the "instructions" member (optional; nil when absent).
@@ -655,11 +643,7 @@ func (s *MessagesState) encode(e *encoder) {
 	e.str(string(s.Permission))
 	e.key(&first, "\"candidate\":")
 	if s.Candidate.Valid {
-		if s.Candidate.Value.Valid {
-			s.Candidate.Value.Value.encode(e)
-		} else {
-			e.buf = append(e.buf, "null"...)
-		}
+		s.Candidate.Value.encode(e)
 	} else {
 		e.buf = append(e.buf, "null"...)
 	}
@@ -703,15 +687,10 @@ func (s *MessagesState) UnmarshalJSON(data []byte) error {
 			err = decNamed(v, &out.Permission)
 		case "candidate":
 			if isNull(v) {
-				out.Candidate = Nullable[Nullable[MessagesCandidate]]{}
+				out.Candidate = Nullable[MessagesCandidate]{}
 			} else {
 				out.Candidate.Valid = true
-				if isNull(v) {
-					out.Candidate.Value = Nullable[MessagesCandidate]{}
-				} else {
-					out.Candidate.Value.Valid = true
-					err = out.Candidate.Value.Value.UnmarshalJSON(v)
-				}
+				err = out.Candidate.Value.UnmarshalJSON(v)
 			}
 		case "flow":
 			out.Flow = new(FlowState)
@@ -740,7 +719,7 @@ type TextState struct {
 	// Permission is the "permission" member (required).
 	Permission Permission `json:"permission"`
 	// Candidate is the "candidate" member (required).
-	Candidate Nullable[Nullable[TextCandidate]] `json:"candidate"`
+	Candidate Nullable[TextCandidate] `json:"candidate"`
 	// Flow is the "flow" member (optional; nil when absent).
 	Flow *FlowState `json:"flow,omitempty"`
 	// Instructions is the "instructions" member (optional; nil when absent).
@@ -764,11 +743,7 @@ func (s *TextState) encode(e *encoder) {
 	e.str(string(s.Permission))
 	e.key(&first, "\"candidate\":")
 	if s.Candidate.Valid {
-		if s.Candidate.Value.Valid {
-			s.Candidate.Value.Value.encode(e)
-		} else {
-			e.buf = append(e.buf, "null"...)
-		}
+		s.Candidate.Value.encode(e)
 	} else {
 		e.buf = append(e.buf, "null"...)
 	}
@@ -812,15 +787,10 @@ func (s *TextState) UnmarshalJSON(data []byte) error {
 			err = decNamed(v, &out.Permission)
 		case "candidate":
 			if isNull(v) {
-				out.Candidate = Nullable[Nullable[TextCandidate]]{}
+				out.Candidate = Nullable[TextCandidate]{}
 			} else {
 				out.Candidate.Valid = true
-				if isNull(v) {
-					out.Candidate.Value = Nullable[TextCandidate]{}
-				} else {
-					out.Candidate.Value.Valid = true
-					err = out.Candidate.Value.Value.UnmarshalJSON(v)
-				}
+				err = out.Candidate.Value.UnmarshalJSON(v)
 			}
 		case "flow":
 			out.Flow = new(FlowState)
@@ -849,7 +819,7 @@ type ElicitResultState struct {
 	// Permission is the "permission" member (required).
 	Permission Permission `json:"permission"`
 	// Candidate is the "candidate" member (required).
-	Candidate Nullable[Nullable[ElicitResultCandidate]] `json:"candidate"`
+	Candidate Nullable[ElicitResultCandidate] `json:"candidate"`
 	// Flow is the "flow" member (optional; nil when absent).
 	Flow *FlowState `json:"flow,omitempty"`
 	// Instructions is the "instructions" member (optional; nil when absent).
@@ -873,11 +843,7 @@ func (s *ElicitResultState) encode(e *encoder) {
 	e.str(string(s.Permission))
 	e.key(&first, "\"candidate\":")
 	if s.Candidate.Valid {
-		if s.Candidate.Value.Valid {
-			s.Candidate.Value.Value.encode(e)
-		} else {
-			e.buf = append(e.buf, "null"...)
-		}
+		s.Candidate.Value.encode(e)
 	} else {
 		e.buf = append(e.buf, "null"...)
 	}
@@ -921,15 +887,10 @@ func (s *ElicitResultState) UnmarshalJSON(data []byte) error {
 			err = decNamed(v, &out.Permission)
 		case "candidate":
 			if isNull(v) {
-				out.Candidate = Nullable[Nullable[ElicitResultCandidate]]{}
+				out.Candidate = Nullable[ElicitResultCandidate]{}
 			} else {
 				out.Candidate.Valid = true
-				if isNull(v) {
-					out.Candidate.Value = Nullable[ElicitResultCandidate]{}
-				} else {
-					out.Candidate.Value.Valid = true
-					err = out.Candidate.Value.Value.UnmarshalJSON(v)
-				}
+				err = out.Candidate.Value.UnmarshalJSON(v)
 			}
 		case "flow":
 			out.Flow = new(FlowState)
@@ -958,7 +919,7 @@ type ToolState struct {
 	// Permission is the "permission" member (required).
 	Permission Permission `json:"permission"`
 	// Candidate is the "candidate" member (required).
-	Candidate Nullable[Nullable[ToolCandidate]] `json:"candidate"`
+	Candidate Nullable[ToolCandidate] `json:"candidate"`
 	// Flow is the "flow" member (optional; nil when absent).
 	Flow *FlowState `json:"flow,omitempty"`
 	// Instructions is the "instructions" member (optional; nil when absent).
@@ -982,11 +943,7 @@ func (s *ToolState) encode(e *encoder) {
 	e.str(string(s.Permission))
 	e.key(&first, "\"candidate\":")
 	if s.Candidate.Valid {
-		if s.Candidate.Value.Valid {
-			s.Candidate.Value.Value.encode(e)
-		} else {
-			e.buf = append(e.buf, "null"...)
-		}
+		s.Candidate.Value.encode(e)
 	} else {
 		e.buf = append(e.buf, "null"...)
 	}
@@ -1030,15 +987,10 @@ func (s *ToolState) UnmarshalJSON(data []byte) error {
 			err = decNamed(v, &out.Permission)
 		case "candidate":
 			if isNull(v) {
-				out.Candidate = Nullable[Nullable[ToolCandidate]]{}
+				out.Candidate = Nullable[ToolCandidate]{}
 			} else {
 				out.Candidate.Valid = true
-				if isNull(v) {
-					out.Candidate.Value = Nullable[ToolCandidate]{}
-				} else {
-					out.Candidate.Value.Valid = true
-					err = out.Candidate.Value.Value.UnmarshalJSON(v)
-				}
+				err = out.Candidate.Value.UnmarshalJSON(v)
 			}
 		case "flow":
 			out.Flow = new(FlowState)

@@ -79,8 +79,8 @@ func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
 
 // InterceptResponse is the object defined at intercept-response.schema.json#.
 type InterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -99,10 +99,10 @@ func (s *InterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -119,7 +119,7 @@ func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -288,8 +288,8 @@ func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 
 // SessionStartInterceptResponse is the object defined at intercept-response.schema.json#/$defs/SessionStartInterceptResponse.
 type SessionStartInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -308,10 +308,10 @@ func (s *SessionStartInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -328,7 +328,7 @@ func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -497,8 +497,8 @@ func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) e
 
 // ConfigChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ConfigChangeBeforeInterceptResponse.
 type ConfigChangeBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -517,10 +517,10 @@ func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -537,7 +537,7 @@ func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -808,8 +808,8 @@ func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 
 // TurnStartInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TurnStartInterceptResponse.
 type TurnStartInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -828,10 +828,10 @@ func (s *TurnStartInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -848,7 +848,7 @@ func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -1108,8 +1108,8 @@ func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) err
 
 // TurnFinishBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TurnFinishBeforeInterceptResponse.
 type TurnFinishBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -1128,10 +1128,10 @@ func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -1148,7 +1148,7 @@ func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -1430,8 +1430,8 @@ func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) e
 
 // ModelRequestBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelRequestBeforeInterceptResponse.
 type ModelRequestBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -1450,10 +1450,10 @@ func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -1470,7 +1470,7 @@ func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -1653,8 +1653,8 @@ func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) e
 
 // ModelResponseAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelResponseAfterInterceptResponse.
 type ModelResponseAfterInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -1673,10 +1673,10 @@ func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -1693,7 +1693,7 @@ func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -1873,8 +1873,8 @@ func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) er
 
 // ModelSwitchBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelSwitchBeforeInterceptResponse.
 type ModelSwitchBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -1893,10 +1893,10 @@ func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -1913,7 +1913,7 @@ func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -2151,8 +2151,8 @@ func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 
 // ToolBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolBeforeInterceptResponse.
 type ToolBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -2171,10 +2171,10 @@ func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -2191,7 +2191,7 @@ func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -2462,8 +2462,8 @@ func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 
 // ToolAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolAfterInterceptResponse.
 type ToolAfterInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -2482,10 +2482,10 @@ func (s *ToolAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -2502,7 +2502,7 @@ func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -2707,8 +2707,8 @@ func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte
 
 // ToolPermissionRequestInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolPermissionRequestInterceptResponse.
 type ToolPermissionRequestInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -2727,10 +2727,10 @@ func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -2747,7 +2747,7 @@ func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) erro
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -2927,8 +2927,8 @@ func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error
 
 // ToolBatchAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolBatchAfterInterceptResponse.
 type ToolBatchAfterInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -2947,10 +2947,10 @@ func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -2967,7 +2967,7 @@ func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -3238,8 +3238,8 @@ func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte)
 
 // ContextCompactBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ContextCompactBeforeInterceptResponse.
 type ContextCompactBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -3258,10 +3258,10 @@ func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -3278,7 +3278,7 @@ func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -3527,8 +3527,8 @@ func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) 
 
 // ContextCompactAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ContextCompactAfterInterceptResponse.
 type ContextCompactAfterInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -3547,10 +3547,10 @@ func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -3567,7 +3567,7 @@ func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error 
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -3661,8 +3661,8 @@ func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) err
 
 // TaskChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TaskChangeBeforeInterceptResponse.
 type TaskChangeBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -3681,10 +3681,10 @@ func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -3701,7 +3701,7 @@ func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -3881,8 +3881,8 @@ func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byt
 
 // UserElicitationRequestInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserElicitationRequestInterceptResponse.
 type UserElicitationRequestInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -3901,10 +3901,10 @@ func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -3921,7 +3921,7 @@ func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) err
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -4093,8 +4093,8 @@ func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte
 
 // UserElicitationResultInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserElicitationResultInterceptResponse.
 type UserElicitationResultInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -4113,10 +4113,10 @@ func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -4133,7 +4133,7 @@ func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) erro
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -4316,8 +4316,8 @@ func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) e
 
 // UserMessageInboundInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserMessageInboundInterceptResponse.
 type UserMessageInboundInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -4336,10 +4336,10 @@ func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -4356,7 +4356,7 @@ func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -4605,8 +4605,8 @@ func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) 
 
 // UserMessageOutboundInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserMessageOutboundInterceptResponse.
 type UserMessageOutboundInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -4625,10 +4625,10 @@ func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -4645,7 +4645,7 @@ func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error 
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":
@@ -4828,8 +4828,8 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte
 
 // WorkspaceChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/WorkspaceChangeBeforeInterceptResponse.
 type WorkspaceChangeBeforeInterceptResponse struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// ID is the "id" member (required).
 	ID JSONRPCResponseID `json:"id"`
 	// Result is the "result" member (required).
@@ -4848,10 +4848,10 @@ func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"id\":")
 	e.raw([]byte(s.ID))
@@ -4868,7 +4868,7 @@ func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) erro
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "id":
 			err = out.ID.UnmarshalJSON(v)
 		case "result":

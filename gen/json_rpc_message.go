@@ -87,20 +87,20 @@ func (u *JSONRPCMessage) Value() any {
 	return nil
 }
 
-// Jsonrpc returns the "jsonrpc" member of the arm that is set, or the empty string.
-func (u *JSONRPCMessage) Jsonrpc() string {
+// JSONRPC returns the "jsonrpc" member of the arm that is set, or the empty string.
+func (u *JSONRPCMessage) JSONRPC() string {
 	if u == nil {
 		return ""
 	}
 	switch {
 	case u.Request != nil:
-		return u.Request.Jsonrpc
+		return u.Request.JSONRPC
 	case u.Notification != nil:
-		return u.Notification.Jsonrpc
+		return u.Notification.JSONRPC
 	case u.SuccessResponse != nil:
-		return u.SuccessResponse.Jsonrpc
+		return u.SuccessResponse.JSONRPC
 	case u.ErrorResponse != nil:
-		return u.ErrorResponse.Jsonrpc
+		return u.ErrorResponse.JSONRPC
 	}
 	return ""
 }

@@ -815,7 +815,7 @@ type MCPElicitationTitledSingleSelectEnumSchema struct {
 	// Description is the "description" member (optional; nil when absent). Optional description for the enum field.
 	Description *string `json:"description,omitempty"`
 	// OneOf is the "oneOf" member (required). Array of enum options with values and display labels.
-	OneOf []OfItem `json:"oneOf"`
+	OneOf []MCPElicitationTitledSingleSelectEnumSchemaOneOfItem `json:"oneOf"`
 	// Title is the "title" member (optional; nil when absent). Optional title for the enum field.
 	Title *string `json:"title,omitempty"`
 	// Type is the "type" member (required); always "string", filled in on encoding when empty.
@@ -878,7 +878,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) 
 			out.Description = new(string)
 			(*out.Description), err = decString(v)
 		case "oneOf":
-			out.OneOf, err = decArray(v, decUnmarshaler[OfItem])
+			out.OneOf, err = decArray(v, decUnmarshaler[MCPElicitationTitledSingleSelectEnumSchemaOneOfItem])
 		case "title":
 			out.Title = new(string)
 			(*out.Title), err = decString(v)
@@ -899,8 +899,8 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) 
 	return nil
 }
 
-// OfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items.
-type OfItem struct {
+// MCPElicitationTitledSingleSelectEnumSchemaOneOfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items.
+type MCPElicitationTitledSingleSelectEnumSchemaOneOfItem struct {
 	// Const is the "const" member (required). The enum value.
 	Const string `json:"const"`
 	// Title is the "title" member (required). Display label for this option.
@@ -908,12 +908,12 @@ type OfItem struct {
 }
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
-func (s OfItem) MarshalJSON() ([]byte, error) {
+func (s MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]byte, error) {
 	e := encoder{buf: make([]byte, 0, 256)}
 	s.encode(&e)
 	return e.buf, e.err
 }
-func (s *OfItem) encode(e *encoder) {
+func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"const\":")
@@ -925,8 +925,8 @@ func (s *OfItem) encode(e *encoder) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
-func (s *OfItem) UnmarshalJSON(data []byte) error {
-	var out OfItem
+func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data []byte) error {
+	var out MCPElicitationTitledSingleSelectEnumSchemaOneOfItem
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "const":
@@ -1223,7 +1223,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) e
 // MCPElicitationTitledMultiSelectEnumSchemaItems is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema/properties/items. Schema for array items with enum options and display labels.
 type MCPElicitationTitledMultiSelectEnumSchemaItems struct {
 	// AnyOf is the "anyOf" member (required). Array of enum options with values and display labels.
-	AnyOf []OfItem `json:"anyOf"`
+	AnyOf []MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem `json:"anyOf"`
 }
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
@@ -1258,7 +1258,56 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []by
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "anyOf":
-			out.AnyOf, err = decArray(v, decUnmarshaler[OfItem])
+			out.AnyOf, err = decArray(v, decUnmarshaler[MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem])
+		default:
+			err = decodeErr("additionalProperties", "member not allowed")
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items.
+type MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem struct {
+	// Const is the "const" member (required). The constant enum value.
+	Const string `json:"const"`
+	// Title is the "title" member (required). Display title for this option.
+	Title string `json:"title"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"const\":")
+	e.str(s.Const)
+	e.key(&first, "\"title\":")
+	e.str(s.Title)
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(data []byte) error {
+	var out MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "const":
+			out.Const, err = decString(v)
+		case "title":
+			out.Title, err = decString(v)
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}

@@ -59,8 +59,8 @@ func (s *ObserveNotificationParams) UnmarshalJSON(data []byte) error {
 
 // ObserveNotification is the object defined at observe-notification.schema.json#.
 type ObserveNotification struct {
-	// Jsonrpc is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
-	Jsonrpc string `json:"jsonrpc"`
+	// JSONRPC is the "jsonrpc" member (required); always "2.0", filled in on encoding when empty.
+	JSONRPC string `json:"jsonrpc"`
 	// Method is the "method" member (required); always "hooks/observe", filled in on encoding when empty.
 	Method string `json:"method"`
 	// Params is the "params" member (required).
@@ -79,10 +79,10 @@ func (s *ObserveNotification) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
 	first := true
 	e.key(&first, "\"jsonrpc\":")
-	if s.Jsonrpc == "" {
+	if s.JSONRPC == "" {
 		e.str("2.0")
 	} else {
-		e.str(s.Jsonrpc)
+		e.str(s.JSONRPC)
 	}
 	e.key(&first, "\"method\":")
 	if s.Method == "" {
@@ -103,7 +103,7 @@ func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 	err := forEachMember(data, func(k string, v []byte) (err error) {
 		switch k {
 		case "jsonrpc":
-			out.Jsonrpc, err = decString(v)
+			out.JSONRPC, err = decString(v)
 		case "method":
 			out.Method, err = decString(v)
 		case "params":

@@ -663,7 +663,7 @@ type InterceptSubscription struct {
 	// TimeoutMs is the "timeoutMs" member (required).
 	TimeoutMs json.Number `json:"timeoutMs"`
 	// FailurePolicy is the "failurePolicy" member (required).
-	FailurePolicy FailurePolicy `json:"failurePolicy"`
+	FailurePolicy InterceptSubscriptionFailurePolicy `json:"failurePolicy"`
 	// IncludeNative is the "includeNative" member (optional; nil when absent).
 	IncludeNative *bool `json:"includeNative,omitempty"`
 	// Content is the "content" member (required).
@@ -832,6 +832,25 @@ const (
 func (v InterceptEventSelector) Known() bool {
 	switch v {
 	case "tool.before", "tool.after", "session.start", "config.change.before", "turn.start", "turn.finish.before", "model.request.before", "model.switch.before", "tool.permission.request", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "model.response.after":
+		return true
+	}
+	return false
+}
+
+// InterceptSubscriptionFailurePolicy is the closed string enumeration defined at registration.schema.json#/$defs/interceptSubscription/properties/failurePolicy.
+type InterceptSubscriptionFailurePolicy string
+
+const (
+	// InterceptSubscriptionFailurePolicyFailOpen is "fail-open".
+	InterceptSubscriptionFailurePolicyFailOpen InterceptSubscriptionFailurePolicy = "fail-open"
+	// InterceptSubscriptionFailurePolicyFailClosed is "fail-closed".
+	InterceptSubscriptionFailurePolicyFailClosed InterceptSubscriptionFailurePolicy = "fail-closed"
+)
+
+// Known reports whether v is one of the values the schema lists for InterceptSubscriptionFailurePolicy.
+func (v InterceptSubscriptionFailurePolicy) Known() bool {
+	switch v {
+	case "fail-open", "fail-closed":
 		return true
 	}
 	return false

@@ -35,7 +35,7 @@ type SessionStartEvent struct {
 	// Trigger is the "trigger" member (required).
 	Trigger SessionStartEventTrigger `json:"trigger"`
 	// ResumedFrom is the "resumedFrom" member (optional; nil when absent).
-	ResumedFrom *ExecutionEventTurnStartTurn `json:"resumedFrom,omitempty"`
+	ResumedFrom *SessionStartEventResumedFrom `json:"resumedFrom,omitempty"`
 	// PermissionMode is the "permissionMode" member (required).
 	PermissionMode string `json:"permissionMode"`
 	// Harness is the "harness" member (required).
@@ -164,7 +164,7 @@ func (s *SessionStartEvent) UnmarshalJSON(data []byte) error {
 		case "trigger":
 			err = decNamed(v, &out.Trigger)
 		case "resumedFrom":
-			out.ResumedFrom = new(ExecutionEventTurnStartTurn)
+			out.ResumedFrom = new(SessionStartEventResumedFrom)
 			err = out.ResumedFrom.UnmarshalJSON(v)
 		case "permissionMode":
 			out.PermissionMode, err = decString(v)
@@ -213,6 +213,58 @@ func (v SessionStartEventTrigger) Known() bool {
 		return true
 	}
 	return false
+}
+
+// SessionStartEventResumedFrom is the object defined at session-start.schema.json#/properties/resumedFrom.
+type SessionStartEventResumedFrom struct {
+	// ID is the "id" member (required).
+	ID string `json:"id"`
+	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
+	Synthesized *bool `json:"synthesized,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+func (s SessionStartEventResumedFrom) MarshalJSON() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256)}
+	s.encode(&e)
+	return e.buf, e.err
+}
+func (s *SessionStartEventResumedFrom) encode(e *encoder) {
+	e.buf = append(e.buf, '{')
+	first := true
+	e.key(&first, "\"id\":")
+	e.str(s.ID)
+	if s.Synthesized != nil {
+		e.key(&first, "\"synthesized\":")
+		e.boolean((*s.Synthesized))
+	}
+	_ = first
+	e.buf = append(e.buf, '}')
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+func (s *SessionStartEventResumedFrom) UnmarshalJSON(data []byte) error {
+	var out SessionStartEventResumedFrom
+	err := forEachMember(data, func(k string, v []byte) (err error) {
+		switch k {
+		case "id":
+			out.ID, err = decString(v)
+		case "synthesized":
+			out.Synthesized = new(bool)
+			(*out.Synthesized), err = decBool(v)
+		default:
+			err = decodeErr("additionalProperties", "member not allowed")
+		}
+		if err != nil {
+			return wrapAt(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
 }
 
 // SessionStartEventHarness is the object defined at session-start.schema.json#/properties/harness.

@@ -39,7 +39,7 @@ type ToolAfterEvent struct {
 	// Execution is the "execution" member (required).
 	Execution ExecutionEventExecution `json:"execution"`
 	// Call is the "call" member (required).
-	Call ExecutionEventTurnStartTurn `json:"call"`
+	Call Call `json:"call"`
 	// Path is the "path" member (required).
 	Path string `json:"path"`
 	// Batch is the "batch" member (optional; nil when absent).

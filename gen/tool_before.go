@@ -35,7 +35,7 @@ type ToolBeforeEvent struct {
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Call is the "call" member (required).
-	Call ExecutionEventTurnStartTurn `json:"call"`
+	Call Call `json:"call"`
 	// Path is the "path" member (required).
 	Path string `json:"path"`
 	// Batch is the "batch" member (optional; nil when absent).

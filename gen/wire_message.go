@@ -105,24 +105,24 @@ func (u *WireMessage) Value() any {
 	return nil
 }
 
-// Jsonrpc returns the "jsonrpc" member of the arm that is set, or the empty string.
-func (u *WireMessage) Jsonrpc() string {
+// JSONRPC returns the "jsonrpc" member of the arm that is set, or the empty string.
+func (u *WireMessage) JSONRPC() string {
 	if u == nil {
 		return ""
 	}
 	switch {
 	case u.InterceptRequest != nil:
-		return u.InterceptRequest.Jsonrpc
+		return u.InterceptRequest.JSONRPC
 	case u.InterceptResponse != nil:
-		return u.InterceptResponse.Jsonrpc
+		return u.InterceptResponse.JSONRPC
 	case u.JSONRPCErrorResponse != nil:
-		return u.JSONRPCErrorResponse.Jsonrpc
+		return u.JSONRPCErrorResponse.JSONRPC
 	case u.ObserveNotification != nil:
-		return u.ObserveNotification.Jsonrpc
+		return u.ObserveNotification.JSONRPC
 	case u.CapabilitiesRequest != nil:
-		return u.CapabilitiesRequest.Jsonrpc
+		return u.CapabilitiesRequest.JSONRPC
 	case u.CapabilitiesResponse != nil:
-		return u.CapabilitiesResponse.Jsonrpc
+		return u.CapabilitiesResponse.JSONRPC
 	}
 	return ""
 }

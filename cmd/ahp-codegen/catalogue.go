@@ -49,14 +49,14 @@ func subscriptionEvents(set *schemaSet, def string) ([]string, error) {
 	return nil, fmt.Errorf("registration.schema.json: %s events enumeration not found", def)
 }
 
-func buildCatalogue(set *schemaSet, b *builder) ([]byte, error) {
+func buildCatalogue(set *schemaSet, b *builder) ([]byte, []eventInfo, error) {
 	observe, err := subscriptionEvents(set, "observeSubscription")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	intercept, err := subscriptionEvents(set, "interceptSubscription")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	isIntercept := map[string]bool{}
 	for _, e := range intercept {
@@ -68,15 +68,15 @@ func buildCatalogue(set *schemaSet, b *builder) ([]byte, error) {
 	for i, arm := range eventDoc.Raw.get("oneOf").arrOrNil() {
 		target, err := set.resolveRef(loc{File: "event.schema.json", Pointer: fmt.Sprintf("/oneOf/%d", i)}, arm.get("$ref").str)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		n, err := set.resolvePointer(target)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		name := eventTypeConst(set, n)
 		if name == "" {
-			return nil, fmt.Errorf("%s: no type const", target)
+			return nil, nil, fmt.Errorf("%s: no type const", target)
 		}
 		payload[name] = target
 	}
@@ -86,7 +86,7 @@ func buildCatalogue(set *schemaSet, b *builder) ([]byte, error) {
 	for _, name := range observe {
 		pl, ok := payload[name]
 		if !ok {
-			return nil, fmt.Errorf("event %s has no payload schema in event.schema.json", name)
+			return nil, nil, fmt.Errorf("event %s has no payload schema in event.schema.json", name)
 		}
 		row := eventInfo{Name: name, GoName: goCase(name), Observe: true, Intercept: isIntercept[name]}
 		row.PayloadSchema = schemaRefString(pl)
@@ -109,7 +109,7 @@ func buildCatalogue(set *schemaSet, b *builder) ([]byte, error) {
 			row.ResponseSchema = "intercept-response.schema.json#/$defs/" + row.GoName + "InterceptResponse"
 		}
 		if row.Intercept && row.CapabilitySchema == "" {
-			return nil, fmt.Errorf("interceptable event %s has no capabilities definition", name)
+			return nil, nil, fmt.Errorf("interceptable event %s has no capabilities definition", name)
 		}
 		rows = append(rows, row)
 	}
@@ -238,9 +238,9 @@ families, modification targets and flow operations the boundary can grant.`)
 	)
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), rows, nil
 }
 
 func schemaRefString(l loc) string {

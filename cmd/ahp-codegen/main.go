@@ -77,6 +77,19 @@ func run(args []string) int {
 	return 0
 }
 
+// extraRenderer renders one generated file outside package gen.
+type extraRenderer struct {
+	path   string // relative to the module root
+	render func(*model) ([]byte, error)
+}
+
+// extraRenderers lists the generated files of other packages. Each renderer
+// lives in its own file of this command (hooks.go, effects.go).
+var extraRenderers = []extraRenderer{
+	{path: "hooks/events_gen.go", render: renderHooksEvents},
+	{path: "server/effects_gen.go", render: renderServerEffects},
+}
+
 // output is one generated file.
 type output struct {
 	Path string // slash path relative to the working directory
@@ -90,7 +103,7 @@ func generate(schemaDir, outDir, lockPath string) ([]output, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := buildPackage(set)
+	files, m, err := buildPackage(set)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +111,18 @@ func generate(schemaDir, outDir, lockPath string) ([]output, error) {
 	names := sortedKeys(files)
 	for _, name := range names {
 		outs = append(outs, output{Path: path.Join(filepath.ToSlash(outDir), name), Data: files[name]})
+	}
+	// Files generated into other packages, relative to the module root
+	// (the parent of the gen output directory).
+	root := path.Dir(filepath.ToSlash(outDir))
+	for _, r := range extraRenderers {
+		data, err := r.render(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.path, err)
+		}
+		if data != nil {
+			outs = append(outs, output{Path: path.Join(root, r.path), Data: data})
+		}
 	}
 	lock, err := buildLock(set, schemaDir, outs)
 	if err != nil {

@@ -150,7 +150,7 @@ func (b *builder) typeAt(l loc, hint string) *goType {
 		return t
 	}
 	if shareable {
-		fp = b.fingerprint(l, n.Raw)
+		fp = leafKey(l) + ":" + b.fingerprint(l, n.Raw)
 		if t, ok := b.byPrint[fp]; ok {
 			t.AlsoAt = append(t.AlsoAt, l)
 			b.byLoc[key] = t
@@ -328,6 +328,18 @@ func (b *builder) build(n *node, hint string) *goType {
 	return rawType
 }
 
+// leafKey is the member name an anonymous node sits under (its items
+// included), so that only same-named identical shapes share a type.
+func leafKey(l loc) string {
+	segs := strings.Split(l.Pointer, "/")
+	for i := len(segs) - 1; i > 0; i-- {
+		if segs[i-1] == "properties" {
+			return segs[i]
+		}
+	}
+	return ""
+}
+
 // onlyRef reports whether a node is a bare $ref (annotations aside).
 func onlyRef(r *rawNode) bool {
 	for _, k := range r.keys {
@@ -496,6 +508,9 @@ func (b *builder) buildAllOf(n *node, hint string) *goType {
 		if err == nil {
 			base := b.typeAt(target, hint)
 			if base.Kind == kindObject && !b.narrowingAddsShape(n, base) {
+				if _, stable := b.set.StableNames[n.Loc.String()]; !stable && !isDefsRoot(n.Loc) {
+					return base
+				}
 				t := &goType{Kind: kindAlias, File: n.Loc.File, Loc: n.Loc, Alias: base, Doc: describe(n)}
 				b.register(t)
 				return t
@@ -603,7 +618,7 @@ func (b *builder) buildObject(n *node, hint string, _ []*node) *goType {
 				}
 			}
 		}
-		if nullableOf(b, chosenLoc) && chosen.Kind != kindScalarUnion && chosen.Kind != kindRaw {
+		if nullableOf(b, chosenLoc) && chosen.Kind != kindScalarUnion && chosen.Kind != kindRaw && chosen.Kind != kindNullable {
 			f.Type = &goType{Kind: kindNullable, Elem: chosen}
 		}
 		t.Fields = append(t.Fields, f)
@@ -877,7 +892,7 @@ func splitWords(s string) []string {
 
 // initialisms are rendered in upper case, per Go naming.
 var initialisms = map[string]string{
-	"id": "ID", "url": "URL", "uri": "URI", "http": "HTTP", "https": "HTTPS", "json": "JSON", "rpc": "RPC",
+	"id": "ID", "jsonrpc": "JSONRPC", "url": "URL", "uri": "URI", "http": "HTTP", "https": "HTTPS", "json": "JSON", "rpc": "RPC",
 	"mcp": "MCP", "dns": "DNS", "sha256": "SHA256", "sse": "SSE", "api": "API", "ms": "Ms", "ttl": "TTL",
 	"tls": "TLS", "ip": "IP", "uuid": "UUID", "ui": "UI", "jsonl": "JSONL", "pkce": "PKCE", "mtls": "MTLS",
 }

@@ -19,8 +19,23 @@ type root struct {
 	Checks []string // extra checks by name
 }
 
+// model is what the generator knows after building package gen; renderers
+// of files outside gen (hooks/events_gen.go, server/effects_gen.go) use it.
+type model struct {
+	set    *schemaSet
+	b      *builder
+	roots  []*root
+	events []eventInfo
+}
+
+// typeAt returns the Go type built for a schema location ("file#pointer").
+func (m *model) typeAt(ref string) *goType {
+	file, ptr, _ := strings.Cut(ref, "#")
+	return m.b.typeAt(loc{File: file, Pointer: ptr}, "")
+}
+
 // buildPackage builds the model and renders every file of package gen.
-func buildPackage(set *schemaSet) (map[string][]byte, error) {
+func buildPackage(set *schemaSet) (map[string][]byte, *model, error) {
 	b := newBuilder(set)
 	var roots []*root
 	var entries []*goType
@@ -58,12 +73,12 @@ func buildPackage(set *schemaSet) (map[string][]byte, error) {
 		}
 	}
 	if len(b.errs) > 0 {
-		return nil, errors.Join(b.errs...)
+		return nil, nil, errors.Join(b.errs...)
 	}
 	reach := reachable(entries)
 	b.assignNames(reach)
 	if len(b.errs) > 0 {
-		return nil, errors.Join(b.errs...)
+		return nil, nil, errors.Join(b.errs...)
 	}
 
 	schemaRef := func(l loc) string {
@@ -108,32 +123,32 @@ func buildPackage(set *schemaSet) (map[string][]byte, error) {
 	for name, f := range files {
 		var buf bytes.Buffer
 		if err := f.Render(&buf); err != nil {
-			return nil, fmt.Errorf("render %s: %w", name, err)
+			return nil, nil, fmt.Errorf("render %s: %w", name, err)
 		}
 		out[name] = buf.Bytes()
 	}
 	// Package documentation and constants.
 	docFile, err := renderDoc(set)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out["doc.go"] = docFile
-	events, err := buildCatalogue(set, b)
+	events, rows, err := buildCatalogue(set, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out["events.go"] = events
 	rootsFile, err := renderRoots(roots)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out["roots.go"] = rootsFile
 	support, err := renderSupport()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out["codec.go"] = support
-	return out, nil
+	return out, &model{set: set, b: b, roots: roots, events: rows}, nil
 }
 
 func escapePointer(s string) string {
