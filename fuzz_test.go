@@ -1,0 +1,88 @@
+package agenthooks_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/fixtures"
+)
+
+// seedFromFixtures adds every fixture message of the given schema file.
+func seedFromFixtures(f *testing.F, schema string) {
+	cases, err := fixtures.Load()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range cases {
+		if c.SchemaFile() != schema {
+			continue
+		}
+		data, err := c.Read()
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, m := range c.Messages(data) {
+			f.Add(m)
+		}
+	}
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1`))
+	f.Add([]byte(`[`))
+}
+
+// fuzzRoot checks a root codec on arbitrary bytes: Parse never panics and
+// fails only with *gen.ParseError; what it accepts re-encodes and re-parses;
+// the raw decoder, called directly on malformed bytes, never panics.
+func fuzzRoot(t *testing.T, schema string, data []byte, decode func([]byte) error) {
+	codec, ok := gen.LookupRoot(schema)
+	if !ok {
+		t.Fatalf("no codec for %s", schema)
+	}
+	_ = decode(data) // must not panic, whatever the bytes
+	v, err := codec.Parse(data)
+	if err != nil {
+		var pe *gen.ParseError
+		if !errors.As(err, &pe) {
+			t.Fatalf("error of type %T, want *gen.ParseError: %v", err, err)
+		}
+		return
+	}
+	out, err := codec.Encode(v)
+	if err != nil {
+		t.Fatalf("encode of a parsed document: %v", err)
+	}
+	if _, err := codec.Parse(out); err != nil {
+		t.Fatalf("re-parse of encoded document: %v", err)
+	}
+}
+
+func FuzzParseInterceptRequest(f *testing.F) {
+	seedFromFixtures(f, "intercept-request.schema.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRoot(t, "intercept-request.schema.json", data, func(b []byte) error {
+			var v gen.InterceptRequest
+			return v.UnmarshalJSON(b)
+		})
+	})
+}
+
+func FuzzParseRegistration(f *testing.F) {
+	seedFromFixtures(f, "registration.schema.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRoot(t, "registration.schema.json", data, func(b []byte) error {
+			var v gen.Registration
+			return v.UnmarshalJSON(b)
+		})
+	})
+}
+
+func FuzzParseInterceptResponse(f *testing.F) {
+	seedFromFixtures(f, "intercept-response.schema.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRoot(t, "intercept-response.schema.json", data, func(b []byte) error {
+			var v gen.InterceptResponse
+			return v.UnmarshalJSON(b)
+		})
+	})
+}
