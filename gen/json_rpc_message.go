@@ -17,7 +17,7 @@ type JSONRPCMessage struct {
 	ErrorResponse *JSONRPCErrorResponse
 }
 
-var jsonrpcMessageArms = []unionArm{{schema: "json-rpc-message.schema.json#/oneOf/0", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "id", "method", "params"}}, {schema: "json-rpc-message.schema.json#/oneOf/1", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "method", "params"}}, {schema: "json-rpc-message.schema.json#/oneOf/2", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "id", "result"}}, {schema: "json-rpc-message.schema.json#/oneOf/3", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "id", "error"}}}
+var jsonrpcMessageArms = []unionArm{{schema: "common.schema.json#/$defs/request", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "id", "method", "params"}}, {schema: "common.schema.json#/$defs/notification", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "method", "params"}}, {schema: "common.schema.json#/$defs/successResponse", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "id", "result"}}, {schema: "common.schema.json#/$defs/errorResponse", discs: []unionDisc{{key: "jsonrpc", values: []string{"2.0"}}}, needed: []string{"jsonrpc", "id", "error"}}}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u JSONRPCMessage) MarshalJSON() ([]byte, error) {

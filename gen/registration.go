@@ -584,7 +584,7 @@ type Transport struct {
 	HTTP *HTTPTransport
 }
 
-var transportArms = []unionArm{{schema: "registration.schema.json#/$defs/backend/properties/transport/oneOf/0", discs: []unionDisc{{key: "type", values: []string{"stdio"}}, {key: "lifecycle", values: []string{"persistent", "per_event"}}}, needed: []string{"type", "command", "lifecycle"}}, {schema: "registration.schema.json#/$defs/backend/properties/transport/oneOf/1", discs: []unionDisc{{key: "type", values: []string{"http"}}}, needed: []string{"type", "url"}}}
+var transportArms = []unionArm{{schema: "registration.schema.json#/$defs/stdioTransport", discs: []unionDisc{{key: "type", values: []string{"stdio"}}, {key: "lifecycle", values: []string{"persistent", "per_event"}}}, needed: []string{"type", "command", "lifecycle"}}, {schema: "registration.schema.json#/$defs/httpTransport", discs: []unionDisc{{key: "type", values: []string{"http"}}}, needed: []string{"type", "url"}}}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Transport) MarshalJSON() ([]byte, error) {
@@ -1152,7 +1152,7 @@ type Subscription struct {
 	Observe *ObserveSubscription
 }
 
-var subscriptionArms = []unionArm{{schema: "registration.schema.json#/$defs/backend/properties/subscriptions/items/oneOf/0", discs: []unionDisc{{key: "mode", values: []string{"intercept"}}, {key: "failurePolicy", values: []string{"fail-open", "fail-closed"}}}, needed: []string{"events", "mode", "timeoutMs", "failurePolicy", "content"}}, {schema: "registration.schema.json#/$defs/backend/properties/subscriptions/items/oneOf/1", discs: []unionDisc{{key: "mode", values: []string{"observe"}}}, needed: []string{"events", "mode", "content"}}}
+var subscriptionArms = []unionArm{{schema: "registration.schema.json#/$defs/interceptSubscription", discs: []unionDisc{{key: "mode", values: []string{"intercept"}}, {key: "failurePolicy", values: []string{"fail-open", "fail-closed"}}}, needed: []string{"events", "mode", "timeoutMs", "failurePolicy", "content"}}, {schema: "registration.schema.json#/$defs/observeSubscription", discs: []unionDisc{{key: "mode", values: []string{"observe"}}}, needed: []string{"events", "mode", "content"}}}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Subscription) MarshalJSON() ([]byte, error) {

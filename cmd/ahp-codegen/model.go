@@ -731,6 +731,13 @@ func (b *builder) buildUnion(n *node, hint, kw string, arms []*rawNode) *goType 
 	}
 	for _, i := range nonNull {
 		armLoc := l.child(kw, fmt.Sprint(i))
+		if ref := arms[i].get("$ref"); ref != nil {
+			// Validate a $ref arm at its target, which stays addressable
+			// however the union itself is compiled.
+			if target, err := b.set.resolveRef(armLoc, ref.str); err == nil {
+				armLoc = target
+			}
+		}
 		at := armTypes[i]
 		a := &arm{Type: at, Loc: armLoc}
 		obj := at

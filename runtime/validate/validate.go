@@ -37,7 +37,11 @@ type Validator struct {
 // the embedded set are refused rather than loaded, so New never reads files
 // or uses the network. Compilation takes tens of milliseconds: build one
 // Validator and share it, or use [Default].
-func New() (*Validator, error) {
+func New() (*Validator, error) { return newValidator(true) }
+
+// newValidator builds a Validator; dispatch selects the union rewrite of
+// dispatch.go (tests compare both).
+func newValidator(dispatch bool) (*Validator, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -48,6 +52,7 @@ func New() (*Validator, error) {
 		return nil, errors.New("ahp: no embedded schema documents")
 	}
 	v := &Validator{docs: make(map[string]bool, len(names)), compiler: c}
+	docs := make(map[string]any, len(names))
 	for _, name := range names {
 		raw, err := schemas.Read(name)
 		if err != nil {
@@ -61,7 +66,13 @@ func New() (*Validator, error) {
 		if obj, ok := doc.(map[string]any); !ok || obj["$id"] != id {
 			return nil, fmt.Errorf("ahp: schema %s: $id is not %s", name, id)
 		}
-		if err := c.AddResource(id, doc); err != nil {
+		docs[name] = doc
+	}
+	if dispatch {
+		rewriteUnions(docs)
+	}
+	for _, name := range names {
+		if err := c.AddResource(schemas.BaseURI+name, docs[name]); err != nil {
 			return nil, fmt.Errorf("ahp: add schema %s: %w", name, err)
 		}
 		v.docs[name] = true
