@@ -18,6 +18,14 @@
 // The HTTP binding (base/transports/http.md, AHP-HTTP-001) carries one
 // envelope per body and needs only [Classify] and the encoders.
 //
+// # Encoding
+//
+// The Append encoders never fail and never emit a raw CR or LF byte. Raw
+// params, result and error data must be valid JSON: they are copied as is
+// when they contain no line break and compacted otherwise; an invalid raw
+// value yields invalid output that still stays on one line. Responses echo
+// the request [ID] text exactly.
+//
 // # Strictness
 //
 // Classify follows JSON-RPC 2.0 and the AHP common schema

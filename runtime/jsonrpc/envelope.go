@@ -211,7 +211,7 @@ func Classify(data []byte) (Envelope, error) {
 			} else {
 				switch member {
 				case memJSONRPC:
-					if val[0] == '"' && decodeStringToken(val) == Version {
+					if val[0] == '"' && stringTokenEquals(val, Version) {
 						version = true
 					} else {
 						note(ErrVersion)
@@ -325,7 +325,7 @@ func hasBackslash(b []byte) bool {
 // DecodeError decodes the "error" member of an error response. Data in the
 // result aliases the classified input. It returns [ErrInvalidErrorObject] (or
 // [ErrDuplicateMember]) when the member is absent or malformed.
-func (e *Envelope) DecodeError() (*Error, error) {
+func (e Envelope) DecodeError() (*Error, error) {
 	if len(e.Error) == 0 {
 		return nil, ErrInvalidErrorObject
 	}
@@ -346,6 +346,26 @@ const (
 	errMessage
 	errData
 )
+
+func errorMember(name string) int {
+	switch name {
+	case "code":
+		return errCode
+	case "message":
+		return errMessage
+	case "data":
+		return errData
+	}
+	return -1
+}
+
+// stringTokenEquals reports whether the valid string token tok decodes to s.
+func stringTokenEquals(tok []byte, s string) bool {
+	if hasBackslash(tok) {
+		return decodeStringToken(tok) == s
+	}
+	return len(tok) >= 2 && string(tok[1:len(tok)-1]) == s
+}
 
 // parseErrorObject validates raw, a syntactically valid JSON value, as a
 // JSON-RPC error object and, if decode is set, returns its content.
@@ -372,22 +392,20 @@ func parseErrorObject(raw []byte, decode bool) (Error, error) {
 			return out, ErrInvalidErrorObject
 		}
 		val := raw[valStart:s.pos]
-		var name string
+		var (
+			member int
+			name   string
+		)
 		if escaped {
 			name = decodeStringToken(key)
+			member = errorMember(name)
 		} else {
-			name = string(key[1 : len(key)-1])
-		}
-		member := -1
-		switch name {
-		case "code":
-			member = errCode
-		case "message":
-			member = errMessage
-		case "data":
-			member = errData
+			member = errorMember(string(key[1 : len(key)-1]))
 		}
 		if member < 0 {
+			if !escaped {
+				name = string(key[1 : len(key)-1])
+			}
 			if !names.addOther(name) {
 				return out, ErrDuplicateMember
 			}

@@ -125,11 +125,8 @@ func (e *Error) Error() string {
 // Is reports whether target is an *Error with the same Code, so that
 // errors.Is(err, NewError(CodeMethodNotFound)) matches by code.
 func (e *Error) Is(target error) bool {
-	var t *Error
-	if e == nil || !errors.As(target, &t) || t == nil {
-		return false
-	}
-	return t.Code == e.Code
+	t, ok := target.(*Error)
+	return ok && e != nil && t != nil && t.Code == e.Code
 }
 
 // AsError maps err to the JSON-RPC error a server should send: an *Error

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 )
 
@@ -57,7 +58,10 @@ func NewFrameReader(r io.Reader, maxLine int) *FrameReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxFrameSize
 	}
-	size := min(maxLine+1, readChunk)
+	size := readChunk
+	if maxLine < readChunk {
+		size = maxLine + 1
+	}
 	return &FrameReader{br: bufio.NewReaderSize(r, size), max: maxLine}
 }
 
@@ -127,7 +131,11 @@ func (fr *FrameReader) grow(line []byte, need int) []byte {
 	if need <= cap(line) {
 		return line
 	}
-	newCap := min(max(2*cap(line), need), fr.max+1)
+	limit := fr.max
+	if limit < math.MaxInt {
+		limit++ // room for the terminator
+	}
+	newCap := min(max(2*cap(line), need), limit)
 	grown := make([]byte, len(line), newCap)
 	copy(grown, line)
 	return grown

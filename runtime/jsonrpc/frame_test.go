@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -293,3 +294,12 @@ func TestFrameWriterErrors(t *testing.T) {
 type shortWriter struct{}
 
 func (shortWriter) Write(p []byte) (int, error) { return len(p) - 1, nil }
+
+func TestFrameReaderHugeLimit(t *testing.T) {
+	fr := NewFrameReader(strings.NewReader(strings.Repeat("z", 200<<10)+"\n"), math.MaxInt)
+	frame, err := fr.Next()
+	require.NoError(t, err)
+	require.Len(t, frame, 200<<10)
+	_, err = fr.Next()
+	require.ErrorIs(t, err, io.EOF)
+}
