@@ -1,15 +1,29 @@
-// Package settle is the AHP composition engine: for one event occurrence it
-// admits each ordered interceptor response against the capabilities the
-// request advertised and the boundary's rules, applies it atomically, and
-// tracks the settled permission, candidate, effective targets, messages,
-// flow and injections (spec/draft/base/composition.md, base/capabilities.md,
-// base/failure.md). The same admission code serves the harness (Apply) and
-// the backend (Admit).
+// Package settle is the AHP composition engine. For one event occurrence it
+// admits each ordered interceptor response against the capabilities its
+// request advertised and against the boundary's rules, applies it
+// atomically, and tracks the settled permission, candidate, effective
+// targets, messages, flow and injections (spec/draft/base/composition.md,
+// base/capabilities.md, base/failure.md, capability-auth.md).
+//
+// The harness drives an [Occurrence]: [New] with the canonical event and
+// the host's initial state, then for each interceptor in registration order
+// send [Occurrence.Event] and [Occurrence.RequestState], and [Occurrence.Apply]
+// the response; stop when [Occurrence.Done] reports a denial or flow stop.
+// The backend checks its own effects before sending with [Admit], which runs
+// the same admission code.
+//
+// A rejected response changes nothing: the next receiver sees exactly the
+// previously committed state. Rejections carry a fixed reason vocabulary and
+// never backend-provided text or values.
 package settle
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 )
@@ -17,37 +31,128 @@ import (
 // ErrRejected is matched by every *Rejection: errors.Is(err, ErrRejected).
 var ErrRejected = errors.New("settle: response rejected")
 
-// ErrInvalidEvent reports an event or initial state that cannot be settled
-// (invalid host input); New wraps it.
+// ErrInvalidEvent is wrapped by the errors of New, Admit and
+// InitialFromState when the event or the host's initial state cannot be
+// settled (invalid host input, not a backend failure).
 var ErrInvalidEvent = errors.New("settle: invalid host input")
 
+// Rejection reasons: a fixed vocabulary, never backend text.
+const (
+	// ReasonMissingResult reports that Apply was given no result.
+	ReasonMissingResult = "missing_result"
+	// ReasonUnsupportedVersion reports a result.protocolVersion other than this revision.
+	ReasonUnsupportedVersion = "unsupported_version"
+	// ReasonMissingEffects reports a result without an effects array (it MUST have one).
+	ReasonMissingEffects = "missing_effects"
+	// ReasonInvalidResult reports a result member that must not occur (manifest).
+	ReasonInvalidResult = "invalid_result"
+	// ReasonUnknownEffect reports an effect of no known family (no arm set).
+	ReasonUnknownEffect = "unknown_effect"
+	// ReasonInvalidEffect reports an effect whose own shape is invalid.
+	ReasonInvalidEffect = "invalid_effect"
+	// ReasonBoundaryForbidden reports a family, target or operation that never
+	// exists at this boundary, whatever was advertised.
+	ReasonBoundaryForbidden = "boundary_forbidden"
+	// ReasonEffectNotGranted reports a family not advertised in capabilities.effects.
+	ReasonEffectNotGranted = "effect_not_granted"
+	// ReasonTargetNotGranted reports a modification target that was not advertised.
+	ReasonTargetNotGranted = "target_not_granted"
+	// ReasonOperationNotGranted reports a modify, flow or inject operation that
+	// was not advertised.
+	ReasonOperationNotGranted = "operation_not_granted"
+	// ReasonModeNotGranted reports an elicitation mode that was not advertised.
+	ReasonModeNotGranted = "mode_not_granted"
+	// ReasonContinuationExhausted reports a continue without remaining allowance.
+	ReasonContinuationExhausted = "continuation_exhausted"
+	// ReasonTargetUnavailable reports a target that does not exist in this
+	// occurrence (an elicitation result that is not an accepted,
+	// body-selected form).
+	ReasonTargetUnavailable = "target_unavailable"
+	// ReasonHiddenContent reports a whole replacement of a target that holds
+	// content withheld by metadata/omit selection or a gap.
+	ReasonHiddenContent = "hidden_content"
+	// ReasonContentUnavailable reports a body-dependent effect where the body
+	// was not selected.
+	ReasonContentUnavailable = "content_unavailable"
+	// ReasonContextUnavailable reports that host context a check needs was not
+	// supplied (the original elicitation request, Initial.ElicitationRequest).
+	ReasonContextUnavailable = "context_unavailable"
+	// ReasonInvalidValue reports a value that does not fit the boundary's
+	// target or result type.
+	ReasonInvalidValue = "invalid_value"
+)
+
+// Rejection reports why a response was rejected: the index of the first
+// offending effect (-1 for the response as a whole) and a reason from the
+// Reason* vocabulary. It never carries backend-provided text or values.
+type Rejection struct {
+	// EffectIndex is the position of the first inadmissible effect in the
+	// response's effects array, or -1 when the result as a whole is invalid.
+	EffectIndex int
+	// Reason is one of the Reason* constants.
+	Reason string
+}
+
+// Error describes the rejection without backend text.
+func (r *Rejection) Error() string {
+	if r.EffectIndex < 0 {
+		return "settle: response rejected: " + r.Reason
+	}
+	return fmt.Sprintf("settle: response rejected: effect %d: %s", r.EffectIndex, r.Reason)
+}
+
+// Is reports whether target is ErrRejected.
+func (r *Rejection) Is(target error) bool { return target == ErrRejected }
+
+// reject builds a rejection.
+func reject(i int, reason string) *Rejection { return &Rejection{EffectIndex: i, Reason: reason} }
+
 // Candidate is a supplied result: Present=false means none supplied; Value
-// is exact JSON (may be `null`); Provenance is the optional provenance
-// object (nil when absent).
+// is exact JSON (may be `null`, which is a supplied null result);
+// Provenance is the optional provenance object (nil when absent). A
+// candidate is "not an assertion that an operation executed".
 type Candidate struct {
-	Present    bool
-	Value      json.RawMessage
+	// Present reports that a result was supplied.
+	Present bool
+	// Value is the exact JSON of the supplied result (may be null).
+	Value json.RawMessage
+	// Provenance is the optional provenance object, nil when absent.
 	Provenance json.RawMessage
+}
+
+// clone returns a detached copy.
+func (c Candidate) clone() Candidate {
+	if !c.Present {
+		return Candidate{}
+	}
+	return Candidate{Present: true, Value: bytes.Clone(c.Value), Provenance: bytes.Clone(c.Provenance)}
 }
 
 // State is the committed settled state of one occurrence; all fields are
 // detached copies.
 type State struct {
-	// Permission is the composed permission (deny > ask > allow > none).
+	// Permission is the composed permission: deny > ask > allow > none.
+	// None is never approval: the host's ordinary policy decides. Ask
+	// requires host approval.
 	Permission gen.Permission
-	// Candidate is the supplied result, if any.
+	// Candidate is the supplied result, if any. Denial discards it.
 	Candidate Candidate
-	// Flow is "none", "stop" or "continue".
+	// Flow is none, stop or continue. Stop wins over continue.
 	Flow gen.FlowState
-	// StopReason is the reason of the accepted stop (first one), if Flow is stop.
+	// StopReason is the reason of the first accepted stop (host-local).
 	StopReason string
-	// ContinueInstruction is the last accepted continuation instruction, if any.
+	// ContinueInstruction is the combined instruction of the single
+	// continuation step: the accepted instructions joined by a blank line;
+	// empty unless Flow is continue.
 	ContinueInstruction string
-	// ContinuationCount is the continuation count after settlement.
+	// ContinuationCount is the granted continuationCount plus one when the
+	// occurrence resolves to continue.
 	ContinuationCount int
-	// RemainingContinuations is the remaining allowance after settlement.
+	// RemainingContinuations is the granted remainingContinuations minus one
+	// when the occurrence resolves to continue (one step, one unit).
 	RemainingContinuations int
-	// Instructions are the accepted continuation instructions, in order.
+	// Instructions are the accepted continuation instructions, in order;
+	// retained even when stop wins.
 	Instructions []string
 	// Injections are the accepted inject effects, in order.
 	Injections []gen.InjectEffect
@@ -57,74 +162,351 @@ type State struct {
 	// tool.permission.request); nil if the event has none.
 	Input json.RawMessage
 	// Targets holds the effective value of every other modification target
-	// the boundary has (prompt, request, response, output, content,
+	// present at the boundary (prompt, request, response, output, content,
 	// instructions, summary, workspace).
 	Targets map[gen.ModifyTarget]json.RawMessage
 	// Accepted lists the admitted responses, in order.
 	Accepted []AcceptedResponse
 }
 
+// Denied reports an accepted denial: the operation must not execute,
+// regardless of failure policy (AHP-DEC-002).
+func (s State) Denied() bool { return s.Permission == gen.PermissionDeny }
+
+// RequiresApproval reports a pending ask: the host must obtain approval
+// before executing; no approval is fabricated.
+func (s State) RequiresApproval() bool { return s.Permission == gen.PermissionAsk }
+
+// Stopped reports an accepted flow stop: pending execution and further
+// model work are prevented.
+func (s State) Stopped() bool { return s.Flow == gen.FlowStateStop }
+
+// SuppliedResult returns the candidate when it may replace original
+// execution: present, not denied and not stopped. It is still subject to
+// approval (RequiresApproval) and the host's own policy.
+func (s State) SuppliedResult() (Candidate, bool) {
+	if !s.Candidate.Present || s.Denied() || s.Stopped() {
+		return Candidate{}, false
+	}
+	return s.Candidate.clone(), true
+}
+
 // AcceptedResponse is one admitted response: its position among the
-// responses offered to Apply (0-based) and a detached copy of its effects.
+// responses offered to the occurrence (0-based, counting rejected ones)
+// and a detached copy of its effects.
 type AcceptedResponse struct {
-	Index   int
+	// Index is the 0-based position of the response among those offered to
+	// Apply on this occurrence, rejected ones included.
+	Index int
+	// Effects are the response's effects, in order.
 	Effects []gen.Effect
 }
 
 // Initial is the host's prior state for an occurrence; the zero value means
-// none (permission none, no candidate, the event's own input).
+// none (permission none, no candidate, the event's own targets).
 type Initial struct {
-	// Permission is the incoming permission; empty means none.
+	// Permission is the incoming permission; empty means none. An incoming
+	// deny is sticky.
 	Permission gen.Permission
-	// Candidate is an incoming supplied result.
+	// Candidate is an incoming supplied result, bound to the incoming input.
 	Candidate Candidate
-	// Input, when non-nil, overrides the event's tool input (must be a JSON object).
+	// Input, when non-nil, overrides the event's tool input (a JSON object).
 	Input json.RawMessage
+	// Flow is the incoming flow state; empty means none.
+	Flow gen.FlowState
+	// StopReason is the host-local reason of an incoming stop.
+	StopReason string
+	// Instructions are incoming accumulated continuation instructions.
+	Instructions []string
+	// Injections are incoming accepted injections.
+	Injections []gen.InjectEffect
+	// ElicitationRequest is the user.elicitation.request event a
+	// user.elicitation.result answers. Modifying the answer object requires
+	// it: the effective answers must satisfy its requested form schema.
+	ElicitationRequest *gen.UserElicitationRequestEvent
+}
+
+// ApplyOptions are optional inputs of ApplyContext.
+type ApplyOptions struct {
+	// Provenance, when set, is recorded as the provenance object of a
+	// candidate this response supplies (e.g. {"requestId": ...}); it must
+	// be a JSON object. It is harness-local and not an authorization claim.
+	Provenance json.RawMessage
+}
+
+// committed is the settled state after the accepted responses. Its slices
+// are never written in place once published; staging copies on write.
+type committed struct {
+	perm          gen.Permission
+	cand          Candidate
+	flow          gen.FlowState
+	stopReason    string
+	instructions  []string
+	injections    []gen.InjectEffect
+	messages      []string
+	input         []member
+	list          []json.RawMessage
+	listPresent   bool
+	workspace     gen.WorkspaceChange
+	answers       gen.OrderedMap[gen.FormAnswerValue]
+	accepted      []AcceptedResponse
+	contCount     int
+	contRemaining int
 }
 
 // Occurrence settles one event occurrence across ordered backend responses.
-// It is not safe for concurrent use.
+// It is not safe for concurrent use; State and RequestState return
+// detached values.
 type Occurrence struct {
-	st state
+	b           boundary
+	snapshot    []byte // the event given to New, encoded; nil for Admit
+	hostContext bool   // New (true) or Admit (false)
+	hidden      bool   // the list target withholds content: no whole replacement
+	known       partSet
+	elicit      *elicitCtx
+	origAnswers gen.OrderedMap[gen.FormAnswerValue]
+	cur         committed
+	offered     int
 }
-
-type state struct{}
-
-// Rejection reports why a response was rejected: the index of the first
-// offending effect (-1 for the response as a whole) and a reason from a
-// fixed vocabulary. It never carries backend-provided text or values.
-type Rejection struct {
-	EffectIndex int
-	Reason      string
-}
-
-// Error implements error.
-func (r *Rejection) Error() string { return "settle: response rejected: " + r.Reason }
-
-// Is reports whether target is ErrRejected.
-func (r *Rejection) Is(target error) bool { return target == ErrRejected }
 
 // New starts settling an occurrence of event with the host's initial state.
-// It returns an error (wrapping ErrInvalidEvent) only when the event cannot
-// be settled.
+// It returns an error wrapping ErrInvalidEvent only when the event or the
+// initial state cannot be settled.
 func New(event *gen.Event, initial Initial) (*Occurrence, error) {
-	return &Occurrence{}, nil
+	o, err := newOccurrence(event, initial, true)
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
-// RequestState returns the params.state to send to the next receiver.
-func (o *Occurrence) RequestState() *gen.InterceptState { return nil }
-
-// Apply admits result against granted and, if admissible, applies it
-// atomically. On rejection it returns a *Rejection and changes nothing.
-func (o *Occurrence) Apply(granted gen.Capabilities, result *gen.InterceptResponseResult) error {
+// Admit checks, without applying, whether effects are admissible for event
+// under granted, with the same code as Apply's admission and staging. It
+// returns nil, a *Rejection, or an error wrapping ErrInvalidEvent. Checks
+// that need host-only context (the requested form schema of an elicitation)
+// are left to Apply.
+func Admit(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) error {
+	o, err := newOccurrence(event, Initial{}, false)
+	if err != nil {
+		return err
+	}
+	if _, rej := o.stage(&granted, effects, nil); rej != nil {
+		return rej
+	}
 	return nil
+}
+
+// Apply admits result against granted and, if every effect is admissible,
+// applies it atomically. On rejection it returns a *Rejection and the
+// committed state is unchanged (only the offered-response counter used for
+// AcceptedResponse.Index advances). Apply keeps folding after Done, with
+// deny and stop sticky, but the harness sends no further requests then.
+func (o *Occurrence) Apply(granted gen.Capabilities, result *gen.InterceptResponseResult) error {
+	return o.ApplyContext(context.Background(), granted, result, ApplyOptions{})
+}
+
+// ApplyContext is Apply with a context and options. The context is checked
+// immediately before publishing (base/failure.md §Deadlines): a cancelled
+// or expired context publishes nothing and returns its error, wrapped.
+func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities, result *gen.InterceptResponseResult, opts ApplyOptions) error {
+	index := o.offered
+	o.offered++
+	if result == nil {
+		return reject(-1, ReasonMissingResult)
+	}
+	if result.ProtocolVersion != gen.ProtocolVersion {
+		return reject(-1, ReasonUnsupportedVersion)
+	}
+	if result.Effects == nil {
+		return reject(-1, ReasonMissingEffects)
+	}
+	for _, m := range result.Unknown {
+		if m.Name == "manifest" {
+			return reject(-1, ReasonInvalidResult)
+		}
+	}
+	var prov json.RawMessage
+	if opts.Provenance != nil {
+		p, err := normalizeProvenance(opts.Provenance)
+		if err != nil {
+			return fmt.Errorf("settle: provenance: %w", err)
+		}
+		prov = p
+	}
+	next, rej := o.stage(&granted, result.Effects, prov)
+	if rej != nil {
+		return rej
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("settle: not published: %w", err)
+	}
+	next.accepted = append(slices.Clip(next.accepted), AcceptedResponse{Index: index, Effects: copyEffects(result.Effects)})
+	o.cur = next
+	return nil
+}
+
+// Done reports whether decision-making has ended for this occurrence: an
+// accepted denial or flow stop (AHP-COMP-001). The harness sends no
+// further interception requests; remaining subscriptions observe.
+func (o *Occurrence) Done() bool {
+	return o.cur.perm == gen.PermissionDeny || o.cur.flow == gen.FlowStateStop
 }
 
 // State returns a detached snapshot of the committed state.
-func (o *Occurrence) State() State { return State{} }
+func (o *Occurrence) State() State {
+	c := &o.cur
+	s := State{
+		Permission:             c.perm,
+		Candidate:              c.cand.clone(),
+		Flow:                   c.flow,
+		StopReason:             c.stopReason,
+		ContinuationCount:      c.contCount,
+		RemainingContinuations: c.contRemaining,
+		Instructions:           slices.Clone(c.instructions),
+		Injections:             copyInjections(c.injections),
+		Messages:               slices.Clone(c.messages),
+	}
+	if c.flow == gen.FlowStateContinue {
+		s.ContinuationCount++
+		if s.RemainingContinuations > 0 {
+			s.RemainingContinuations--
+		}
+		for i, in := range c.instructions {
+			if i > 0 {
+				s.ContinueInstruction += "\n\n"
+			}
+			s.ContinueInstruction += in
+		}
+	}
+	if o.b.tkind == tkInput {
+		s.Input = encodeObject(c.input)
+	}
+	if v, ok := o.targetValue(); ok {
+		s.Targets = map[gen.ModifyTarget]json.RawMessage{o.b.target: v}
+	}
+	for _, a := range c.accepted {
+		s.Accepted = append(s.Accepted, AcceptedResponse{Index: a.Index, Effects: copyEffects(a.Effects)})
+	}
+	return s
+}
 
-// Admit checks, without applying, whether effects are admissible for event
-// under granted.
-func Admit(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) error {
-	return nil
+// targetValue encodes the effective value of a non-input target.
+func (o *Occurrence) targetValue() (json.RawMessage, bool) {
+	c := &o.cur
+	switch o.b.tkind {
+	case tkMessages, tkText:
+		if !c.listPresent {
+			return nil, false
+		}
+		return joinList(c.list), true
+	case tkWorkspace:
+		b, err := c.workspace.MarshalJSON()
+		return b, err == nil
+	case tkForm:
+		if !o.elicit.formAvailable() {
+			return nil, false
+		}
+		a := c.answers
+		if a == nil {
+			a = gen.OrderedMap[gen.FormAnswerValue]{}
+		}
+		b, err := a.MarshalJSON()
+		return b, err == nil
+	}
+	return nil, false
+}
+
+// RequestState returns the params.state to send to the next receiver: the
+// committed permission, candidate, flow, instructions and injections.
+// Effective content travels in the event (Event), not in state; messages
+// are not re-sent.
+func (o *Occurrence) RequestState() *gen.InterceptState {
+	c := &o.cur
+	st := &gen.InterceptState{Permission: c.perm}
+	if c.cand.Present {
+		cand := gen.Candidate{Value: bytes.Clone(c.cand.Value)}
+		if c.cand.Provenance != nil {
+			if ms, err := splitObject(c.cand.Provenance, false); err == nil {
+				p := &gen.CandidateProvenance{Unknown: make([]gen.Member, len(ms))}
+				for i, m := range ms {
+					p.Unknown[i] = gen.Member{Name: m.name, Value: bytes.Clone(m.value)}
+				}
+				cand.Provenance = p
+			}
+		}
+		st.Candidate = gen.NullableOf(cand)
+	}
+	flow := c.flow
+	st.Flow = &flow
+	if len(c.instructions) > 0 {
+		st.Instructions = slices.Clone(c.instructions)
+	}
+	if len(c.injections) > 0 {
+		st.Injections = copyInjections(c.injections)
+	}
+	return st
+}
+
+// InitialFromState converts a received params.state into an Initial (the
+// inverse of RequestState). Unknown control-state members are ignored
+// (AHP-CORE-003). A nil state is the zero Initial.
+func InitialFromState(st *gen.InterceptState) (Initial, error) {
+	var in Initial
+	if st == nil {
+		return in, nil
+	}
+	if !st.Permission.Known() {
+		return in, fmt.Errorf("%w: state permission", ErrInvalidEvent)
+	}
+	in.Permission = st.Permission
+	if st.Candidate.Valid {
+		c := st.Candidate.Value
+		in.Candidate = Candidate{Present: true, Value: bytes.Clone(c.Value)}
+		if c.Provenance != nil {
+			b, err := c.Provenance.MarshalJSON()
+			if err != nil {
+				return Initial{}, fmt.Errorf("%w: state candidate provenance", ErrInvalidEvent)
+			}
+			in.Candidate.Provenance = b
+		}
+	}
+	if st.Flow != nil {
+		in.Flow = *st.Flow
+	}
+	in.Instructions = slices.Clone(st.Instructions)
+	in.Injections = copyInjections(st.Injections)
+	return in, nil
+}
+
+// normalizeProvenance checks that p is a JSON object and re-encodes it
+// canonically, so that it round-trips through params.state unchanged.
+func normalizeProvenance(p json.RawMessage) (json.RawMessage, error) {
+	ms, err := splitObject(p, true)
+	if err != nil {
+		return nil, err
+	}
+	cp := gen.CandidateProvenance{Unknown: make([]gen.Member, len(ms))}
+	for i, m := range ms {
+		cp.Unknown[i] = gen.Member{Name: m.name, Value: bytes.Clone(m.value)}
+	}
+	return cp.MarshalJSON()
+}
+
+// maxPermission composes permissions: deny > ask > allow > none.
+func maxPermission(a, b gen.Permission) gen.Permission {
+	rank := func(p gen.Permission) int {
+		switch p {
+		case gen.PermissionDeny:
+			return 3
+		case gen.PermissionAsk:
+			return 2
+		case gen.PermissionAllow:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// inProcessClient runs the client against the scripted server's HTTP
+// handler through the SDK's in-process transport (same bytes, no socket).
+func inProcessClient(t *testing.T, f *scenarioFile) *interopClient {
+	t.Helper()
+	s, err := newScriptServer(discardLogger(), transportHTTP, authConfig{Mode: authNone}, f)
+	require.NoError(t, err)
+	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
+	t.Cleanup(func() { require.NoError(t, tr.Close()) })
+	return &interopClient{cfg: &clientConfig{Transport: transportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 10 * time.Second}
+}
+
+// TestCorpusHostInvariants runs every row in process and checks what the
+// report cannot show: a rejected response leaves the host's pending state
+// and side-effect counters exactly as they were, and that retained state
+// is the scenario's hostExpected; an accepted one publishes side effects
+// consistent with its result.
+func TestCorpusHostInvariants(t *testing.T) {
+	f, err := loadScenarios(corpusPath)
+	require.NoError(t, err)
+	c := inProcessClient(t, f)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.ID, func(t *testing.T) {
+			out := c.runScenario(context.Background(), sc)
+			require.Equal(t, statusPassed, out.entry.Status, out.entry.Error)
+			require.NotNil(t, out.before)
+			require.NotNil(t, out.after)
+			if sc.ExpectError {
+				require.NotNil(t, out.rejection)
+				require.Equal(t, *out.before, *out.after, "nothing partial escapes a rejected response")
+				require.Zero(t, out.after.Executions)
+				require.Zero(t, out.after.Prompts)
+				require.Zero(t, out.after.Delivered)
+				require.Zero(t, out.after.Injected)
+				snap, err := json.Marshal(out.after)
+				require.NoError(t, err)
+				require.NoError(t, comparePartial(sc.HostExpected, snap), "retained host state")
+				return
+			}
+			require.Nil(t, out.rejection)
+			var res actualResult
+			require.NoError(t, json.Unmarshal(out.entry.Actual, &res))
+			want := 0
+			if res.Executed {
+				want = 1
+			}
+			require.Equal(t, want, out.after.Executions, "execution happens once exactly when selected")
+			if res.Decision == "ask" {
+				require.Equal(t, 1, out.after.Prompts)
+			} else {
+				require.Zero(t, out.after.Prompts)
+			}
+			require.Equal(t, len(res.Messages), out.after.Delivered)
+			if res.Injections != nil {
+				require.Equal(t, len(*res.Injections), out.after.Injected)
+			}
+		})
+	}
+}
+
+func scenarioByID(t *testing.T, f *scenarioFile, id string) *scenario {
+	t.Helper()
+	for i := range f.Scenarios {
+		if f.Scenarios[i].ID == id {
+			return &f.Scenarios[i]
+		}
+	}
+	t.Fatalf("no scenario %s", id)
+	return nil
+}
+
+// TestRejectedResponsesLeaveHostUntouched offers one host a rejected
+// response at every stage, then a valid one: the incoming candidate and
+// allow survive every rejection, no message, prompt, injection or execution
+// escapes, and the accepted response composes on the untouched state.
+func TestRejectedResponsesLeaveHostUntouched(t *testing.T) {
+	f, err := loadScenarios(corpusPath)
+	require.NoError(t, err)
+	// Incoming allow + candidate, capabilities deny/allow/ask/modify/message/return.
+	sc := scenarioByID(t, f, "go-appinvalid-10-keeps-incoming-candidate")
+	req, err := gen.ParseInterceptRequest(sc.Request)
+	require.NoError(t, err)
+	h, err := newSyntheticHost(req)
+	require.NoError(t, err)
+	before := h.snapshot()
+	require.Equal(t, "allow", before.Permission)
+	require.NotNil(t, before.Candidate)
+
+	id := `"` + sc.ID + `"`
+	bad := []struct {
+		stage string
+		body  string
+	}{
+		{stageEnvelope, `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32004,"message":"x"}}`},
+		{stageEnvelope, `not json`},
+		{stageCorrelation, `{"jsonrpc":"2.0","id":"other","result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"r"}]}}`},
+		{stageSchema, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"r"},{"type":"message","text":"leak"},{"type":"escalate"}]}}`},
+		{stageAdmission, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"message","text":"leak"},{"type":"return","value":1},{"type":"flow","operation":"stop","reason":"r"}]}}`},
+		{stageApplication, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"r"},{"type":"message","text":"leak"},{"type":"return","value":"leak"},{"type":"modify","target":"input","operation":"merge","value":{"task":0}}]}}`},
+		{stageStaging, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft"}}`},
+	}
+	for _, b := range bad {
+		rej := h.accept([]byte(b.body))
+		require.NotNil(t, rej, b.stage)
+		require.Equal(t, b.stage, rej.stage)
+		require.NotContains(t, rej.Error(), "leak", "rejections carry no backend text")
+		require.Equal(t, before, h.snapshot(), "stage %s leaked", b.stage)
+	}
+
+	good := `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"message","text":"kept"}]}}`
+	require.Nil(t, h.accept([]byte(good)))
+	res := h.derive()
+	require.Equal(t, "allow", res.Decision)
+	require.False(t, res.Executed, "the surviving candidate is selected")
+	require.JSONEq(t, `{"status":"cached","lines":3}`, string(res.Result))
+	require.Equal(t, []string{"kept"}, res.Messages)
+	after := h.snapshot()
+	require.Equal(t, 0, after.Executions)
+	require.Equal(t, 1, after.Delivered)
+}
+
+// TestDeliveryFailureIsNotARejection: a negative row whose delivery fails
+// (here: the per-row deadline expires against a backend that never
+// answers) is failed, never passed.
+func TestDeliveryFailureIsNotARejection(t *testing.T) {
+	f, err := loadScenarios(corpusPath)
+	require.NoError(t, err)
+	sc := *scenarioByID(t, f, "go-schemainvalid-01-unknown-effect")
+	sc.Barrier = "never-released"
+	one := &scenarioFile{Version: 1, Scenarios: []scenario{sc}}
+	s, err := newScriptServer(discardLogger(), transportHTTP, authConfig{Mode: authNone}, one)
+	require.NoError(t, err)
+	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
+	c := &interopClient{cfg: &clientConfig{Transport: transportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 50 * time.Millisecond}
+	out := c.runScenario(context.Background(), &sc)
+	require.Equal(t, statusFailed, out.entry.Status)
+	require.Contains(t, out.entry.Error, "delivery failed")
+	require.Nil(t, out.rejection)
+	s.release("never-released") // let the handler return so Close can join it
+	require.NoError(t, tr.Close())
+}
+
+func TestPositiveInteger(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`1`: true, `42`: true, `1.0`: true, `1e2`: true,
+		`0`: false, `-1`: false, `1.5`: false, `"1"`: false, `true`: false, `null`: false, `{}`: false, ``: false,
+	} {
+		require.Equal(t, want, positiveInteger(json.RawMessage(raw)), raw)
+	}
+}

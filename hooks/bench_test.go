@@ -1,0 +1,154 @@
+package hooks_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
+	"github.com/agenthooks/agenthooks-go/server"
+	"github.com/stretchr/testify/require"
+)
+
+const benchResponse = `{"jsonrpc":"2.0","id":"evt-bench","result":{"protocolVersion":"draft","effects":[]}}`
+
+func benchRequest(b *testing.B) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":"evt-bench","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":"evt-bench","source":"urn:test:harness","type":"tool.before","time":"2026-09-15T12:00:00Z","tool":{"name":"read_file","input":{"path":"/etc/hosts"},"origin":"native"},"call":{"id":"call-1"},"path":"native"},"capabilities":{"effects":["deny","allow"]},"state":{"permission":"none","candidate":null}}}`)
+}
+
+func benchHooks(b *testing.B, transport string) *hooks.Hooks {
+	reg := registration(backendJSON("com.example.bench", transport, interceptSub(`"tool.before"`, 5000, "fail-closed")))
+	h, err := hooks.New(reg, hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: hooks.Intercept().Deny().Allow()}})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+func benchCall(b *testing.B, h *hooks.Hooks) {
+	ctx := context.Background()
+	in := toolInput()
+	in.ID = "evt-bench"
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := h.ToolBefore(ctx, in)
+		if err != nil || res.Permission != gen.PermissionNone || len(res.Diagnostics) != 0 {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}
+
+// BenchmarkToolBeforeHTTP: the SDK end to end against a loopback backend
+// built on package server (which validates canonically too).
+func BenchmarkToolBeforeHTTP(b *testing.B) {
+	srv := httptest.NewServer(&server.Handler{Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+		return server.InterceptResult{}, nil
+	}})
+	defer srv.Close()
+	benchCall(b, benchHooks(b, httpTransport(srv.URL)))
+}
+
+// BenchmarkToolBeforeHTTPRawBackend: the SDK end to end against the raw
+// pre-encoded handler of the baseline (isolates the harness side).
+func BenchmarkToolBeforeHTTPRawBackend(b *testing.B) {
+	srv := httptest.NewServer(rawHandler())
+	defer srv.Close()
+	benchCall(b, benchHooks(b, httpTransport(srv.URL)))
+}
+
+func rawHandler() http.Handler {
+	resp := []byte(benchResponse)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(resp)
+	})
+}
+
+// BenchmarkRawHTTP is the baseline: a raw net/http client posting the same
+// pre-encoded request to a raw handler returning a pre-encoded response.
+func BenchmarkRawHTTP(b *testing.B) {
+	srv := httptest.NewServer(rawHandler())
+	defer srv.Close()
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	body := benchRequest(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if len(data) == 0 {
+			b.Fatal("empty")
+		}
+	}
+}
+
+// BenchmarkToolBeforeStdio: the SDK over a persistent stdio child serving
+// package server.
+func BenchmarkToolBeforeStdio(b *testing.B) {
+	benchCall(b, benchHooks(b, backendCmd(b, "none", "persistent")))
+}
+
+// BenchmarkToolBeforeStdioRawBackend: the SDK over a persistent child that
+// answers every line with the pre-encoded response.
+func BenchmarkToolBeforeStdioRawBackend(b *testing.B) {
+	benchCall(b, benchHooks(b, backendCmd(b, "echo", "persistent")))
+}
+
+// BenchmarkRawStdioEcho is the baseline: write the pre-encoded request line
+// to a child over pipes and read its pre-encoded response line.
+func BenchmarkRawStdioEcho(b *testing.B) {
+	exe, err := os.Executable()
+	require.NoError(b, err)
+	cmd := exec.Command(exe, "-ahp-backend", "echo")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	require.NoError(b, cmd.Start())
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	line := append(benchRequest(b), '\n')
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := stdin.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.ReadBytes('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The pieces: canonical validation of the event and of the response, the
+// two v6 validations the harness does per call.
+func BenchmarkValidateEvent(b *testing.B) {
+	ev := []byte(`{"id":"evt-bench","source":"urn:test:harness","type":"tool.before","time":"2026-09-15T12:00:00Z","tool":{"name":"read_file","input":{"path":"/etc/hosts"},"origin":"native"},"call":{"id":"call-1"},"path":"native"}`)
+	v := validate.Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.Validate("tool-before.schema.json", ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseInterceptResponse(b *testing.B) {
+	resp := []byte(benchResponse)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := gen.ParseInterceptResponse(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,540 @@
+package hooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
+)
+
+// fill supplies the members of an event that the SDK owns.
+type fill struct {
+	source   string
+	id       string // WithEventID
+	manifest *gen.StaticCapabilityManifest
+}
+
+// eventID returns the explicit id (WithEventID, then the input's) or a new one.
+func (f *fill) eventID(given string) string {
+	if f.id != "" {
+		return f.id
+	}
+	if given != "" {
+		return given
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "evt_" + hex.EncodeToString(b[:])
+}
+
+// eventTime formats t, or now when t is zero, as RFC 3339.
+func (f *fill) eventTime(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// sessionManifest returns a detached copy of the configured manifest.
+func (f *fill) sessionManifest() gen.StaticCapabilityManifest { return cloneManifest(*f.manifest) }
+
+// call is one in-flight hook call.
+type call struct {
+	h      *Hooks
+	ctx    context.Context // the caller's context, also cancelled by Close
+	parent context.Context
+	entry  *eventEntry
+	caps   gen.Capabilities
+	occ    *settle.Occurrence
+	base   *gen.Event
+	cur    *gen.Event
+
+	offered   []*subscription // subscriptions whose responses went to Apply, in order
+	diags     []Diagnostic
+	synthetic bool
+}
+
+// dispatch runs one occurrence: build and validate the canonical event,
+// serial interception, settlement, observation.
+func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error)) (*Result, error) {
+	if !h.enter() {
+		return nil, ErrClosed
+	}
+	defer h.calls.Done()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hooks: %s: %w", name, err)
+	}
+	e := h.events[name]
+	if e == nil || !e.declared {
+		return nil, inputError("event", "/type", "declared", "the manifest does not declare this event")
+	}
+	var o callOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	caps, intercept, err := e.advertisement(&o)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := build(&fill{source: h.source, id: o.eventID, manifest: &h.manifest})
+	if err != nil {
+		return nil, err
+	}
+	if err := validateEvent(e.info, ev); err != nil {
+		return nil, err
+	}
+	var occ *settle.Occurrence // observe-only events have nothing to settle
+	if e.info.Interceptable() {
+		occ, err = settle.New(ev, o.initial)
+		if err != nil {
+			return nil, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
+		}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(h.closing, func() { cancel(ErrClosed) })
+	defer stop()
+	c := &call{h: h, ctx: cctx, parent: ctx, entry: e, caps: caps, occ: occ, base: ev, cur: ev}
+	return c.run(intercept)
+}
+
+// advertisement computes this call's per-request capabilities: the
+// configured ones, narrowed by WithCapabilities and the continuation
+// allowance. intercept is false when the occurrence is observation only.
+func (e *eventEntry) advertisement(o *callOptions) (gen.Capabilities, bool, error) {
+	if o.grant == nil {
+		if !e.intercept {
+			return gen.Capabilities{}, false, nil
+		}
+		return advertise(e.caps, o.continuations), true, nil
+	}
+	g := *o.grant
+	if err := g.check(e.info, "capabilities", "", inputError); err != nil {
+		return gen.Capabilities{}, false, err
+	}
+	if !g.intercept {
+		return gen.Capabilities{}, false, nil
+	}
+	c := g.capabilities(0)
+	if !e.intercept || !narrows(c, e.caps) {
+		return gen.Capabilities{}, false, ErrWidening
+	}
+	return advertise(c, o.continuations), true, nil
+}
+
+// validateEvent checks the built event against its canonical payload schema.
+func validateEvent(info gen.EventInfo, ev *gen.Event) error {
+	data, err := gen.EncodeEvent(ev)
+	if err == nil {
+		err = validate.Default().Validate(info.PayloadSchema, data)
+	}
+	if err != nil {
+		ve := inputError("event", "", "schema", "the event does not satisfy its canonical schema")
+		var v *validate.Error
+		if errors.As(err, &v) {
+			ve.Pointer, ve.Keyword = v.Pointer, v.Keyword
+		}
+		ve.cause = err
+		return ve
+	}
+	return nil
+}
+
+func (c *call) run(intercept bool) (*Result, error) {
+	kind, path := eventFacts(c.base)
+	var chain []*subscription
+	for _, s := range c.entry.interceptors {
+		if s.accepts(kind, path) {
+			chain = append(chain, s)
+		}
+	}
+	var owed []*subscription // uncalled interceptors owed an observation
+	if !intercept {
+		owed, chain = chain, nil
+	}
+	for i, s := range chain {
+		if c.ctx.Err() != nil {
+			return c.interrupted(nil)
+		}
+		stop, interrupted := c.intercept(s)
+		if interrupted {
+			return c.interrupted(s)
+		}
+		if stop {
+			owed = chain[i+1:]
+			break
+		}
+	}
+	if c.ctx.Err() != nil {
+		return c.interrupted(nil)
+	}
+	res := c.result()
+	var observers []*subscription
+	for _, s := range c.entry.observers {
+		if s.accepts(kind, path) {
+			observers = append(observers, s)
+		}
+	}
+	c.observe(observers, owed)
+	if c.ctx.Err() != nil {
+		return c.interrupted(nil)
+	}
+	res.Diagnostics = c.diags
+	return res, nil
+}
+
+// intercept delivers the occurrence to one interceptor and admits its
+// response. stop reports that decision-making ends (accepted deny, flow
+// stop, fail-closed failure); interrupted that the call's context ended.
+func (c *call) intercept(s *subscription) (stop, interrupted bool) {
+	ev := c.cur
+	if !s.native {
+		ev = withoutNative(ev)
+	}
+	if p := c.h.cfg.Preparer; p != nil {
+		pe, err := p.Prepare(c.ctx, Delivery{BackendID: s.b.id, SubscriptionIndex: s.index, Mode: gen.ModeIntercept, Content: s.content, Upload: s.upload, Event: ev})
+		if c.ctx.Err() != nil {
+			return false, true
+		}
+		if err != nil || pe == nil {
+			return c.failure(s, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "preparation"}), false
+		}
+		ev = pe
+	}
+	id := ev.ID()
+	req := gen.InterceptRequest{
+		ID: gen.JSONRPCIDFromString(id),
+		Params: gen.InterceptRequestParams{
+			ProtocolVersion: gen.ProtocolVersion,
+			Event:           *ev,
+			Capabilities:    c.caps,
+			State:           c.occ.RequestState(),
+		},
+	}
+	body, err := gen.EncodeInterceptRequest(&req)
+	if err != nil {
+		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
+	}
+	dctx, cancel := context.WithTimeout(c.ctx, s.timeout)
+	defer cancel()
+	raw, err := s.b.tr.Exchange(dctx, transport.Message{BackendID: s.b.id, Method: jsonrpc.MethodIntercept, ID: jsonrpc.StringID(id), Body: body})
+	if c.ctx.Err() != nil {
+		return false, true // interruption overrides everything, including a response
+	}
+	if err != nil {
+		return c.failure(s, classify(err, dctx)), false
+	}
+	result, ferr := decodeIntercept(raw, id)
+	if ferr != nil {
+		return c.failure(s, ferr), false
+	}
+	if dctx.Err() != nil { // a response after the deadline is ignored
+		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
+	}
+	c.offered = append(c.offered, s)
+	prov, _ := json.Marshal(struct {
+		RequestID string `json:"requestId"`
+	}{id})
+	if err := c.occ.ApplyContext(dctx, c.caps, result, settle.ApplyOptions{Provenance: prov}); err != nil {
+		if c.ctx.Err() != nil {
+			return false, true
+		}
+		var rj *settle.Rejection
+		if !errors.As(err, &rj) { // the deadline passed before publication
+			return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
+		}
+		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: rj.Reason}), false
+	}
+	if modifies(result) {
+		cur, err := c.occ.Event()
+		if err != nil {
+			return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: "effective_event"}), false
+		}
+		c.cur = cur
+	}
+	return c.occ.Done(), false
+}
+
+// failure records an operational failure of s and applies its policy once:
+// fail-open continues, fail-closed stops with a synthetic denial.
+func (c *call) failure(s *subscription, te *transport.Error) (stop bool) {
+	d := Diagnostic{Code: te.Code, BackendID: s.b.id, SubscriptionIndex: s.index, Mode: gen.ModeIntercept, Stage: te.Stage, FailurePolicy: s.policy, Reason: te.Reason, Status: te.Status}
+	if s.policy == FailClosed {
+		d.SyntheticDenial = true
+		c.synthetic = true
+	}
+	c.record(d)
+	return s.policy == FailClosed
+}
+
+func (c *call) record(d Diagnostic) {
+	c.diags = append(c.diags, d)
+	c.h.log.Warn("ahp: delivery failed", "event", string(c.entry.info.Name), "code", string(d.Code), "backend", d.BackendID,
+		"subscription", d.SubscriptionIndex, "mode", string(d.Mode), "downgraded", d.Downgraded, "stage", string(d.Stage),
+		"policy", string(d.FailurePolicy), "synthetic_denial", d.SyntheticDenial, "reason", d.Reason, "status", d.Status)
+}
+
+// classify maps an exchange error to a diagnostic. A context expiry of the
+// delivery's own context (its subscription timeout) is deadline_exceeded;
+// errors of custom transports that carry no *transport.Error are transport
+// failures.
+func classify(err error, dctx context.Context) *transport.Error {
+	if errors.Is(dctx.Err(), context.DeadlineExceeded) {
+		stage := transport.StageReceive
+		var te *transport.Error
+		if errors.As(err, &te) {
+			stage = te.Stage
+		}
+		return &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: stage, Reason: "timeout"}
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		cp := *te
+		cp.Err = nil
+		return &cp
+	}
+	return &transport.Error{Code: transport.CodeTransport, Stage: transport.StageSend, Reason: "transport_error"}
+}
+
+// decodeIntercept validates a response envelope, its correlation and its
+// canonical shape. A correlated, well-formed JSON-RPC error is remote_rpc
+// (only its numeric code is kept); anything else malformed is a protocol
+// rejection.
+func decodeIntercept(raw []byte, id string) (*gen.InterceptResponseResult, *transport.Error) {
+	reject := func(reason string) *transport.Error {
+		return &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageReceive, Reason: reason}
+	}
+	env, err := jsonrpc.Classify(raw)
+	if err != nil {
+		if errors.Is(err, jsonrpc.ErrParse) {
+			return nil, reject("malformed_json")
+		}
+		return nil, reject("invalid_envelope")
+	}
+	want := jsonrpc.StringID(id)
+	switch env.Kind {
+	case jsonrpc.KindErrorResponse:
+		if !env.ID.Equal(want) {
+			return nil, reject("id_mismatch")
+		}
+		e, err := env.DecodeError()
+		if err != nil {
+			return nil, reject("invalid_error")
+		}
+		return nil, &transport.Error{Code: transport.CodeRemoteRPC, Stage: transport.StageReceive, Reason: "jsonrpc_error", Status: e.Code}
+	case jsonrpc.KindResponse:
+		if !env.ID.Equal(want) {
+			return nil, reject("id_mismatch")
+		}
+	default:
+		return nil, reject("not_response")
+	}
+	resp, err := gen.ParseInterceptResponse(raw)
+	if err != nil {
+		return nil, reject("schema")
+	}
+	if resp.Result.Effects == nil {
+		return nil, reject("missing_effects")
+	}
+	return &resp.Result, nil
+}
+
+// result assembles the settled Result.
+func (c *call) result() *Result {
+	var st settle.State
+	if c.occ != nil {
+		st = c.occ.State()
+	}
+	r := &Result{
+		Permission:   st.Permission,
+		Input:        st.Input,
+		Candidate:    Candidate{Present: st.Candidate.Present, Value: st.Candidate.Value, Provenance: st.Candidate.Provenance},
+		Flow:         st.Flow,
+		StopReason:   st.StopReason,
+		Instructions: st.Instructions,
+		Injections:   st.Injections,
+		Messages:     st.Messages,
+		event:        c.cur,
+	}
+	if r.Permission == "" {
+		r.Permission = gen.PermissionNone
+	}
+	if r.Flow == "" {
+		r.Flow = gen.FlowStateNone
+	}
+	for _, a := range st.Accepted {
+		if a.Index < 0 || a.Index >= len(c.offered) {
+			continue
+		}
+		s := c.offered[a.Index]
+		r.Accepted = append(r.Accepted, Accepted{BackendID: s.b.id, SubscriptionIndex: s.index, Effects: a.Effects})
+	}
+	if c.synthetic {
+		r.Permission = gen.PermissionDeny
+		r.SyntheticDenial = true
+		r.Candidate = Candidate{}
+	}
+	return r
+}
+
+// interrupted ends a call whose context ended: no further deliveries, no
+// owed observations, and a Result that never authorizes execution, returned
+// with an error wrapping the cause.
+func (c *call) interrupted(inflight *subscription) (*Result, error) {
+	cause := context.Cause(c.ctx)
+	code := transport.CodeCancelled
+	if errors.Is(cause, context.DeadlineExceeded) {
+		code = transport.CodeDeadlineExceeded
+	}
+	if inflight != nil {
+		c.record(Diagnostic{Code: code, BackendID: inflight.b.id, SubscriptionIndex: inflight.index, Mode: gen.ModeIntercept, Stage: transport.StageReceive, FailurePolicy: inflight.policy, Reason: "interrupted"})
+	}
+	r := c.result()
+	r.Interrupted = true
+	r.Permission = gen.PermissionDeny
+	r.Candidate = Candidate{}
+	r.Diagnostics = c.diags
+	name := c.entry.info.Name
+	if errors.Is(cause, ErrClosed) {
+		return r, fmt.Errorf("hooks: %s interrupted: %w", name, ErrClosed)
+	}
+	if err := c.parent.Err(); err != nil {
+		return r, fmt.Errorf("hooks: %s interrupted: %w", name, err)
+	}
+	return r, fmt.Errorf("hooks: %s interrupted: %w", name, cause)
+}
+
+// observe notifies observers (explicit observe subscriptions) and the owed
+// uncalled interceptors, concurrently, with the settled effective event,
+// and waits for all of them. Failures are recorded, never acted on.
+func (c *call) observe(observers, owed []*subscription) {
+	type target struct {
+		s          *subscription
+		downgraded bool
+	}
+	var targets []target
+	for _, s := range observers {
+		targets = append(targets, target{s, false})
+	}
+	for _, s := range owed {
+		targets = append(targets, target{s, true})
+	}
+	if len(targets) == 0 {
+		return
+	}
+	var bodies [2][]byte // [0] without native, [1] with native
+	encode := func(native bool) ([]byte, error) {
+		i := 0
+		if native {
+			i = 1
+		}
+		if bodies[i] != nil {
+			return bodies[i], nil
+		}
+		ev := c.cur
+		if !native {
+			ev = withoutNative(ev)
+		}
+		b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
+		bodies[i] = b
+		return b, err
+	}
+	for _, t := range targets { // encode up front: goroutines only read
+		if _, err := encode(t.s.native); err != nil {
+			return
+		}
+	}
+	diags := make([]*Diagnostic, len(targets))
+	deliver := func(i int, t target) {
+		octx, cancel := context.WithTimeout(c.ctx, c.h.cfg.ObserveTimeout)
+		defer cancel()
+		body, _ := encode(t.s.native)
+		fail := func(te *transport.Error) {
+			diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}
+		}
+		if p := c.h.cfg.Preparer; p != nil {
+			ev := c.cur
+			if !t.s.native {
+				ev = withoutNative(ev)
+			}
+			pe, err := p.Prepare(octx, Delivery{BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Content: t.s.content, Upload: t.s.upload, Event: ev})
+			if err != nil || pe == nil {
+				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "preparation"})
+				return
+			}
+			if pe != ev {
+				b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *pe}})
+				if err != nil {
+					fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "encode"})
+					return
+				}
+				body = b
+			}
+		}
+		err := t.s.b.tr.Notify(octx, transport.Message{BackendID: t.s.b.id, Method: jsonrpc.MethodObserve, Body: body})
+		if err != nil && c.ctx.Err() == nil {
+			fail(classify(err, octx))
+		}
+	}
+	if len(targets) == 1 {
+		deliver(0, targets[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, t := range targets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				deliver(i, t)
+			}()
+		}
+		wg.Wait()
+	}
+	for _, d := range diags {
+		if d != nil {
+			c.record(*d)
+		}
+	}
+
+}
+
+// modifies reports whether a response carries a modification effect.
+func modifies(r *gen.InterceptResponseResult) bool {
+	for _, e := range r.Effects {
+		if e.ModifyInput != nil || e.ModifyMessages != nil || e.ModifyText != nil || e.ModifyWorkspace != nil || e.ModifyForm != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// appJSON encodes application-owned JSON (a json.RawMessage is copied and
+// must be valid JSON; anything else is marshalled).
+func appJSON(v any, pointer string) (json.RawMessage, error) {
+	var data []byte
+	switch x := v.(type) {
+	case json.RawMessage:
+		if !json.Valid(x) {
+			return nil, inputError("event", pointer, "json", "not valid JSON")
+		}
+		data = clone(x)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, inputError("event", pointer, "json", "not JSON-marshalable")
+		}
+		data = b
+	}
+	return data, nil
+}

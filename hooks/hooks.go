@@ -1,0 +1,211 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+)
+
+// DefaultObserveTimeout caps one observation delivery inside the call budget
+// when Config.ObserveTimeout is zero.
+const DefaultObserveTimeout = 5 * time.Second
+
+// Config configures a Hooks. Source is required; exactly one of Capabilities
+// and Manifest must be set.
+type Config struct {
+	// Source is the stable, non-secret URI identifying this harness
+	// installation; it becomes every event's source.
+	Source string
+
+	// Capabilities is the event-map shorthand: for each supported event the
+	// grant the host can enforce. Events left out are not supported. The
+	// derived manifest records a gap for each of them and for every host
+	// facility the map cannot establish.
+	Capabilities map[gen.EventName]Grant
+	// Manifest is a complete static capability manifest, used exactly as
+	// given (never augmented). Mutually exclusive with Capabilities.
+	Manifest *gen.StaticCapabilityManifest
+
+	// Transports overrides the registration's transport of the named
+	// backends (keyed by backend id) with caller-owned transports, such as
+	// transport.NewInProcess or a custom implementation. They are borrowed:
+	// Close does not close them.
+	Transports map[string]transport.Transport
+	// HTTPClient is borrowed for HTTP backends; redirects are never
+	// followed through it. Nil means a client owned by the Hooks.
+	HTTPClient *http.Client
+	// Credentials resolves endpoint authentication at delivery time. Nil
+	// means transport.EnvCredentials (bearer tokenEnv only). Borrowed.
+	Credentials transport.CredentialProvider
+	// AllowInsecureHTTP permits plain http:// endpoints on hosts other than
+	// loopback (explicitly controlled local development only).
+	AllowInsecureHTTP bool
+	// Preparer is the content-preparation phase run before each delivery;
+	// nil delivers the canonical event as given.
+	Preparer Preparer
+
+	// StdioEnv is the complete environment of stdio backends; nil means a
+	// minimal one holding only PATH.
+	StdioEnv []string
+	// StdioStderr receives the bounded stderr of stdio backends; nil
+	// discards it. It is never parsed or logged by the package. It is
+	// written from the transport's own goroutines.
+	StdioStderr io.Writer
+	// MaxResponseBytes bounds one response; <= 0 means
+	// transport.DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// ObserveTimeout caps each observation delivery within the call budget;
+	// <= 0 means DefaultObserveTimeout.
+	ObserveTimeout time.Duration
+	// Logger receives delivery diagnostics (codes and identifiers only);
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// Preparer prepares the content of one delivery before it is sent: the
+// subscription's content selection and any selected uploads. It returns the
+// event that receiver may see. An error is charged to the subscription as a
+// preparation failure under its failure policy; its text is never reported.
+type Preparer interface {
+	Prepare(ctx context.Context, d Delivery) (*gen.Event, error)
+}
+
+// Delivery describes one pending delivery to a Preparer.
+type Delivery struct {
+	// BackendID is the receiving backend.
+	BackendID string
+	// SubscriptionIndex is the subscription's index within the backend.
+	SubscriptionIndex int
+	// Mode is the delivery mode (observe also for a downgraded interceptor).
+	Mode gen.Mode
+	// Content is the subscription's content selection.
+	Content gen.ContentSelection
+	// Upload is the subscription's upload configuration, if any.
+	Upload *gen.ContentUpload
+	// Event is the effective canonical event; do not modify it.
+	Event *gen.Event
+}
+
+// Hooks is the harness side of AHP: it delivers each event occurrence to the
+// backends of one registration and settles their responses. It is safe for
+// concurrent use. Close releases it.
+type Hooks struct {
+	source   string
+	manifest gen.StaticCapabilityManifest
+	events   map[gen.EventName]*eventEntry
+	backends []*backend
+	cfg      Config
+	log      *slog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	calls    sync.WaitGroup
+	closing  context.Context
+	cancel   context.CancelFunc
+	shutdown sync.Once
+	done     chan struct{}
+}
+
+// backend is one registration entry with its transport.
+type backend struct {
+	index int
+	id    string
+	tr    transport.Transport
+	owned bool
+}
+
+// subscription is one registration subscription.
+type subscription struct {
+	b         *backend
+	index     int
+	mode      gen.Mode
+	selectors []string
+	timeout   time.Duration
+	policy    FailurePolicy
+	native    bool
+	content   gen.ContentSelection
+	upload    *gen.ContentUpload
+	kinds     []string
+	paths     []string
+}
+
+// FailurePolicy is an intercept subscription's failure policy.
+type FailurePolicy string
+
+const (
+	// FailOpen continues unchanged after an operational failure.
+	FailOpen FailurePolicy = "fail-open"
+	// FailClosed denies the operation after an operational failure.
+	FailClosed FailurePolicy = "fail-closed"
+)
+
+// eventEntry is everything a call of one event needs, computed by New.
+type eventEntry struct {
+	info         gen.EventInfo
+	declared     bool // the manifest declares the event
+	intercept    bool // the manifest grants intercept mode
+	caps         gen.Capabilities
+	interceptors []*subscription
+	observers    []*subscription
+}
+
+// Manifest returns a detached copy of the static capability manifest the
+// harness advertises (the configured one, or the one derived from the
+// shorthand).
+func (h *Hooks) Manifest() gen.StaticCapabilityManifest { return cloneManifest(h.manifest) }
+
+func cloneManifest(m gen.StaticCapabilityManifest) gen.StaticCapabilityManifest {
+	data, err := json.Marshal(m)
+	var out gen.StaticCapabilityManifest
+	if err != nil || json.Unmarshal(data, &out) != nil {
+		return gen.StaticCapabilityManifest{}
+	}
+	return out
+}
+
+// enter admits a call; it fails after Close.
+func (h *Hooks) enter() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.calls.Add(1)
+	return true
+}
+
+// Close stops admitting calls, cancels the calls in flight (they return
+// ErrClosed) and waits for them, then closes the transports the Hooks owns,
+// reaping their child processes. Borrowed transports and clients stay open.
+// Close is idempotent and safe to call from many goroutines; every call
+// returns once shutdown is complete.
+func (h *Hooks) Close() error {
+	h.shutdown.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		h.mu.Unlock()
+		h.cancel()
+		h.calls.Wait()
+		var wg sync.WaitGroup
+		for _, b := range h.backends {
+			if b.owned {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_ = b.tr.Close()
+				}()
+			}
+		}
+		wg.Wait()
+		close(h.done)
+	})
+	<-h.done
+	return nil
+}

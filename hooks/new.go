@@ -1,0 +1,398 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
+)
+
+// manifestSchema is the canonical location of the static capability manifest.
+const manifestSchema = "capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest"
+
+// New builds a Hooks from a registration document and cfg. It validates the
+// registration canonically, then applies the harness's load-time checks
+// (unique backend ids, intercept subscriptions only to events the manifest
+// advertises as interceptable, timeouts within the manifest's limits,
+// honoured managed scope, plain HTTP only to loopback) and the configuration
+// (Source, exactly one of Capabilities and Manifest, grants compatible with
+// their events). Every rejection is a *ValidationError naming the JSON
+// pointer of the offending member.
+//
+// New performs no I/O: no process is started and no connection is opened
+// until a call needs them. A registration can launch processes; never load
+// an untrusted one.
+func New(registration []byte, cfg Config) (*Hooks, error) {
+	if strings.TrimSpace(cfg.Source) == "" {
+		return nil, configError("config", "/Source", "required", "Source is required")
+	}
+	if u, err := url.Parse(cfg.Source); err != nil || u.Scheme == "" {
+		return nil, configError("config", "/Source", "format", "Source must be an absolute URI")
+	}
+	reg, err := gen.ParseRegistration(registration)
+	if err != nil {
+		ve := regError("", "schema", "")
+		var pe *gen.ParseError
+		if errors.As(err, &pe) {
+			ve.Pointer, ve.Keyword = pe.Pointer, pe.Keyword
+		}
+		ve.cause = err
+		return nil, ve
+	}
+	manifest, err := buildManifest(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &Hooks{source: cfg.Source, manifest: manifest, cfg: cfg, log: log, events: map[gen.EventName]*eventEntry{}, done: make(chan struct{})}
+	h.closing, h.cancel = context.WithCancel(context.Background())
+	if h.cfg.ObserveTimeout <= 0 {
+		h.cfg.ObserveTimeout = DefaultObserveTimeout
+	}
+	for _, info := range gen.Events() {
+		h.events[info.Name] = &eventEntry{info: info}
+	}
+	for _, e := range manifest.Events {
+		entry := h.events[gen.EventName(e.Event)]
+		if entry == nil {
+			continue // the manifest schema admits only catalogue names
+		}
+		entry.declared = true
+		if slices.Contains(e.Modes, gen.StaticCapabilityManifestEventModeIntercept) && e.Capabilities != nil {
+			entry.intercept = true
+			entry.caps = cloneCaps(*e.Capabilities)
+		}
+	}
+	subs, err := h.loadRegistration(reg)
+	if err != nil {
+		return nil, err
+	}
+	for key := range cfg.Transports {
+		if !slices.ContainsFunc(h.backends, func(b *backend) bool { return b.id == key }) {
+			return nil, configError("config", "/Transports/"+escape(key), "backend", "no backend in the registration has this id")
+		}
+	}
+	for _, e := range h.events {
+		if !e.declared {
+			continue
+		}
+		for _, s := range subs {
+			if !s.matches(e) {
+				continue
+			}
+			if s.mode == gen.ModeIntercept {
+				e.interceptors = append(e.interceptors, s)
+			} else {
+				e.observers = append(e.observers, s)
+			}
+		}
+	}
+	return h, nil
+}
+
+// loadRegistration checks the parsed registration and builds backends and
+// subscriptions, in registration order.
+func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error) {
+	seen := map[string]int{}
+	var subs []*subscription
+	limits := h.manifest.Limits
+	managed := slices.Contains(h.manifest.ManagedPolicy.Scopes, gen.StaticCapabilityManifestManagedPolicyScopeManaged)
+	for i, b := range reg.Hooks {
+		bp := fmt.Sprintf("/hooks/%d", i)
+		id := string(b.ID)
+		if j, dup := seen[id]; dup {
+			return nil, regError(bp+"/id", "unique", fmt.Sprintf("backend id already used by /hooks/%d", j))
+		}
+		seen[id] = i
+		be := &backend{index: i, id: id}
+		if tr, ok := h.cfg.Transports[id]; ok && tr != nil {
+			be.tr = tr
+		} else {
+			tr, err := h.newTransport(be, b, bp)
+			if err != nil {
+				return nil, err
+			}
+			be.tr, be.owned = tr, true
+		}
+		h.backends = append(h.backends, be)
+		for j, s := range b.Subscriptions {
+			sp := fmt.Sprintf("%s/subscriptions/%d", bp, j)
+			sub := &subscription{b: be, index: j}
+			var scope *gen.SubscriptionScope
+			var filters *gen.SubscriptionFilters
+			switch {
+			case s.Intercept != nil:
+				x := s.Intercept
+				sub.mode = gen.ModeIntercept
+				sub.policy = FailurePolicy(x.FailurePolicy)
+				ms, err := x.TimeoutMs.Int64()
+				if err != nil || ms < 1 {
+					return nil, regError(sp+"/timeoutMs", "minimum", "timeoutMs must be a positive integer")
+				}
+				if min := limitOf(limits.MinTimeoutMs); min >= 0 && ms < min {
+					return nil, regError(sp+"/timeoutMs", "minimum", "below the manifest's limits.minTimeoutMs")
+				}
+				if max := limitOf(limits.MaxTimeoutMs); max >= 0 && ms > max {
+					return nil, regError(sp+"/timeoutMs", "maximum", "above the manifest's limits.maxTimeoutMs")
+				}
+				sub.timeout = time.Duration(min64(ms, int64(time.Duration(1<<62)/time.Millisecond))) * time.Millisecond
+				for k, sel := range x.Events {
+					name := string(sel)
+					sub.selectors = append(sub.selectors, name)
+					if isWildcard(name) {
+						continue
+					}
+					if e := h.events[gen.EventName(name)]; e == nil || !e.intercept {
+						return nil, regError(fmt.Sprintf("%s/events/%d", sp, k), "advertised", "the manifest does not advertise this event as interceptable")
+					}
+				}
+				sub.native = x.IncludeNative != nil && *x.IncludeNative
+				sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
+			case s.Observe != nil:
+				x := s.Observe
+				sub.mode = gen.ModeObserve
+				for _, sel := range x.Events {
+					sub.selectors = append(sub.selectors, string(sel))
+				}
+				sub.native = x.IncludeNative != nil && *x.IncludeNative
+				sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
+			default:
+				return nil, regError(sp, "oneOf", "subscription is neither intercept nor observe")
+			}
+			if scope != nil && *scope == gen.SubscriptionScopeManaged && !managed {
+				return nil, regError(sp+"/scope", "managedPolicy", "the manifest does not honour managed scope")
+			}
+			if filters != nil {
+				sub.kinds, sub.paths = filters.ToolKinds, filters.Paths
+			}
+			for _, prev := range subs {
+				if prev.b == be && prev.mode == sub.mode && overlaps(prev.selectors, sub.selectors) {
+					// Distinct subscriptions stay independent (base/composition.md,
+					// base/failure.md): both are delivered; warn only.
+					h.log.Warn("ahp: overlapping subscriptions on one backend", "backend", id, "subscription", j, "other", prev.index, "mode", string(sub.mode))
+				}
+			}
+			subs = append(subs, sub)
+		}
+	}
+	return subs, nil
+}
+
+func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.Transport, error) {
+	switch {
+	case b.Transport.HTTP != nil:
+		u, err := url.Parse(b.Transport.HTTP.URL)
+		if err != nil || u.Host == "" {
+			return nil, regError(bp+"/transport/url", "format", "not an absolute URL")
+		}
+		if u.Scheme == "http" && !h.cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()) {
+			return nil, regError(bp+"/transport/url", "https", "plain http is allowed only for loopback endpoints")
+		}
+		return transport.NewHTTP(b.Transport.HTTP.URL, transport.HTTPOptions{
+			BackendID:        be.id,
+			Client:           h.cfg.HTTPClient,
+			Authentication:   b.Authentication,
+			Credentials:      h.cfg.Credentials,
+			MaxResponseBytes: h.cfg.MaxResponseBytes,
+		}), nil
+	case b.Transport.Stdio != nil:
+		s := b.Transport.Stdio
+		dir := ""
+		if s.Cwd != nil {
+			dir = *s.Cwd
+		}
+		return transport.NewStdio(transport.StdioOptions{
+			BackendID:     be.id,
+			Command:       s.Command,
+			Args:          append([]string(nil), s.Args...),
+			Dir:           dir,
+			Lifecycle:     s.Lifecycle,
+			Env:           h.cfg.StdioEnv,
+			Stderr:        h.cfg.StdioStderr,
+			MaxFrameBytes: int(h.cfg.MaxResponseBytes),
+		}), nil
+	}
+	return nil, regError(bp+"/transport", "oneOf", "no supported transport")
+}
+
+// matches reports whether s selects the event of e in its own mode.
+func (s *subscription) matches(e *eventEntry) bool {
+	if s.mode == gen.ModeIntercept && !e.intercept {
+		return false // intercept wildcards select only advertised interceptable boundaries
+	}
+	name := string(e.info.Name)
+	for _, sel := range s.selectors {
+		if sel == name || sel == "*" {
+			return true
+		}
+		if fam, ok := strings.CutSuffix(sel, ".*"); ok && strings.HasPrefix(name, fam+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// accepts applies the subscription's optional filters: a delivery is
+// skipped only when the event states a tool kind or path that the filter
+// does not list; unknown or absent facts never drop a delivery.
+func (s *subscription) accepts(kind, path *string) bool {
+	if len(s.kinds) > 0 && kind != nil && !slices.Contains(s.kinds, *kind) {
+		return false
+	}
+	if len(s.paths) > 0 && path != nil && !slices.Contains(s.paths, *path) {
+		return false
+	}
+	return true
+}
+
+func isWildcard(s string) bool { return s == "*" || strings.HasSuffix(s, ".*") }
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y || x == "*" || y == "*" {
+				return true
+			}
+			fx, wx := strings.CutSuffix(x, ".*")
+			fy, wy := strings.CutSuffix(y, ".*")
+			if (wx && strings.HasPrefix(y, fx+".")) || (wy && strings.HasPrefix(x, fy+".")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func limitOf(n *json.Number) int64 {
+	if n == nil {
+		return -1
+	}
+	v, err := n.Int64()
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+func min64(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// buildManifest validates cfg's manifest or derives one from the shorthand.
+func buildManifest(cfg Config) (gen.StaticCapabilityManifest, error) {
+	switch {
+	case cfg.Manifest != nil && cfg.Capabilities != nil:
+		return gen.StaticCapabilityManifest{}, configError("config", "/Manifest", "oneOf", "Capabilities and Manifest are mutually exclusive")
+	case cfg.Manifest != nil:
+		m := cloneManifest(*cfg.Manifest)
+		data, err := json.Marshal(m)
+		if err == nil {
+			err = validate.Default().Validate(manifestSchema, data)
+		}
+		if err != nil {
+			ve := configError("manifest", "", "schema", "")
+			var v *validate.Error
+			if errors.As(err, &v) {
+				ve.Pointer, ve.Keyword = v.Pointer, v.Keyword
+			}
+			ve.cause = err
+			return gen.StaticCapabilityManifest{}, ve
+		}
+		for i, e := range m.Events {
+			info, ok := gen.LookupEvent(gen.EventName(e.Event))
+			if !ok || !slices.Contains(e.Modes, gen.StaticCapabilityManifestEventModeIntercept) {
+				continue
+			}
+			p := fmt.Sprintf("/events/%d/capabilities", i)
+			if e.Capabilities == nil {
+				return gen.StaticCapabilityManifest{}, configError("manifest", p, "required", "an intercept entry needs capabilities")
+			}
+			data, _ := gen.EncodeCapabilities(e.Capabilities)
+			if err := validate.Default().Validate(info.CapabilitySchema, data); err != nil {
+				ve := configError("manifest", p, "schema", "capabilities exceed the event's bound")
+				var v *validate.Error
+				if errors.As(err, &v) {
+					ve.Pointer, ve.Keyword = p+v.Pointer, v.Keyword
+				}
+				ve.cause = err
+				return gen.StaticCapabilityManifest{}, ve
+			}
+		}
+		return m, nil
+	case cfg.Capabilities != nil:
+		return deriveManifest(cfg.Capabilities)
+	}
+	return gen.StaticCapabilityManifest{}, configError("config", "/Capabilities", "required", "one of Capabilities and Manifest is required")
+}
+
+// deriveManifest turns the event-map shorthand into a manifest that declares
+// only the given events and modes and records a gap for every omitted event
+// and for each host facility the map cannot establish.
+func deriveManifest(grants map[gen.EventName]Grant) (gen.StaticCapabilityManifest, error) {
+	for name := range grants {
+		if _, ok := gen.LookupEvent(name); !ok {
+			return gen.StaticCapabilityManifest{}, configError("capabilities", "/"+escape(string(name)), "enum", "not an event of the catalogue")
+		}
+	}
+	m := gen.StaticCapabilityManifest{
+		Events:                    []gen.StaticCapabilityManifestEvent{},
+		Gaps:                      []gen.Gap{},
+		Transports:                []gen.StaticCapabilityManifestTransport{},
+		Authentication:            []gen.StaticCapabilityManifestAuthenticationItem{},
+		ToolPaths:                 []string{},
+		ContentCategories:         []string{},
+		ManagedPolicy:             gen.StaticCapabilityManifestManagedPolicy{Scopes: []gen.StaticCapabilityManifestManagedPolicyScope{}},
+		CorrelationIdentityFields: []string{"id", "source"},
+	}
+	for _, info := range gen.Events() {
+		g, ok := grants[info.Name]
+		if !ok {
+			m.Gaps = append(m.Gaps, gen.Gap{Path: string(info.Name), Reason: "event not declared by the host"})
+			continue
+		}
+		if err := g.check(info, "capabilities", "/"+escape(string(info.Name)), configError); err != nil {
+			return gen.StaticCapabilityManifest{}, err
+		}
+		e := gen.StaticCapabilityManifestEvent{Event: gen.StaticCapabilityManifestEventEvent(info.Name)}
+		if g.intercept {
+			caps := g.capabilities(0)
+			e.Modes = []gen.StaticCapabilityManifestEventMode{gen.StaticCapabilityManifestEventModeIntercept, gen.StaticCapabilityManifestEventModeObserve}
+			e.Capabilities = &caps
+		} else {
+			e.Modes = []gen.StaticCapabilityManifestEventMode{gen.StaticCapabilityManifestEventModeObserve}
+		}
+		m.Events = append(m.Events, e)
+	}
+	for _, f := range []string{"transports", "authentication", "toolPaths", "contentCategories", "limits", "managedPolicy"} {
+		m.Gaps = append(m.Gaps, gen.Gap{Path: f, Reason: "not established by the capabilities shorthand; configure a full manifest"})
+	}
+	return m, nil
+}

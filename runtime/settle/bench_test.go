@@ -1,0 +1,102 @@
+package settle_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
+)
+
+// benchChain is a 4-response tool.before chain with input merges, as the
+// backends would send it (full JSON-RPC responses).
+var benchChain = [][]byte{
+	[]byte(`{"jsonrpc":"2.0","id":"evt1","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":{"path":"a.md","mode":{"append":true}}},{"type":"message","text":"rewrote path"}]}}`),
+	[]byte(`{"jsonrpc":"2.0","id":"evt1","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":{"content":"hello world","extra":[1,2,3]}},{"type":"allow"}]}}`),
+	[]byte(`{"jsonrpc":"2.0","id":"evt1","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":{"path":"b.md"}},{"type":"return","value":{"ok":true}}]}}`),
+	[]byte(`{"jsonrpc":"2.0","id":"evt1","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":{"flags":{"dry":false}}},{"type":"message","text":"done"}]}}`),
+}
+
+// BenchmarkSettleToolBeforeChain settles the chain: "apply" over responses
+// already decoded into the typed model, "decode+apply" including the typed
+// decode of each response (gen codecs, no schema validation), beside the
+// baseline that only decodes the same responses into map[string]any.
+func BenchmarkSettleToolBeforeChain(b *testing.B) {
+	ev := event(b, gen.EventToolBefore)
+	g := fullGrant(b, gen.EventToolBefore)
+	decoded := make([]*gen.InterceptResponse, len(benchChain))
+	for i, raw := range benchChain {
+		r, err := gen.ParseInterceptResponse(raw)
+		require.NoError(b, err)
+		decoded[i] = r
+	}
+	var bytesPerChain int64
+	for _, raw := range benchChain {
+		bytesPerChain += int64(len(raw))
+	}
+	b.Run("apply", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			o, err := settle.New(ev, settle.Initial{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range decoded {
+				if err := o.Apply(g, &r.Result); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = o.State()
+		}
+	})
+	b.Run("decode+apply", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(bytesPerChain)
+		for b.Loop() {
+			o, err := settle.New(ev, settle.Initial{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, raw := range benchChain {
+				var r gen.InterceptResponse
+				if err := r.UnmarshalJSON(raw); err != nil {
+					b.Fatal(err)
+				}
+				if err := o.Apply(g, &r.Result); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = o.State()
+		}
+	})
+	b.Run("baseline-map-decode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(bytesPerChain)
+		for b.Loop() {
+			for _, raw := range benchChain {
+				var m map[string]any
+				if err := json.Unmarshal(raw, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// TestBenchChainSettles keeps the benchmark honest: the chain is admissible
+// and settles to the expected state.
+func TestBenchChainSettles(t *testing.T) {
+	o := newOcc(t, gen.EventToolBefore)
+	for _, raw := range benchChain {
+		r, err := gen.ParseInterceptResponse(raw)
+		require.NoError(t, err)
+		require.NoError(t, o.Apply(fullGrant(t, gen.EventToolBefore), &r.Result))
+	}
+	s := o.State()
+	requireJSONEq(t, `{"path":"b.md","content":"hello world","mode":{"append":true},"extra":[1,2,3],"flags":{"dry":false}}`, s.Input)
+	require.Equal(t, gen.PermissionNone, s.Permission, "the third merge changed the input after the allow")
+	require.False(t, s.Candidate.Present, "the fourth merge changed the input after the return")
+	require.Equal(t, []string{"rewrote path", "done"}, s.Messages)
+}

@@ -1,0 +1,223 @@
+package settle
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
+)
+
+// Canonical schema locations used for values the typed model cannot fully
+// constrain by itself.
+const (
+	refMessages        = "content-item.schema.json#/$defs/messages"
+	refTextParts       = "content-item.schema.json#/$defs/textParts"
+	refInject          = "effect.schema.json#/$defs/InjectEffect"
+	refElicitResult    = "mcp-elicitation.schema.json#/$defs/ElicitResult"
+	refElicitRequest   = "mcp-elicitation.schema.json#/$defs/ElicitRequestParams"
+	refWorkspaceChange = "task-workspace-event.schema.json#/$defs/WorkspaceChange"
+)
+
+// canonical validates JSON text against a canonical schema location.
+func canonical(ref string, data []byte) error {
+	return validate.Default().Validate(ref, data)
+}
+
+// partSet is a set of encoded content parts whose identity is established
+// by the host event: attachments and withheld text. Supplied values may
+// repeat these parts unchanged but never invent or edit them
+// (base/composition.md: "Message values MAY contain unchanged immutable
+// attachment references only after runtime validation of their existing
+// identity"; "Changing IDs does not grant authority to replace hidden text").
+type partSet map[string]struct{}
+
+// listInfo describes a message or text-part list.
+type listInfo struct {
+	hidden bool // contains text withheld by metadata/omit selection or a content gap
+}
+
+// contentPart classifies one ContentItem: whether it is ordinary inline
+// text (free to supply), and whether it withholds content.
+func contentPart(p *gen.ContentItem) (bodyText, withheld bool, ok bool) {
+	switch {
+	case p.TextBodyPart != nil:
+		return true, false, true
+	case p.TextMetadataPart != nil, p.TextOmittedPart != nil, p.TextGapPart != nil, p.AttachmentGapPart != nil:
+		return false, true, true
+	case p.AttachmentBodyPart != nil, p.AttachmentMetadataPart != nil, p.AttachmentOmittedPart != nil:
+		return false, false, true
+	}
+	return false, false, false
+}
+
+// textPart classifies one TextPart like contentPart.
+func textPart(p *gen.TextPart) (bodyText, withheld bool, ok bool) {
+	switch {
+	case p.Body != nil:
+		return true, false, true
+	case p.Metadata != nil, p.Omitted != nil, p.Gap != nil:
+		return false, true, true
+	}
+	return false, false, false
+}
+
+// encodeMessages encodes each message; it records non-text parts in known
+// (when non-nil) and reports whether any part withholds content.
+func encodeMessages(ms []gen.CanonicalMessage, known partSet) ([]json.RawMessage, listInfo, error) {
+	out := make([]json.RawMessage, len(ms))
+	var info listInfo
+	for i := range ms {
+		b, err := ms[i].MarshalJSON()
+		if err != nil {
+			return nil, info, err
+		}
+		out[i] = b
+		for j := range ms[i].Parts {
+			body, withheld, ok := contentPart(&ms[i].Parts[j])
+			if !ok {
+				return nil, info, errMalformed
+			}
+			info.hidden = info.hidden || withheld
+			if !body && known != nil {
+				pb, err := ms[i].Parts[j].MarshalJSON()
+				if err != nil {
+					return nil, info, err
+				}
+				known[string(pb)] = struct{}{}
+			}
+		}
+	}
+	return out, info, nil
+}
+
+// encodeTextParts encodes each text part like encodeMessages.
+func encodeTextParts(ps gen.TextParts, known partSet) ([]json.RawMessage, listInfo, error) {
+	out := make([]json.RawMessage, len(ps))
+	var info listInfo
+	for i := range ps {
+		b, err := ps[i].MarshalJSON()
+		if err != nil {
+			return nil, info, err
+		}
+		out[i] = b
+		body, withheld, ok := textPart(&ps[i])
+		if !ok {
+			return nil, info, errMalformed
+		}
+		info.hidden = info.hidden || withheld
+		if !body && known != nil {
+			known[string(b)] = struct{}{}
+		}
+	}
+	return out, info, nil
+}
+
+// knownContentParts adds the non-text parts of a ContentItem list to known.
+func knownContentParts(items []gen.ContentItem, known partSet) error {
+	for i := range items {
+		body, _, ok := contentPart(&items[i])
+		if !ok {
+			return errMalformed
+		}
+		if !body {
+			b, err := items[i].MarshalJSON()
+			if err != nil {
+				return err
+			}
+			known[string(b)] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// joinList writes list entries as one JSON array.
+func joinList(entries []json.RawMessage) json.RawMessage {
+	n := 2
+	for _, e := range entries {
+		n += len(e) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, e := range entries {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	return append(out, ']')
+}
+
+// listsEqual compares two encoded lists entry by entry.
+func listsEqual(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if string(a[i]) != string(b[i]) && !jsonEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSuppliedMessages validates a supplied message list: canonical shape,
+// the boundary's role (if any), and that every part other than inline text
+// repeats a part the host established. It returns the encoded messages.
+func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRole, known partSet) ([]json.RawMessage, bool) {
+	entries, _, err := encodeMessages(ms, nil)
+	if err != nil {
+		return nil, false
+	}
+	if canonical(refMessages, joinList(entries)) != nil {
+		return nil, false
+	}
+	for i := range ms {
+		if role != "" && ms[i].Role != role {
+			return nil, false
+		}
+		for j := range ms[i].Parts {
+			body, _, _ := contentPart(&ms[i].Parts[j])
+			if body {
+				continue
+			}
+			pb, err := ms[i].Parts[j].MarshalJSON()
+			if err != nil {
+				return nil, false
+			}
+			if _, ok := known[string(pb)]; !ok {
+				return nil, false
+			}
+		}
+	}
+	return entries, true
+}
+
+// checkSuppliedText validates a supplied text-part list like
+// checkSuppliedMessages.
+func checkSuppliedText(ps gen.TextParts, known partSet) ([]json.RawMessage, bool) {
+	entries, _, err := encodeTextParts(ps, nil)
+	if err != nil {
+		return nil, false
+	}
+	if canonical(refTextParts, joinList(entries)) != nil {
+		return nil, false
+	}
+	for i := range ps {
+		body, _, _ := textPart(&ps[i])
+		if body {
+			continue
+		}
+		if _, ok := known[string(entries[i])]; !ok {
+			return nil, false
+		}
+	}
+	return entries, true
+}
+
+// gapCovers reports whether an event-level gap path names the target field
+// or something inside it (dotted or JSON-pointer spelling).
+func gapCovers(path, field string) bool {
+	p := strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", ".")
+	return p == field || strings.HasPrefix(p, field+".") || strings.HasPrefix(p, field+"[")
+}

@@ -1,0 +1,217 @@
+package settle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+)
+
+// elicitCtx is what settlement needs to know about an MCP elicitation
+// boundary (interaction-payloads.md §MCP elicitation binding).
+type elicitCtx struct {
+	mode gen.ElicitationMode
+	// result boundary
+	action     string                          // envelope action
+	result     *gen.MCPElicitationElicitResult // parsed body, nil unless body-selected
+	resultPart *gen.TextBodyPart               // the body part carrying result
+	// form is the compiled requested form schema, nil when the request body
+	// is not available (metadata/omit selection, URL mode, or no host context).
+	form *jsonschema.Schema
+}
+
+// formAvailable reports whether the result's answer object is a
+// modification target: an accepted, body-selected form result.
+func (c *elicitCtx) formAvailable() bool {
+	return c != nil && c.mode == gen.ElicitationModeForm &&
+		c.action == string(gen.InteractionEventUserElicitationResultElicitationActionAccept) && c.result != nil
+}
+
+// parseRequestParams parses the body text of a user.elicitation.request
+// event: complete MCP elicitation/create params.
+func parseRequestParams(text string) (*gen.MCPElicitationElicitRequestParams, error) {
+	if err := canonical(refElicitRequest, []byte(text)); err != nil {
+		return nil, err
+	}
+	var p gen.MCPElicitationElicitRequestParams
+	if err := json.Unmarshal([]byte(text), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// paramsMode returns the parsed mode of request params (omission means form).
+func paramsMode(p *gen.MCPElicitationElicitRequestParams) gen.ElicitationMode {
+	if p.URL != nil {
+		return gen.ElicitationModeURL
+	}
+	return gen.ElicitationModeForm
+}
+
+// parseResult parses the body text of a user.elicitation.result event: a
+// complete MCP ElicitResult.
+func parseResult(text string) (*gen.MCPElicitationElicitResult, error) {
+	if err := canonical(refElicitResult, []byte(text)); err != nil {
+		return nil, err
+	}
+	var r gen.MCPElicitationElicitResult
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// refusingLoader refuses every external reference: a requested form schema
+// is a closed, self-contained subset (interaction-payloads.md).
+type refusingLoader struct{}
+
+func (refusingLoader) Load(string) (any, error) {
+	return nil, errors.New("settle: external schema references are not loaded")
+}
+
+// compileForm compiles the requested form schema of validated form params.
+// The "$schema" member is dropped: the binding fixes the vocabulary.
+func compileForm(p *gen.MCPElicitationElicitRequestFormParams) (*jsonschema.Schema, error) {
+	rs := p.RequestedSchema
+	rs.Schema = nil
+	doc, err := rs.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(refusingLoader{})
+	const loc = "urn:ahp:settle:requested-form-schema"
+	if err := c.AddResource(loc, v); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// validAnswerValue checks one pinned MCP FormAnswerValue: a string, number,
+// boolean, or array of strings.
+func validAnswerValue(v gen.FormAnswerValue) bool {
+	switch gen.FormAnswerValue(v).Kind() {
+	case "string", "number", "boolean":
+		return json.Valid(v)
+	case "array":
+		var ss []string
+		return json.Unmarshal(v, &ss) == nil
+	}
+	return false
+}
+
+// checkAnswers validates an answer object against the requested form
+// schema. No defaults are injected.
+func checkAnswers(s *jsonschema.Schema, answers gen.OrderedMap[gen.FormAnswerValue]) error {
+	if answers == nil {
+		answers = gen.OrderedMap[gen.FormAnswerValue]{}
+	}
+	doc, err := answers.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(v); err != nil {
+		return errors.New("answers do not satisfy the requested form schema")
+	}
+	return nil
+}
+
+// mergeAnswers shallow-merges supplied answers over current ones: named
+// fields are replaced whole, omitted fields survive, new ones are appended.
+func mergeAnswers(cur, sup gen.OrderedMap[gen.FormAnswerValue]) gen.OrderedMap[gen.FormAnswerValue] {
+	out := make(gen.OrderedMap[gen.FormAnswerValue], len(cur), len(cur)+len(sup))
+	copy(out, cur)
+	for _, e := range sup {
+		found := false
+		for i := range out {
+			if out[i].Name == e.Name {
+				out[i].Value = e.Value
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// cloneAnswers deep-copies an answer object (nil stays nil).
+func cloneAnswers(m gen.OrderedMap[gen.FormAnswerValue]) gen.OrderedMap[gen.FormAnswerValue] {
+	if m == nil {
+		return nil
+	}
+	out := make(gen.OrderedMap[gen.FormAnswerValue], len(m))
+	for i, e := range m {
+		out[i] = gen.MapEntry[gen.FormAnswerValue]{Name: e.Name, Value: gen.FormAnswerValue(bytes.Clone(e.Value))}
+	}
+	return out
+}
+
+// answersEqual compares two answer objects ignoring member order.
+func answersEqual(a, b gen.OrderedMap[gen.FormAnswerValue]) bool {
+	am, bm := answerMembers(a), answerMembers(b)
+	return membersEqual(am, bm)
+}
+
+func answerMembers(m gen.OrderedMap[gen.FormAnswerValue]) []member {
+	out := make([]member, 0, len(m))
+	for _, e := range m {
+		out = setMember(out, member{name: e.Name, value: json.RawMessage(e.Value)})
+	}
+	return out
+}
+
+// elicitationRequestContext checks that req is the request a result event
+// answers (parent, source, session and server correlation) and returns the
+// compiled requested form schema when the request body is available.
+func elicitationRequestContext(res *gen.UserElicitationResultEvent, req *gen.UserElicitationRequestEvent) (*jsonschema.Schema, error) {
+	if res.ParentEventID == nil || *res.ParentEventID != req.ID {
+		return nil, errors.New("elicitation request does not parent the result")
+	}
+	if res.Source != req.Source || res.Elicitation.Server != req.Elicitation.Server || res.Elicitation.Mode != req.Elicitation.Mode {
+		return nil, errors.New("elicitation request and result do not correlate")
+	}
+	if (res.Session == nil) != (req.Session == nil) || (res.Session != nil && res.Session.ID != req.Session.ID) {
+		return nil, errors.New("elicitation request and result sessions differ")
+	}
+	return requestForm(req)
+}
+
+// requestForm parses a request event's body and compiles its form schema;
+// it returns nil without error when no form body is available.
+func requestForm(req *gen.UserElicitationRequestEvent) (*jsonschema.Schema, error) {
+	part := req.Elicitation.Request
+	if part == nil || part.Body == nil {
+		return nil, nil
+	}
+	p, err := parseRequestParams(part.Body.Text)
+	if err != nil {
+		return nil, fmt.Errorf("elicitation request body: %w", err)
+	}
+	if paramsMode(p) != req.Elicitation.Mode {
+		return nil, errors.New("elicitation request mode differs from its body")
+	}
+	if p.Form == nil {
+		return nil, nil
+	}
+	s, err := compileForm(p.Form)
+	if err != nil {
+		return nil, fmt.Errorf("elicitation requested schema: %w", err)
+	}
+	return s, nil
+}

@@ -1,0 +1,417 @@
+package settle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+)
+
+// invalid wraps a host-input problem.
+func invalid(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrInvalidEvent, what, err)
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidEvent, what)
+}
+
+// newOccurrence builds an occurrence; host selects New (snapshot, host
+// context) or Admit (admission only).
+func newOccurrence(event *gen.Event, initial Initial, host bool) (*Occurrence, error) {
+	if event == nil || event.Value() == nil {
+		return nil, invalid("no event", nil)
+	}
+	b, ok := boundaryFor(gen.EventName(event.Type()))
+	if !ok {
+		return nil, invalid("event is not interceptable", nil)
+	}
+	o := &Occurrence{b: b, hostContext: host, known: partSet{}}
+	o.cur.perm = gen.PermissionNone
+	o.cur.flow = gen.FlowStateNone
+	if err := o.initState(initial); err != nil {
+		return nil, err
+	}
+	if err := o.extract(event, initial); err != nil {
+		return nil, err
+	}
+	if err := o.checkInitialCandidate(); err != nil {
+		return nil, err
+	}
+	if host {
+		snap, err := event.MarshalJSON()
+		if err != nil {
+			return nil, invalid("event encoding", err)
+		}
+		o.snapshot = snap
+	}
+	return o, nil
+}
+
+// initState validates and copies the host's incoming control state.
+func (o *Occurrence) initState(in Initial) error {
+	if in.Permission != "" {
+		if !in.Permission.Known() {
+			return invalid("initial permission", nil)
+		}
+		o.cur.perm = in.Permission
+	}
+	if in.Flow != "" {
+		if !in.Flow.Known() {
+			return invalid("initial flow", nil)
+		}
+		o.cur.flow = in.Flow
+	}
+	o.cur.stopReason = in.StopReason
+	for _, s := range in.Instructions {
+		if s == "" {
+			return invalid("initial instructions", nil)
+		}
+	}
+	o.cur.instructions = slices.Clone(in.Instructions)
+	for i := range in.Injections {
+		b, err := in.Injections[i].MarshalJSON()
+		if err != nil || canonical(refInject, b) != nil {
+			return invalid("initial injections", err)
+		}
+	}
+	o.cur.injections = copyInjections(in.Injections)
+	if in.Candidate.Present {
+		if len(in.Candidate.Value) == 0 || !json.Valid(in.Candidate.Value) {
+			return invalid("initial candidate", nil)
+		}
+		o.cur.cand = Candidate{Present: true, Value: bytes.Clone(in.Candidate.Value)}
+		if in.Candidate.Provenance != nil {
+			p, err := normalizeProvenance(in.Candidate.Provenance)
+			if err != nil {
+				return invalid("initial candidate provenance", err)
+			}
+			o.cur.cand.Provenance = p
+		}
+	}
+	return nil
+}
+
+// checkInitialCandidate validates an incoming candidate against the
+// boundary's candidate definition (intercept-request.schema.json $defs).
+func (o *Occurrence) checkInitialCandidate() error {
+	if !o.cur.cand.Present {
+		return nil
+	}
+	v := o.cur.cand.Value
+	var err error
+	switch o.b.ret {
+	case rkMessages:
+		err = canonical(refMessages, v)
+	case rkText:
+		err = canonical(refTextParts, v)
+	case rkElicit:
+		err = canonical(refElicitResult, v)
+	}
+	if err != nil {
+		return invalid("initial candidate", err)
+	}
+	return nil
+}
+
+// extract reads the boundary's target and context from the event.
+func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
+	var (
+		msgs   []gen.CanonicalMessage
+		text   gen.TextParts
+		isText bool
+		items  []gen.ContentItem
+		gaps   []gen.Gap
+	)
+	switch {
+	case ev.ToolBefore != nil:
+		items, gaps = ev.ToolBefore.Items, ev.ToolBefore.Gaps
+		return o.extractInput(ev.ToolBefore.Tool.Input, in.Input, items)
+	case ev.ToolPermissionRequest != nil:
+		items = ev.ToolPermissionRequest.Items
+		return o.extractInput(ev.ToolPermissionRequest.Tool.Input, in.Input, items)
+	case ev.TurnStart != nil:
+		msgs, gaps = ev.TurnStart.Items, ev.TurnStart.Gaps
+	case ev.TurnFinishBefore != nil:
+		msgs, gaps = ev.TurnFinishBefore.Items, ev.TurnFinishBefore.Gaps
+		if n, err := ev.TurnFinishBefore.ContinuationCount.Int64(); err == nil && n >= 0 && n < 1<<31 {
+			o.cur.contCount = int(n)
+		}
+	case ev.ModelRequestBefore != nil:
+		msgs, gaps = ev.ModelRequestBefore.Items, ev.ModelRequestBefore.Gaps
+	case ev.ModelResponseAfter != nil:
+		msgs, gaps = ev.ModelResponseAfter.Items, ev.ModelResponseAfter.Gaps
+	case ev.ToolAfter != nil:
+		msgs, gaps = ev.ToolAfter.Items, ev.ToolAfter.Gaps
+	case ev.UserMessageInbound != nil:
+		msgs, gaps, items = ev.UserMessageInbound.Message.Messages, ev.UserMessageInbound.Gaps, ev.UserMessageInbound.Items
+	case ev.UserMessageOutbound != nil:
+		msgs, gaps, items = ev.UserMessageOutbound.Message.Messages, ev.UserMessageOutbound.Gaps, ev.UserMessageOutbound.Items
+	case ev.ContextCompactBefore != nil:
+		isText, gaps = true, ev.ContextCompactBefore.Gaps
+		text = ev.ContextCompactBefore.Instructions
+		if err := o.knownMessages(ev.ContextCompactBefore.Items); err != nil {
+			return err
+		}
+	case ev.ContextCompactAfter != nil:
+		isText, gaps = true, ev.ContextCompactAfter.Gaps
+		text = ev.ContextCompactAfter.Summary
+		if text == nil {
+			return invalid("context.compact.after summary", nil)
+		}
+		if err := o.knownMessages(ev.ContextCompactAfter.Items); err != nil {
+			return err
+		}
+	case ev.WorkspaceChangeBefore != nil:
+		o.cur.workspace = cloneWorkspace(ev.WorkspaceChangeBefore.Workspace.Change)
+		return nil
+	case ev.UserElicitationResult != nil:
+		return o.extractElicitResult(ev.UserElicitationResult, in.ElicitationRequest)
+	case ev.UserElicitationRequest != nil:
+		e := ev.UserElicitationRequest
+		if !e.Elicitation.Mode.Known() {
+			return invalid("elicitation mode", nil)
+		}
+		form, err := requestForm(e)
+		if err != nil {
+			return invalid("elicitation request", err)
+		}
+		o.elicit = &elicitCtx{mode: e.Elicitation.Mode, form: form}
+		return knownContentParts(e.Items, o.known)
+	case ev.SessionStart != nil:
+		return o.knownMessages(ev.SessionStart.Items)
+	case ev.ToolBatchAfter != nil:
+		return knownContentParts(ev.ToolBatchAfter.Items, o.known)
+	default:
+		return nil
+	}
+	if err := knownContentParts(items, o.known); err != nil {
+		return invalid("event items", err)
+	}
+	var (
+		list []json.RawMessage
+		info listInfo
+		err  error
+	)
+	if isText {
+		if text != nil {
+			list, info, err = encodeTextParts(text, o.known)
+			o.cur.listPresent = true
+		}
+	} else {
+		if msgs == nil {
+			msgs = []gen.CanonicalMessage{}
+		}
+		list, info, err = encodeMessages(msgs, o.known)
+		o.cur.listPresent = true
+		if err == nil && o.b.role != "" {
+			for i := range msgs {
+				if msgs[i].Role != o.b.role {
+					return invalid("message role", nil)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return invalid("target content", err)
+	}
+	o.cur.list = list
+	o.hidden = info.hidden
+	for _, g := range gaps {
+		if gapCovers(g.Path, o.b.field) {
+			o.hidden = true
+		}
+	}
+	return nil
+}
+
+// knownMessages records the non-text parts of a message list.
+func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
+	if _, _, err := encodeMessages(ms, o.known); err != nil {
+		return invalid("event items", err)
+	}
+	return nil
+}
+
+// extractInput reads the tool input (or the host's override).
+func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []gen.ContentItem) error {
+	src := eventInput
+	if override != nil {
+		src = override
+	}
+	ms, err := splitObject(src, true)
+	if err != nil {
+		return invalid("tool input", err)
+	}
+	if ms == nil {
+		ms = []member{}
+	}
+	o.cur.input = cloneMembers(ms)
+	if err := knownContentParts(items, o.known); err != nil {
+		return invalid("event items", err)
+	}
+	return nil
+}
+
+// extractElicitResult reads an elicitation result: mode, action, and for a
+// body-selected result the parsed MCP ElicitResult (interaction-payloads.md).
+func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req *gen.UserElicitationRequestEvent) error {
+	el := e.Elicitation
+	if !el.Mode.Known() || !el.Action.Known() {
+		return invalid("elicitation mode or action", nil)
+	}
+	c := &elicitCtx{mode: el.Mode, action: string(el.Action)}
+	o.elicit = c
+	if el.Result != nil && el.Result.Body != nil {
+		r, err := parseResult(el.Result.Body.Text)
+		if err != nil {
+			return invalid("elicitation result body", err)
+		}
+		if string(r.Action) != c.action {
+			return invalid("elicitation result action differs from its body", nil)
+		}
+		if r.Content != nil && (c.mode != gen.ElicitationModeForm || c.action != string(gen.MCPElicitationElicitResultActionAccept)) {
+			return invalid("elicitation result content outside an accepted form", nil)
+		}
+		for _, a := range r.Content {
+			if !validAnswerValue(a.Value) {
+				return invalid("elicitation result content", nil)
+			}
+		}
+		c.result = r
+		c.resultPart = el.Result.Body
+		o.cur.answers = cloneAnswers(r.Content)
+		if o.cur.answers == nil && c.formAvailable() {
+			o.cur.answers = gen.OrderedMap[gen.FormAnswerValue]{}
+		}
+		o.origAnswers = cloneAnswers(o.cur.answers)
+	}
+	if req != nil {
+		form, err := elicitationRequestContext(e, req)
+		if err != nil {
+			return invalid("elicitation request context", err)
+		}
+		c.form = form
+	}
+	return knownContentParts(e.Items, o.known)
+}
+
+// cloneWorkspace deep-copies a WorkspaceChange.
+func cloneWorkspace(w gen.WorkspaceChange) gen.WorkspaceChange {
+	out := gen.WorkspaceChange{WorkspaceRoots: slices.Clone(w.WorkspaceRoots)}
+	if w.Cwd != nil {
+		s := *w.Cwd
+		out.Cwd = &s
+	}
+	return out
+}
+
+// validWorkspace checks task-workspace-event.schema.json#/$defs/WorkspaceChange
+// on the typed value: at least one member, non-empty cwd, unique non-empty roots.
+func validWorkspace(w gen.WorkspaceChange) bool {
+	if w.Cwd == nil && w.WorkspaceRoots == nil {
+		return false
+	}
+	if w.Cwd != nil && *w.Cwd == "" {
+		return false
+	}
+	seen := make(map[string]struct{}, len(w.WorkspaceRoots))
+	for _, r := range w.WorkspaceRoots {
+		if r == "" {
+			return false
+		}
+		if _, dup := seen[r]; dup {
+			return false
+		}
+		seen[r] = struct{}{}
+	}
+	return true
+}
+
+// Event returns a detached copy of the effective event: the event given to
+// New with every accepted modification written back (tool input, message
+// lists, text parts, workspace change, and for an elicitation result the
+// complete MCP result re-serialized into its text part). It is what the next
+// receiver and the observers get.
+func (o *Occurrence) Event() (*gen.Event, error) {
+	if o.snapshot == nil {
+		return nil, errors.New("settle: occurrence has no event snapshot")
+	}
+	var ev gen.Event
+	if err := ev.UnmarshalJSON(o.snapshot); err != nil {
+		return nil, fmt.Errorf("settle: decode event snapshot: %w", err)
+	}
+	c := &o.cur
+	var msgs []gen.CanonicalMessage
+	if o.b.tkind == tkMessages {
+		if err := json.Unmarshal(joinList(c.list), &msgs); err != nil {
+			return nil, fmt.Errorf("settle: decode effective messages: %w", err)
+		}
+	}
+	var text gen.TextParts
+	if o.b.tkind == tkText && c.listPresent {
+		if err := json.Unmarshal(joinList(c.list), &text); err != nil {
+			return nil, fmt.Errorf("settle: decode effective text: %w", err)
+		}
+	}
+	switch {
+	case ev.ToolBefore != nil:
+		ev.ToolBefore.Tool.Input = encodeObject(c.input)
+	case ev.ToolPermissionRequest != nil:
+		ev.ToolPermissionRequest.Tool.Input = encodeObject(c.input)
+	case ev.TurnStart != nil:
+		ev.TurnStart.Items = msgs
+	case ev.TurnFinishBefore != nil:
+		ev.TurnFinishBefore.Items = msgs
+	case ev.ModelRequestBefore != nil:
+		ev.ModelRequestBefore.Items = msgs
+	case ev.ModelResponseAfter != nil:
+		ev.ModelResponseAfter.Items = msgs
+	case ev.ToolAfter != nil:
+		ev.ToolAfter.Items = msgs
+	case ev.UserMessageInbound != nil:
+		ev.UserMessageInbound.Message.Messages = msgs
+	case ev.UserMessageOutbound != nil:
+		ev.UserMessageOutbound.Message.Messages = msgs
+	case ev.ContextCompactBefore != nil:
+		ev.ContextCompactBefore.Instructions = text
+	case ev.ContextCompactAfter != nil:
+		ev.ContextCompactAfter.Summary = text
+	case ev.WorkspaceChangeBefore != nil:
+		ev.WorkspaceChangeBefore.Workspace.Change = cloneWorkspace(c.workspace)
+	case ev.UserElicitationResult != nil:
+		if o.elicit.formAvailable() && !answersEqual(o.origAnswers, c.answers) {
+			res, err := o.effectiveResult()
+			if err != nil {
+				return nil, err
+			}
+			part := ev.UserElicitationResult.Elicitation.Result
+			if part == nil || part.Body == nil {
+				return nil, errors.New("settle: elicitation result part changed shape")
+			}
+			part.Body.Text = string(res)
+		}
+	}
+	return &ev, nil
+}
+
+// effectiveResult serializes the complete effective MCP result: the parsed
+// original with its answer object replaced (action, _meta and extension
+// members unchanged).
+func (o *Occurrence) effectiveResult() ([]byte, error) {
+	orig, err := o.elicit.result.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("settle: encode elicitation result: %w", err)
+	}
+	var r gen.MCPElicitationElicitResult
+	if err := r.UnmarshalJSON(orig); err != nil {
+		return nil, fmt.Errorf("settle: copy elicitation result: %w", err)
+	}
+	r.Content = cloneAnswers(o.cur.answers)
+	if r.Content == nil {
+		r.Content = gen.OrderedMap[gen.FormAnswerValue]{}
+	}
+	return r.MarshalJSON()
+}

@@ -1,0 +1,197 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+)
+
+// DefaultMaxResponseBytes is the default limit on one response body or
+// stdio frame (4 MiB).
+const DefaultMaxResponseBytes = 4 << 20
+
+func lookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
+// HTTPOptions configures an HTTP transport.
+type HTTPOptions struct {
+	// BackendID is the registration id, passed to the credential provider.
+	BackendID string
+	// Client is the HTTP client to use. It is borrowed: the transport never
+	// closes it, and it never follows redirects through it (a 3xx response
+	// is a failure). Nil means a client owned by the transport, whose idle
+	// connections Close releases.
+	Client *http.Client
+	// Authentication is the endpoint's binding from the registration, or
+	// nil for none (the endpoint is then tried without a credential).
+	Authentication *gen.Authentication
+	// Credentials resolves Authentication at delivery time. Nil means
+	// EnvCredentials.
+	Credentials CredentialProvider
+	// MaxResponseBytes bounds a response body; <= 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+// HTTP is the HTTP binding: one POST per message to a fixed URL.
+type HTTP struct {
+	url    string
+	client *http.Client
+	owned  *http.Transport
+	auth   *gen.Authentication
+	creds  CredentialProvider
+	id     string
+	limit  int64
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewHTTP returns a transport posting to url. It performs no I/O.
+func NewHTTP(url string, opts HTTPOptions) *HTTP {
+	t := &HTTP{url: url, auth: opts.Authentication, creds: opts.Credentials, id: opts.BackendID, limit: opts.MaxResponseBytes}
+	if t.limit <= 0 {
+		t.limit = DefaultMaxResponseBytes
+	}
+	if t.creds == nil {
+		t.creds = EnvCredentials{}
+	}
+	var c http.Client
+	if opts.Client != nil {
+		c = *opts.Client // shallow copy: same connection pool, our redirect policy
+	} else {
+		t.owned = http.DefaultTransport.(*http.Transport).Clone()
+		c.Transport = t.owned
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	t.client = &c
+	return t
+}
+
+// Exchange implements Transport.
+func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
+	resp, err := t.post(ctx, msg)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return readResponse(ctx, resp.StatusCode, resp.Header, resp.Body, t.limit)
+}
+
+// Notify implements Transport.
+func (t *HTTP) Notify(ctx context.Context, msg Message) error {
+	resp, err := t.post(ctx, msg)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return checkNotifyResponse(resp.StatusCode, resp.Body)
+}
+
+func (t *HTTP) post(ctx context.Context, msg Message) (*http.Response, error) {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return nil, fail(CodeCancelled, StageSend, "closed", ErrClosed)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(msg.Body))
+	if err != nil {
+		return nil, fail(CodeTransport, StageSend, "request", ErrUnreachable)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if t.auth != nil {
+		cred, err := t.creds.Credential(ctx, CredentialRequest{BackendID: t.id, Binding: *t.auth, URL: t.url, Purpose: PurposeEvent})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctxFail(ctx, StageAuth)
+			}
+			return nil, fail(CodeTransport, StageAuth, "credential", ErrCredential)
+		}
+		if cred.Token == "" {
+			return nil, fail(CodeTransport, StageAuth, "credential", ErrCredential)
+		}
+		req.Header.Set("Authorization", "Bearer "+cred.Token)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctxFail(ctx, StageSend)
+		}
+		// The net error may name the URL; only the classification leaves.
+		return nil, fail(CodeTransport, StageSend, "connect", ErrUnreachable)
+	}
+	return resp, nil
+}
+
+// Close implements Transport. It releases the idle connections of an owned
+// client; a borrowed client is left alone.
+func (t *HTTP) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	if t.owned != nil {
+		t.owned.CloseIdleConnections()
+	}
+	return nil
+}
+
+// readResponse applies the HTTP binding's rules to a request's response:
+// status 200, a JSON media type, at most limit bytes.
+func readResponse(ctx context.Context, status int, h http.Header, body io.Reader, limit int64) ([]byte, error) {
+	if status != http.StatusOK {
+		drain(body)
+		e := fail(CodeTransport, StageReceive, "http_status", ErrStatus)
+		e.Status = status
+		return nil, e
+	}
+	if !isJSONMediaType(h.Get("Content-Type")) {
+		drain(body)
+		return nil, fail(CodeProtocolRejection, StageReceive, "content_type", ErrMalformed)
+	}
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctxFail(ctx, StageReceive)
+		}
+		return nil, fail(CodeTransport, StageReceive, "read", ErrUnreachable)
+	}
+	if int64(len(data)) > limit {
+		return nil, fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge)
+	}
+	return data, nil
+}
+
+// checkNotifyResponse accepts 202 or 204 and discards any body.
+func checkNotifyResponse(status int, body io.Reader) error {
+	drain(body)
+	if status != http.StatusAccepted && status != http.StatusNoContent {
+		e := fail(CodeTransport, StageReceive, "http_status", ErrStatus)
+		e.Status = status
+		return e
+	}
+	return nil
+}
+
+// drain reads and discards a bounded amount so the connection can be reused.
+func drain(r io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10))
+}
+
+// isJSONMediaType accepts application/json with optional parameters.
+func isJSONMediaType(v string) bool {
+	mt, _, err := mime.ParseMediaType(v)
+	return err == nil && mt == "application/json"
+}
+
+var errHandlerPanic = errors.New("transport: handler panicked")

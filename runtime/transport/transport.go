@@ -1,0 +1,232 @@
+// Package transport moves AHP JSON-RPC messages between a harness and one
+// backend. A Transport exchanges a request for its correlated response,
+// sends a one-way notification, and releases what it owns on Close.
+//
+// Three implementations are provided: HTTP (base/transports/http.md,
+// AHP-HTTP-001) over a borrowed *http.Client with redirects disabled and a
+// bounded response; stdio (base/transports/stdio.md, AHP-STDIO-001) over an
+// owned child process, persistent or one per message, with stderr drained and
+// children reaped; and an in-process transport that hands the same bytes to
+// any http.Handler without a socket. Callers may implement Transport
+// themselves; the harness treats every implementation alike.
+//
+// Failures are reported as *Error values carrying a Code and a Stage from the
+// one vocabulary defined here (the harness reuses it for its diagnostics).
+// Error text is fixed by the package: it never contains a backend's message,
+// response bytes, URLs or credentials.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+)
+
+// Message is one JSON-RPC message to deliver.
+type Message struct {
+	// BackendID is the registration id of the receiving backend.
+	BackendID string
+	// Method is the JSON-RPC method (hooks/intercept, hooks/observe, ...).
+	Method string
+	// ID is the request id; it is zero for a notification.
+	ID jsonrpc.ID
+	// Body is one compact JSON-RPC object without a trailing newline. The
+	// transport does not modify it.
+	Body []byte
+}
+
+// Transport delivers messages to one backend. Implementations must be safe
+// for concurrent use.
+type Transport interface {
+	// Exchange sends a request and returns the raw bytes of the backend's
+	// correlated response. It honours ctx: when ctx ends it returns promptly
+	// with an error matching ctx.Err() and ignores any later response.
+	Exchange(ctx context.Context, msg Message) ([]byte, error)
+	// Notify sends a notification. Any reply is discarded.
+	Notify(ctx context.Context, msg Message) error
+	// Close releases what the transport owns (connections it created,
+	// child processes, goroutines). It is idempotent. Borrowed resources
+	// stay open.
+	Close() error
+}
+
+// Code classifies a failed delivery. The codes are the one vocabulary of
+// delivery failures shared by transports and the harness's diagnostics.
+type Code string
+
+const (
+	// CodeDeadlineExceeded is a delivery that did not complete before its
+	// deadline (subscription timeout or call budget); a later response is
+	// ignored.
+	CodeDeadlineExceeded Code = "deadline_exceeded"
+	// CodeTransport is a connection, HTTP status, credential or process
+	// failure.
+	CodeTransport Code = "transport"
+	// CodeRemoteRPC is a well-formed, correlated JSON-RPC error response.
+	CodeRemoteRPC Code = "remote_rpc"
+	// CodeProtocolRejection is malformed or uncorrelated protocol output, or
+	// a response that admission rejected (for example an ungranted effect).
+	CodeProtocolRejection Code = "protocol_rejection"
+	// CodePreparation is a failure of the content-preparation phase before
+	// dispatch.
+	CodePreparation Code = "preparation"
+	// CodeCancelled is a delivery abandoned because its call was cancelled
+	// or its harness closed.
+	CodeCancelled Code = "cancelled"
+	// CodeCapacity is a delivery refused by a local bound, such as the
+	// response size limit.
+	CodeCapacity Code = "capacity"
+)
+
+// Stage names the step of a delivery at which it failed.
+type Stage string
+
+const (
+	// StagePrepare is content preparation before dispatch.
+	StagePrepare Stage = "prepare"
+	// StageAuth is credential resolution for the delivery.
+	StageAuth Stage = "auth"
+	// StageSend is connecting, launching a process or writing the message.
+	StageSend Stage = "send"
+	// StageReceive is waiting for, reading and decoding the response.
+	StageReceive Stage = "receive"
+	// StageAdmit is validating and admitting the response's effects.
+	StageAdmit Stage = "admit"
+)
+
+// Error is a failed delivery. Its text is built only from Code, Stage and
+// Reason, which come from fixed vocabularies; Err, when set, is a sentinel
+// of this package or a context error and is exposed for errors.Is only.
+type Error struct {
+	// Code classifies the failure.
+	Code Code
+	// Stage is where the delivery failed.
+	Stage Stage
+	// Reason is a short fixed token such as "http_status" or
+	// "content_type"; it never holds backend text.
+	Reason string
+	// Status is the HTTP status or process exit code when relevant.
+	Status int
+	// Err is the classifying cause (a sentinel of this package or a context
+	// error), or nil.
+	Err error
+}
+
+// Error returns a fixed description built from the code, stage and reason.
+func (e *Error) Error() string {
+	s := fmt.Sprintf("transport: %s at %s", e.Code, e.Stage)
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	if e.Status != 0 {
+		s += fmt.Sprintf(" status %d", e.Status)
+	}
+	return s
+}
+
+// Unwrap returns the classifying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Sentinel causes carried by *Error.
+var (
+	// ErrClosed reports use of a closed transport.
+	ErrClosed = errors.New("transport: closed")
+	// ErrStatus reports an HTTP status the binding does not allow for the
+	// message kind.
+	ErrStatus = errors.New("transport: unexpected HTTP status")
+	// ErrMalformed reports protocol output that is not a correct JSON-RPC
+	// frame or body (wrong media type, bad JSON, extra or missing frames,
+	// uncorrelated id).
+	ErrMalformed = errors.New("transport: malformed protocol output")
+	// ErrTooLarge reports a response larger than the configured limit.
+	ErrTooLarge = errors.New("transport: response too large")
+	// ErrExited reports a backend process that exited or crashed.
+	ErrExited = errors.New("transport: backend process exited")
+	// ErrUnreachable reports a connection or launch failure.
+	ErrUnreachable = errors.New("transport: backend unreachable")
+	// ErrCredential reports that a configured credential could not be
+	// obtained; the message was not sent.
+	ErrCredential = errors.New("transport: credential unavailable")
+)
+
+func fail(code Code, stage Stage, reason string, cause error) *Error {
+	return &Error{Code: code, Stage: stage, Reason: reason, Err: cause}
+}
+
+// ctxFail converts a context error into a delivery failure.
+func ctxFail(ctx context.Context, stage Stage) *Error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fail(CodeDeadlineExceeded, stage, "deadline", err)
+	}
+	return fail(CodeCancelled, stage, "cancelled", err)
+}
+
+// Purpose says what a credential is for.
+type Purpose string
+
+// PurposeEvent is a credential for delivering events to the backend's
+// endpoint (uploads use their own, independent credentials).
+const PurposeEvent Purpose = "event"
+
+// CredentialRequest describes the delivery that needs a credential.
+type CredentialRequest struct {
+	// BackendID is the registration id of the backend.
+	BackendID string
+	// Binding is the registration's authentication binding for the
+	// endpoint (a detached copy).
+	Binding gen.Authentication
+	// URL is the destination endpoint.
+	URL string
+	// Purpose is what the credential is for.
+	Purpose Purpose
+}
+
+// Credential is a resolved bearer credential. Token is secret: it is sent in
+// exactly one Authorization header and never logged or reported.
+type Credential struct {
+	// Token is the bearer token.
+	Token string
+	// Identity is an opaque, non-secret identifier of this credential
+	// attempt (for challenge handling by the provider).
+	Identity string
+}
+
+// CredentialProvider resolves the credential of an authenticated endpoint at
+// delivery time. Implementations must be safe for concurrent use and must
+// honour ctx. An error prevents delivery; it is reported without its text.
+type CredentialProvider interface {
+	Credential(ctx context.Context, req CredentialRequest) (Credential, error)
+}
+
+// EnvCredentials resolves bearer bindings that name an environment variable
+// (tokenEnv). Token references (tokenRef) and OAuth bindings need a provider
+// of the host's own and fail here, without falling back to anonymous
+// delivery.
+type EnvCredentials struct {
+	// LookupEnv reads a variable; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Credential implements CredentialProvider.
+func (p EnvCredentials) Credential(ctx context.Context, req CredentialRequest) (Credential, error) {
+	if err := ctx.Err(); err != nil {
+		return Credential{}, err
+	}
+	b := req.Binding.Bearer
+	if b == nil || b.TokenEnv == nil {
+		return Credential{}, ErrCredential
+	}
+	lookup := p.LookupEnv
+	if lookup == nil {
+		lookup = lookupEnv
+	}
+	v, ok := lookup(*b.TokenEnv)
+	if !ok || v == "" {
+		return Credential{}, ErrCredential
+	}
+	return Credential{Token: v, Identity: "env:" + *b.TokenEnv}, nil
+}

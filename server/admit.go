@@ -1,0 +1,215 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
+)
+
+// AdmissionError reports why an intercept response was not sent. It names
+// the event, the offending effect and a reason from a fixed vocabulary; Err,
+// when set, is the underlying *validate.Error, *settle.Rejection or encoding
+// error. It never contains effect values.
+type AdmissionError struct {
+	// Event is the intercepted event.
+	Event gen.EventName
+	// Index is the position of the offending effect in the result, or -1
+	// when the response as a whole is at fault.
+	Index int
+	// Effect is the offending effect's family ("modify", "flow", ...), if
+	// known.
+	Effect string
+	// Reason says what is wrong.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+// Error returns a one-line description without effect values.
+func (e *AdmissionError) Error() string {
+	var b strings.Builder
+	b.WriteString("server: intercept response for ")
+	b.WriteString(string(e.Event))
+	b.WriteString(" not admitted")
+	if e.Index >= 0 {
+		b.WriteString(": effect ")
+		b.WriteString(strconv.Itoa(e.Index))
+		if e.Effect != "" {
+			b.WriteString(" (")
+			b.WriteString(e.Effect)
+			b.WriteString(")")
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *AdmissionError) Unwrap() error { return e.Err }
+
+// Admit runs the admission checks that the dispatcher applies to an
+// Intercept callback's answer before sending it, against req's capabilities:
+// the effects must be advertised (effect family, modification target and
+// operation, flow operation and remaining continuations, inject delivery),
+// pass runtime/settle's boundary rules, and the encoded response must be
+// valid against intercept-response.schema.json and the event's own response
+// definition. It returns nil or an [*AdmissionError]. A callback can use it
+// to choose between alternatives (for example deny when granted, else an
+// error).
+func Admit(req *gen.InterceptRequest, res InterceptResult) error {
+	if req == nil {
+		return errors.New("server: Admit: nil request")
+	}
+	info, ok := gen.LookupEvent(gen.EventName(req.Params.Event.Type()))
+	if !ok || !info.Interceptable() {
+		return &AdmissionError{Event: info.Name, Index: -1, Reason: "the event cannot be intercepted"}
+	}
+	var id jsonrpc.ID
+	if err := id.UnmarshalJSON([]byte(req.ID)); err != nil {
+		return &AdmissionError{Event: info.Name, Index: -1, Reason: "the request id is invalid", Err: err}
+	}
+	_, err := admit(id, info, &req.Params.Event, &req.Params.Capabilities, res)
+	return err
+}
+
+// admit builds the response to an intercept request and returns its bytes
+// only if it is admissible.
+func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Capabilities, res InterceptResult) ([]byte, error) {
+	effects := res.Effects
+	if effects == nil {
+		effects = []gen.Effect{}
+	}
+	fail := func(index int, family gen.EffectFamily, reason string, err error) error {
+		return &AdmissionError{Event: info.Name, Index: index, Effect: string(family), Reason: reason, Err: err}
+	}
+
+	// The shape of each effect, before anything is encoded.
+	for i := range effects {
+		if family, _, _ := effectFacts(&effects[i]); family == "" {
+			return nil, fail(i, "", "no effect arm is set", nil)
+		}
+	}
+
+	idText, err := id.MarshalJSON()
+	if err != nil {
+		return nil, fail(-1, "", "the request id cannot be echoed", err)
+	}
+	resp := gen.InterceptResponse{
+		JSONRPC: jsonrpc.Version,
+		ID:      gen.JSONRPCResponseID(idText),
+		Result: gen.InterceptResponseResult{
+			ProtocolVersion: gen.ProtocolVersion,
+			Effects:         effects,
+			Extensions:      res.Extensions,
+		},
+	}
+	body, err := gen.EncodeInterceptResponse(&resp)
+	if err != nil {
+		return nil, fail(-1, "", "the response cannot be encoded", err)
+	}
+
+	// Capabilities advertised in this request (AHP-CAP-001).
+	if err := checkGrants(info, granted, effects); err != nil {
+		return nil, err
+	}
+
+	// Canonical schemas: the generic response, then the event's own.
+	v := validate.Default()
+	for _, ref := range []string{"intercept-response.schema.json", info.ResponseSchema} {
+		if ref == "" {
+			continue
+		}
+		if err := v.Validate(ref, body); err != nil {
+			index, family := -1, gen.EffectFamily("")
+			var verr *validate.Error
+			if errors.As(err, &verr) {
+				if i, ok := effectIndex(verr.Pointer); ok && i < len(effects) {
+					index = i
+					family, _, _ = effectFacts(&effects[i])
+				}
+			}
+			return nil, fail(index, family, "the response is not valid against "+ref, err)
+		}
+	}
+
+	// Boundary rules shared with the harness.
+	if err := boundaryAdmit(event, *granted, effects); err != nil {
+		index, family := -1, gen.EffectFamily("")
+		if i, ok := rejectedIndex(err); ok && i >= 0 && i < len(effects) {
+			index = i
+			family, _, _ = effectFacts(&effects[i])
+		}
+		return nil, fail(index, family, "rejected by the settlement rules", err)
+	}
+	return body, nil
+}
+
+// effectIndex extracts N from a pointer /result/effects/N[/...].
+func effectIndex(ptr string) (int, bool) {
+	rest, ok := strings.CutPrefix(ptr, "/result/effects/")
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}
+
+// checkGrants checks every effect against the capabilities the request
+// advertised (base/capabilities.md: "A backend MUST return only effects
+// advertised in that request") and against the boundary's catalogue entry.
+func checkGrants(info gen.EventInfo, granted *gen.Capabilities, effects []gen.Effect) error {
+	for i := range effects {
+		e := &effects[i]
+		family, target, operation := effectFacts(e)
+		fail := func(reason string) error {
+			return &AdmissionError{Event: info.Name, Index: i, Effect: string(family), Reason: reason}
+		}
+		if !slices.Contains(info.EffectFamilies, family) {
+			return fail(fmt.Sprintf("%s cannot grant %q effects", info.Name, family))
+		}
+		if !slices.Contains(granted.Effects, family) {
+			return fail(fmt.Sprintf("%q is not advertised in capabilities.effects", family))
+		}
+		switch family {
+		case gen.EffectFamilyModify:
+			if !modifyGrant(granted.Modify, target, operation) {
+				return fail(fmt.Sprintf("capabilities.modify does not grant %q on target %q", operation, target))
+			}
+		case gen.EffectFamilyFlow:
+			if granted.Flow == nil || !slices.Contains(granted.Flow.Operations, gen.FlowOperation(operation)) {
+				return fail(fmt.Sprintf("capabilities.flow does not grant %q", operation))
+			}
+			if gen.FlowOperation(operation) == gen.FlowOperationContinue {
+				remaining := int64(0)
+				if granted.Flow.RemainingContinuations != nil {
+					remaining, _ = granted.Flow.RemainingContinuations.Int64()
+				}
+				if remaining <= 0 {
+					return fail("capabilities.flow.remainingContinuations allows no continuation")
+				}
+			}
+		case gen.EffectFamilyInject:
+			if granted.Inject == nil || !granted.Inject.Context.Append {
+				return fail("capabilities.inject.context does not grant append")
+			}
+			if !slices.Contains(granted.Inject.Context.DeliverAt, e.Inject.DeliverAt) {
+				return fail(fmt.Sprintf("capabilities.inject.context.deliverAt does not list %q", e.Inject.DeliverAt))
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+	"github.com/agenthooks/agenthooks-go/server"
+)
+
+const injectMessages = `[{"id":"injected1","role":"system","parts":[{"id":"injected1-text","kind":"text","mediaType":"text/plain","selection":"body","text":"test feedback"}]}]`
+
+func messages(t testing.TB) gen.CanonicalMessages {
+	t.Helper()
+	var m gen.CanonicalMessages
+	require.NoError(t, json.Unmarshal([]byte(injectMessages), &m))
+	return m
+}
+
+// toolBefore returns a tool.before intercept request advertising caps.
+func toolBefore(t testing.TB, caps string) []byte {
+	t.Helper()
+	return mutate(t, interceptBase(t), func(m map[string]any) {
+		var c any
+		require.NoError(t, json.Unmarshal([]byte(caps), &c))
+		params(m)["capabilities"] = c
+	})
+}
+
+// toolAfter returns a tool.after intercept request advertising caps, built
+// from the event of an observe fixture.
+func toolAfter(t testing.TB, caps string) []byte {
+	t.Helper()
+	obs := compact(t, readFixture(t, "http/observe-tool-error.valid.json"))
+	return mutate(t, obs, func(m map[string]any) {
+		var c any
+		require.NoError(t, json.Unmarshal([]byte(caps), &c))
+		params(m)["capabilities"] = c
+		m["id"] = event(m)["id"]
+		m["method"] = jsonrpc.MethodIntercept
+	})
+}
+
+func parseRequest(t testing.TB, msg []byte) *gen.InterceptRequest {
+	t.Helper()
+	req, err := gen.ParseInterceptRequest(msg)
+	require.NoError(t, err)
+	return req
+}
+
+// mustEffect unwraps a constructor result; the constructors under test
+// never fail on these inputs.
+func mustEffect(e gen.Effect, err error) gen.Effect {
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+const (
+	denyOnly       = `{"effects":["deny"]}`
+	toolBeforeFull = `{"effects":["deny","allow","ask","modify","inject","flow","return","message"],"modify":{"input":{"replace":true,"merge":false}},"flow":{"operations":["stop"]},"inject":{"context":{"append":true,"deliverAt":["next_turn"]}}}`
+)
+
+func TestAdmission(t *testing.T) {
+	msgs := messages(t)
+	type tc struct {
+		name    string
+		req     []byte
+		effects []gen.Effect
+		// rejected: the effect index and family of the AdmissionError;
+		// index -2 means admitted.
+		index  int
+		family string
+		reason string
+	}
+	const ok = -2
+	cases := []tc{
+		{name: "no effects", req: toolBefore(t, denyOnly), index: ok},
+		{name: "deny", req: toolBefore(t, denyOnly), effects: []gen.Effect{server.Deny("policy")}, index: ok},
+		{name: "allow not advertised", req: toolBefore(t, denyOnly), effects: []gen.Effect{server.Allow()}, index: 0, family: "allow", reason: "not advertised"},
+		{name: "compound with ungranted member", req: toolBefore(t, denyOnly), effects: []gen.Effect{server.Deny("policy"), server.Message("note")}, index: 1, family: "message"},
+		{name: "empty deny reason", req: toolBefore(t, denyOnly), effects: []gen.Effect{server.Deny("")}, index: 0, family: "deny", reason: "not valid against"},
+		{name: "compound with invalid member rejected whole", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.Allow(), server.Deny("")}, index: 1, family: "deny"},
+		{name: "no arm", req: toolBefore(t, denyOnly), effects: []gen.Effect{{}}, index: 0, reason: "no effect arm"},
+		{name: "compound granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{
+			server.Allow(), mustEffect(server.ReplaceInput(map[string]string{"path": "SAFE.md", "content": "x"})), server.Message("rewritten"),
+		}, index: ok},
+		{name: "merge not granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{mustEffect(server.MergeInput(map[string]any{"path": "a"}))}, index: 0, family: "modify", reason: `does not grant "merge" on target "input"`},
+		{name: "target not granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.ReplaceMessages(gen.ModifyMessagesEffectTargetPrompt, msgs)}, index: 0, family: "modify"},
+		{name: "inject granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.Inject(gen.DeliverAtNextTurn, msgs)}, index: ok},
+		{name: "inject delivery not granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.Inject(gen.DeliverAtNow, msgs)}, index: 0, family: "inject", reason: "deliverAt"},
+		{name: "stop granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.StopFlow("budget")}, index: ok},
+		{name: "continue not granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.ContinueFlow("")}, index: 0, family: "flow"},
+		{name: "return granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{mustEffect(server.Return(map[string]any{"ok": true}))}, index: ok},
+		{name: "ask granted", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{server.Ask()}, index: ok},
+		{name: "hand-built strict effect", req: toolBefore(t, toolBeforeFull), effects: []gen.Effect{{ModifyInput: &gen.ModifyInputEffect{Target: "output", Operation: gen.EffectOperationReplace, Value: json.RawMessage(`{}`)}}}, index: 0, family: "modify"},
+		{name: "continue with allowance", req: toolAfter(t, `{"effects":["flow"],"flow":{"operations":["stop","continue"],"remainingContinuations":1,"continuationCount":0}}`), effects: []gen.Effect{server.ContinueFlow("Check tests.")}, index: ok},
+		{name: "continue exhausted", req: toolAfter(t, `{"effects":["flow"],"flow":{"operations":["stop","continue"],"remainingContinuations":0,"continuationCount":3}}`), effects: []gen.Effect{server.ContinueFlow("again")}, index: 0, family: "flow", reason: "remainingContinuations"},
+		{name: "modify output granted", req: toolAfter(t, `{"effects":["modify"],"modify":{"output":{"replace":true,"merge":true}}}`), effects: []gen.Effect{server.MergeMessages(gen.ModifyMessagesEffectTargetOutput, msgs)}, index: ok},
+		{name: "deny impossible at tool.after", req: toolAfter(t, `{"effects":["flow"],"flow":{"operations":["stop"]}}`), effects: []gen.Effect{server.Deny("late")}, index: 0, family: "deny", reason: "cannot grant"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := parseRequest(t, c.req)
+			err := server.Admit(req, server.InterceptResult{Effects: c.effects})
+			if c.index == ok {
+				require.NoError(t, err)
+			} else {
+				var ae *server.AdmissionError
+				require.ErrorAs(t, err, &ae)
+				require.Equal(t, c.index, ae.Index, "%v", err)
+				require.Equal(t, c.family, ae.Effect, "%v", err)
+				require.Equal(t, gen.EventName(req.Params.Event.Type()), ae.Event)
+				if c.reason != "" {
+					require.Contains(t, err.Error(), c.reason)
+				}
+			}
+
+			// The same verdict on the wire, over both bindings.
+			h := &server.Handler{Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+				return server.InterceptResult{Effects: c.effects}, nil
+			}}
+			for bname, ex := range bindings {
+				raw, _ := ex(t, h, c.req)
+				r := decodeReply(t, raw)
+				if c.index == ok {
+					require.Zero(t, r.code(), "%s: %s", bname, raw)
+					checkResponse(t, r, c.req)
+					resp, err := gen.ParseInterceptResponse(raw)
+					require.NoError(t, err)
+					require.Len(t, resp.Result.Effects, len(c.effects))
+				} else {
+					require.Equal(t, jsonrpc.CodeBackendInternalError, r.code(), bname)
+					require.Nil(t, r.Result, "an inadmissible response is never sent")
+				}
+			}
+		})
+	}
+}
+
+// TestNeverSendsUngranted checks that a callback cannot get an ungranted
+// effect out, even by editing the request it was given, and that the author
+// gets a clear error in the log hook.
+func TestNeverSendsUngranted(t *testing.T) {
+	logs := &logRecorder{}
+	h := &server.Handler{
+		Intercept: func(_ context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
+			req.Params.Capabilities.Effects = append(req.Params.Capabilities.Effects, gen.EffectFamilyAllow)
+			return server.InterceptResult{Effects: []gen.Effect{server.Allow()}}, nil
+		},
+		Logger: slog.New(logs),
+	}
+	for bname, ex := range bindings {
+		t.Run(bname, func(t *testing.T) {
+			raw, _ := ex(t, h, toolBefore(t, denyOnly))
+			r := decodeReply(t, raw)
+			require.Equal(t, jsonrpc.CodeBackendInternalError, r.code())
+			require.NotContains(t, string(raw), "allow")
+		})
+	}
+	errs := logs.errs()
+	require.NotEmpty(t, errs)
+	var ae *server.AdmissionError
+	require.ErrorAs(t, errs[0], &ae)
+	require.Equal(t, 0, ae.Index)
+	require.Equal(t, "allow", ae.Effect)
+	require.Equal(t, gen.EventToolBefore, ae.Event)
+	require.Contains(t, logs.text(), "not admitted")
+}
+
+func TestAdmitErrors(t *testing.T) {
+	require.Error(t, server.Admit(nil, server.InterceptResult{}))
+	ae := &server.AdmissionError{Event: gen.EventToolBefore, Index: -1, Reason: "whole"}
+	require.Equal(t, "server: intercept response for tool.before not admitted: whole", ae.Error())
+	require.Nil(t, ae.Unwrap())
+
+	// Extensions are validated too.
+	req := parseRequest(t, toolBefore(t, denyOnly))
+	require.NoError(t, server.Admit(req, server.InterceptResult{Extensions: json.RawMessage(`{"com.example.trace":{"id":"1"}}`)}))
+	err := server.Admit(req, server.InterceptResult{Extensions: json.RawMessage(`{"not reverse dns":1}`)})
+	require.Error(t, err)
+	require.True(t, strings.Contains(err.Error(), "not valid against"), "%v", err)
+}

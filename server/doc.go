@@ -1,0 +1,68 @@
+// Package server is the backend side of the Agent Hooks Protocol (AHP): a
+// [Handler] that a policy engine, auditor or guard fills with typed
+// callbacks, served over the HTTP binding ([Handler.ServeHTTP], AHP-HTTP-001)
+// or the stdio binding ([ServeStdio], AHP-STDIO-001). Both bindings share one
+// dispatcher; stdio does not go through fake HTTP requests.
+//
+// # Requests
+//
+// Every message is classified as a JSON-RPC 2.0 envelope (runtime/jsonrpc),
+// then checked in a fixed order, the first failing step deciding the answer:
+//
+//  1. UTF-8 and JSON syntax: -32700 Parse error, id null.
+//  2. Envelope (object, not a batch; "jsonrpc":"2.0"; id a non-empty string or
+//     an integer; method a non-empty string; params structured): -32600
+//     Invalid Request, echoing the id when it could be read.
+//  3. Method: hooks/intercept, hooks/observe and hooks/capabilities are known;
+//     any other method, or a known one this Handler does not serve (no
+//     Intercept callback, no Manifest), is -32601 Method not found. A
+//     hooks/observe message that carries an id is -32600 (observation is a
+//     notification, AHP-RPC-002).
+//  4. params.protocolVersion: present and not exactly "draft" is -32001
+//     unsupported_protocol_version with data {"supported":["draft"]}
+//     (AHP-VER-001).
+//  5. params.event.type (intercept): an unknown event type, an observe-only
+//     event, or one outside [Handler.InterceptEvents] is -32002
+//     unsupported_event (AHP-CORE-003: unknown event types are unsupported
+//     semantics, not ordinary unknown fields).
+//  6. Canonical validation of the whole message against its schema
+//     (intercept-request, observe-notification, capabilities-request),
+//     including id == params.event.id: -32602 Invalid params.
+//  7. The callback. An error wrapping [ErrUnavailable], or any error once the
+//     request's context has ended, is -32003 backend_unavailable; any other
+//     error or a panic is -32004 backend_internal_error. The callback's text,
+//     panic value and stack never reach the wire: the error response carries
+//     only the generic message of its code. They go to [Handler.Logger].
+//  8. Admission of the answer: the response is encoded from the typed
+//     effects and checked before it is sent, against the capabilities the
+//     request advertised (effect family, modification target and operation,
+//     flow operation and remaining continuations, inject delivery) and
+//     runtime/settle's boundary rules, and against the canonical schemas
+//     intercept-response.schema.json and the event's own response
+//     definition. A response that fails is never sent: the harness gets
+//     -32004 and the log hook gets an [*AdmissionError] (AHP-CAP-001,
+//     AHP-DEC-001, AHP-CORE-003: effects are strict and a response is
+//     rejected as a whole).
+//
+// Notifications (hooks/observe, or any message without an id) never get a
+// JSON-RPC reply, success or error (base/errors.md). A notification that
+// fails a check is dropped without calling Observe.
+//
+// # HTTP statuses
+//
+// POST only (405 with Allow: POST otherwise); the request Content-Type must
+// be application/json, optionally with charset=utf-8 (415 otherwise); a body
+// longer than [Handler.MaxBodyBytes] is 413. A request that gets a JSON-RPC
+// response, success or error, is answered 200 with Content-Type
+// application/json. An accepted notification is 204 No Content; a dropped
+// one is 400 and a notification whose Observe callback failed is 500, both
+// without a body.
+//
+// # Effects
+//
+// The effect constructors in effects_gen.go ([Deny], [Allow], [Ask],
+// [Message], [StopFlow], [ContinueFlow], [Inject], [ReplaceInput],
+// [MergeInput], [ReplaceMessages], [Return], ...) are generated from
+// effect.schema.json by cmd/ahp-codegen. They fill the discriminators and
+// return a [gen.Effect]; their content is checked at admission.
+package server

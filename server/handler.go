@@ -1,0 +1,525 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"slices"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
+)
+
+// DefaultMaxBodyBytes is the default limit of one message: an HTTP request
+// body or a stdio line (4 MiB).
+const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultMaxConcurrency is the default number of stdio messages that
+// [ServeStdio] dispatches at the same time.
+const DefaultMaxConcurrency = 16
+
+// ErrUnavailable is returned (wrapped) by a callback that is temporarily
+// unable to evaluate a request, for example because a dependency is down or
+// the backend is overloaded. The harness then receives -32003
+// backend_unavailable instead of -32004 backend_internal_error.
+var ErrUnavailable = errors.New("server: backend unavailable")
+
+// InterceptResult is the answer of an Intercept callback: the ordered
+// effects of the interception result (AHP-DEC-001). A nil or empty Effects
+// is the no-effect answer, which means only that this backend has no
+// objection (AHP-DEC-003); it is sent as "effects": [].
+type InterceptResult struct {
+	// Effects are the ordered effects, built with the constructors of this
+	// package ([Deny], [ReplaceInput], ...) or by hand.
+	Effects []gen.Effect
+	// Extensions is the optional result.extensions object (reverse-DNS
+	// keys, extensions.schema.json); nil leaves it absent.
+	Extensions json.RawMessage
+}
+
+// Handler is an AHP backend: the callbacks and options that the dispatcher
+// behind [Handler.ServeHTTP] and [ServeStdio] uses. Fill it before serving
+// and do not change it afterwards; it holds no other state and is safe for
+// concurrent use when its callbacks are.
+type Handler struct {
+	// Intercept answers hooks/intercept requests. The request has been
+	// validated canonically; its event is one of the interceptable events
+	// (or of InterceptEvents). The returned effects are admitted against
+	// the request's capabilities and the canonical schemas before they are
+	// sent. A nil Intercept makes hooks/intercept -32601 Method not found.
+	// The callback must not keep req after it returns; changes it makes to
+	// req do not change what the response is admitted against.
+	Intercept func(ctx context.Context, req *gen.InterceptRequest) (InterceptResult, error)
+
+	// Observe receives hooks/observe notifications after canonical
+	// validation. The event can be any of the catalogue's events, including
+	// interceptable ones whose interception was skipped. Observation is
+	// one-way: the returned error is logged (and turns the HTTP status into
+	// 500) but never answered on the wire. A nil Observe drops every
+	// notification.
+	Observe func(ctx context.Context, n *gen.ObserveNotification) error
+
+	// Manifest is the optional static capability manifest served by
+	// hooks/capabilities. It describes the harness side and grants
+	// nothing; a nil Manifest makes hooks/capabilities -32601 Method not
+	// found.
+	Manifest *gen.StaticCapabilityManifest
+
+	// InterceptEvents, when non-empty, lists the events Intercept handles;
+	// an intercept request for any other event gets -32002
+	// unsupported_event. Every entry must be an interceptable event.
+	InterceptEvents []gen.EventName
+
+	// ObserveEvents, when non-empty, lists the events Observe receives;
+	// other notifications are dropped.
+	ObserveEvents []gen.EventName
+
+	// MaxBodyBytes limits one message: an HTTP request body (413 beyond
+	// it) or a stdio line (a parse error beyond it). Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+
+	// MaxConcurrency limits how many stdio messages are dispatched at the
+	// same time; 1 dispatches them one after the other in arrival order.
+	// Zero means DefaultMaxConcurrency. HTTP concurrency is the
+	// http.Server's.
+	MaxConcurrency int
+
+	// Logger, if set, receives diagnostics: rejected messages at Debug,
+	// dropped notifications at Warn, callback errors and panics (with the
+	// callback's own error text, panic value and stack) and responses that
+	// failed admission ([*AdmissionError]) at Error. Request contents are
+	// never logged. With ServeStdio it must not write to the protocol
+	// output.
+	Logger *slog.Logger
+}
+
+// Validate checks the Handler's configuration: the limits, the event lists
+// and the Manifest, which must be a valid capabilities-response manifest.
+// [ServeStdio] calls it before serving; HTTP servers should call it before
+// mounting the Handler.
+func (h *Handler) Validate() error {
+	if h == nil {
+		return errors.New("server: nil Handler")
+	}
+	var errs []error
+	if h.Intercept == nil && h.Observe == nil && h.Manifest == nil {
+		errs = append(errs, errors.New("server: Handler has no Intercept, Observe or Manifest"))
+	}
+	if h.MaxBodyBytes < 0 {
+		errs = append(errs, errors.New("server: MaxBodyBytes is negative"))
+	}
+	if h.MaxConcurrency < 0 {
+		errs = append(errs, errors.New("server: MaxConcurrency is negative"))
+	}
+	for _, name := range h.InterceptEvents {
+		info, ok := gen.LookupEvent(name)
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("server: InterceptEvents: unknown event %q", name))
+		case !info.Interceptable():
+			errs = append(errs, fmt.Errorf("server: InterceptEvents: %s cannot be intercepted", name))
+		}
+	}
+	for _, name := range h.ObserveEvents {
+		if _, ok := gen.LookupEvent(name); !ok {
+			errs = append(errs, fmt.Errorf("server: ObserveEvents: unknown event %q", name))
+		}
+	}
+	if h.Manifest != nil {
+		if _, err := h.manifestResponse(jsonrpc.StringID("manifest-check")); err != nil {
+			errs = append(errs, fmt.Errorf("server: Manifest: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Handler) maxBody() int64 {
+	if h.MaxBodyBytes > 0 {
+		return h.MaxBodyBytes
+	}
+	return DefaultMaxBodyBytes
+}
+
+func (h *Handler) maxFrame() int {
+	if n := h.maxBody(); n < math.MaxInt {
+		return int(n)
+	}
+	return math.MaxInt
+}
+
+func (h *Handler) maxConcurrency() int {
+	if h.MaxConcurrency > 0 {
+		return h.MaxConcurrency
+	}
+	return DefaultMaxConcurrency
+}
+
+// outcome is what the dispatcher decided for one message.
+type outcome uint8
+
+const (
+	// outReply: body holds the JSON-RPC response to send.
+	outReply outcome = iota
+	// outAccepted: a notification was validated and delivered.
+	outAccepted
+	// outDropped: a notification was not processed.
+	outDropped
+	// outFailed: a notification was delivered but the callback failed.
+	outFailed
+)
+
+// result is the dispatcher's answer to one message.
+type result struct {
+	out  outcome
+	body []byte
+}
+
+// supportedVersions is the data of -32001 (base/errors.md example).
+var supportedVersions = json.RawMessage(`{"supported":["` + gen.ProtocolVersion + `"]}`)
+
+// errorReply builds a JSON-RPC error response with the generic message of
+// code. A zero id is sent as null.
+func errorReply(id jsonrpc.ID, code int) result {
+	e := jsonrpc.NewError(code)
+	if code == jsonrpc.CodeUnsupportedProtocolVersion {
+		e.Data = supportedVersions
+	}
+	return result{out: outReply, body: jsonrpc.AppendErrorResponse(nil, id, e)}
+}
+
+// request carries what the dispatcher knows about one message.
+type request struct {
+	msg    []byte
+	env    jsonrpc.Envelope
+	notify bool
+}
+
+// dispatch handles one complete message and returns the reply or, for a
+// notification, how it was handled. It never panics.
+func (h *Handler) dispatch(ctx context.Context, msg []byte) (res result) {
+	notify := false
+	defer func() {
+		// Callbacks are guarded separately; this only catches a bug in the
+		// dispatcher itself.
+		if p := recover(); p != nil {
+			h.logAttrs(ctx, slog.LevelError, "ahp server: internal error while dispatching a message",
+				slog.String("panic_type", fmt.Sprintf("%T", p)), slog.String("stack", string(debug.Stack())))
+			if notify {
+				res = result{out: outFailed}
+			} else {
+				res = errorReply(jsonrpc.NullID(), jsonrpc.CodeInternalError)
+			}
+		}
+	}()
+
+	env, err := jsonrpc.Classify(msg)
+	if err != nil {
+		if errors.Is(err, jsonrpc.ErrParse) {
+			h.logAttrs(ctx, slog.LevelDebug, "ahp server: message is not valid UTF-8 JSON", slog.Int("code", jsonrpc.CodeParseError))
+			return errorReply(jsonrpc.NullID(), jsonrpc.CodeParseError)
+		}
+		h.logAttrs(ctx, slog.LevelDebug, "ahp server: message is not a valid JSON-RPC envelope",
+			slog.Int("code", jsonrpc.CodeInvalidRequest), slog.String("reason", err.Error()))
+		return errorReply(env.ID, jsonrpc.CodeInvalidRequest)
+	}
+	switch env.Kind {
+	case jsonrpc.KindRequest, jsonrpc.KindNotification:
+	default:
+		// A response sent to a backend answers nothing the backend asked.
+		h.logAttrs(ctx, slog.LevelDebug, "ahp server: unsolicited JSON-RPC response", slog.Int("code", jsonrpc.CodeInvalidRequest))
+		return errorReply(jsonrpc.NullID(), jsonrpc.CodeInvalidRequest)
+	}
+	notify = env.Kind == jsonrpc.KindNotification
+	rq := &request{msg: msg, env: env, notify: notify}
+
+	switch env.Method {
+	case jsonrpc.MethodIntercept:
+		if notify {
+			return h.drop(ctx, rq, "hooks/intercept must be a request")
+		}
+		if h.Intercept == nil {
+			return h.reject(ctx, rq, jsonrpc.CodeMethodNotFound, "no Intercept callback")
+		}
+		return h.intercept(ctx, rq)
+	case jsonrpc.MethodObserve:
+		if !notify {
+			return h.reject(ctx, rq, jsonrpc.CodeInvalidRequest, "hooks/observe must be a notification")
+		}
+		if h.Observe == nil {
+			return h.drop(ctx, rq, "no Observe callback")
+		}
+		return h.observe(ctx, rq)
+	case jsonrpc.MethodCapabilities:
+		if notify {
+			return h.drop(ctx, rq, "hooks/capabilities must be a request")
+		}
+		if h.Manifest == nil {
+			return h.reject(ctx, rq, jsonrpc.CodeMethodNotFound, "no Manifest")
+		}
+		return h.capabilities(ctx, rq)
+	default:
+		if notify {
+			return h.drop(ctx, rq, "unknown method")
+		}
+		return h.reject(ctx, rq, jsonrpc.CodeMethodNotFound, "unknown method")
+	}
+}
+
+// reject answers a request with an error code and logs why at Debug.
+func (h *Handler) reject(ctx context.Context, rq *request, code int, why string) result {
+	h.logAttrs(ctx, slog.LevelDebug, "ahp server: request rejected",
+		slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
+		slog.Int("code", code), slog.String("reason", why))
+	return errorReply(rq.env.ID, code)
+}
+
+// drop discards a notification and logs why at Warn.
+func (h *Handler) drop(ctx context.Context, rq *request, why string) result {
+	h.logAttrs(ctx, slog.LevelWarn, "ahp server: notification dropped",
+		slog.String("method", rq.env.Method), slog.String("reason", why))
+	return result{out: outDropped}
+}
+
+// checkVersion reports whether params carries a protocolVersion other than
+// the supported one. An absent member is left to schema validation.
+func checkVersion(params []byte) (unsupported bool) {
+	raw, ok := jsonrpc.Member(params, "protocolVersion")
+	if !ok {
+		return false
+	}
+	if string(raw) == `"`+gen.ProtocolVersion+`"` {
+		return false
+	}
+	v, ok := jsonrpc.StringValue(raw)
+	return !ok || v != gen.ProtocolVersion
+}
+
+// eventType returns params.event.type when it is a string.
+func eventType(params []byte) (raw []byte, name gen.EventName, ok bool) {
+	ev, ok := jsonrpc.Member(params, "event")
+	if !ok {
+		return nil, "", false
+	}
+	t, ok := jsonrpc.Member(ev, "type")
+	if !ok {
+		return ev, "", false
+	}
+	s, ok := jsonrpc.StringValue(t)
+	return ev, gen.EventName(s), ok
+}
+
+func (h *Handler) intercept(ctx context.Context, rq *request) result {
+	params := rq.env.Params
+	if checkVersion(params) {
+		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
+	}
+	rawEvent, name, ok := eventType(params)
+	if ok {
+		info, known := gen.LookupEvent(name)
+		switch {
+		case !known:
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
+		case !info.Interceptable():
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "event cannot be intercepted")
+		case len(h.InterceptEvents) > 0 && !slices.Contains(h.InterceptEvents, name):
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "event not in InterceptEvents")
+		}
+	}
+	req, err := gen.ParseInterceptRequest(rq.msg)
+	if err != nil {
+		return h.invalidParams(ctx, rq, err)
+	}
+	info, _ := gen.LookupEvent(gen.EventName(req.Params.Event.Type()))
+
+	// Snapshot what the response is admitted against, before the callback
+	// can touch req.
+	granted, event, err := snapshot(params, rawEvent)
+	if err != nil {
+		h.logAttrs(ctx, slog.LevelError, "ahp server: cannot snapshot the request capabilities",
+			slog.String("id", rq.env.ID.String()), slog.Any("err", err))
+		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
+	}
+
+	out, err := h.callIntercept(ctx, req)
+	if err != nil {
+		return h.callbackFailed(ctx, rq, info.Name, err)
+	}
+	body, err := admit(rq.env.ID, info, event, granted, out)
+	if err != nil {
+		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept response not admitted; sent backend_internal_error instead",
+			slog.String("event", string(info.Name)), slog.String("id", rq.env.ID.String()), slog.Any("err", err))
+		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
+	}
+	return result{out: outReply, body: body}
+}
+
+// snapshot decodes detached copies of the request's capabilities and event.
+func snapshot(params, rawEvent []byte) (*gen.Capabilities, *gen.Event, error) {
+	rawCaps, ok := jsonrpc.Member(params, "capabilities")
+	if !ok {
+		return nil, nil, errors.New("server: params.capabilities missing after validation")
+	}
+	var granted gen.Capabilities
+	if err := json.Unmarshal(rawCaps, &granted); err != nil {
+		return nil, nil, fmt.Errorf("server: decode capabilities: %w", err)
+	}
+	var event gen.Event
+	if err := json.Unmarshal(rawEvent, &event); err != nil {
+		return nil, nil, fmt.Errorf("server: decode event: %w", err)
+	}
+	return &granted, &event, nil
+}
+
+// invalidParams answers -32602 for a request that failed canonical
+// validation; the pointer and keyword go to the log, never the wire.
+func (h *Handler) invalidParams(ctx context.Context, rq *request, err error) result {
+	attrs := []slog.Attr{
+		slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
+		slog.Int("code", jsonrpc.CodeInvalidParams),
+	}
+	var pe *gen.ParseError
+	if errors.As(err, &pe) {
+		attrs = append(attrs, slog.String("pointer", pe.Pointer), slog.String("keyword", pe.Keyword))
+	}
+	h.logAttrs(ctx, slog.LevelDebug, "ahp server: request failed canonical validation", attrs...)
+	return errorReply(rq.env.ID, jsonrpc.CodeInvalidParams)
+}
+
+// callbackFailed maps a callback error to -32003 or -32004 and logs it.
+func (h *Handler) callbackFailed(ctx context.Context, rq *request, event gen.EventName, err error) result {
+	code := jsonrpc.CodeBackendInternalError
+	if errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+		code = jsonrpc.CodeBackendUnavailable
+	}
+	attrs := []slog.Attr{
+		slog.String("method", rq.env.Method), slog.String("event", string(event)),
+		slog.String("id", rq.env.ID.String()), slog.Int("code", code),
+	}
+	var p *panicError
+	if errors.As(err, &p) {
+		attrs = append(attrs, slog.String("panic", fmt.Sprint(p.value)), slog.String("stack", string(p.stack)))
+		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept callback panicked", attrs...)
+	} else {
+		attrs = append(attrs, slog.Any("err", err))
+		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept callback failed", attrs...)
+	}
+	return errorReply(rq.env.ID, code)
+}
+
+// panicError is a recovered callback panic.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return "server: callback panicked" }
+
+func (h *Handler) callIntercept(ctx context.Context, req *gen.InterceptRequest) (out InterceptResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = InterceptResult{}, &panicError{value: v, stack: debug.Stack()}
+		}
+	}()
+	return h.Intercept(ctx, req)
+}
+
+func (h *Handler) callObserve(ctx context.Context, n *gen.ObserveNotification) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v, stack: debug.Stack()}
+		}
+	}()
+	return h.Observe(ctx, n)
+}
+
+func (h *Handler) observe(ctx context.Context, rq *request) result {
+	params := rq.env.Params
+	if checkVersion(params) {
+		return h.drop(ctx, rq, "unsupported protocolVersion")
+	}
+	if _, name, ok := eventType(params); ok {
+		if _, known := gen.LookupEvent(name); !known {
+			return h.drop(ctx, rq, "unknown event type")
+		}
+		if len(h.ObserveEvents) > 0 && !slices.Contains(h.ObserveEvents, name) {
+			return h.drop(ctx, rq, "event not in ObserveEvents")
+		}
+	}
+	n, err := gen.ParseObserveNotification(rq.msg)
+	if err != nil {
+		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("reason", "canonical validation failed")}
+		var pe *gen.ParseError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, slog.String("pointer", pe.Pointer), slog.String("keyword", pe.Keyword))
+		}
+		h.logAttrs(ctx, slog.LevelWarn, "ahp server: notification dropped", attrs...)
+		return result{out: outDropped}
+	}
+	if err := h.callObserve(ctx, n); err != nil {
+		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("event", n.Params.Event.Type())}
+		var p *panicError
+		if errors.As(err, &p) {
+			attrs = append(attrs, slog.String("panic", fmt.Sprint(p.value)), slog.String("stack", string(p.stack)))
+			h.logAttrs(ctx, slog.LevelError, "ahp server: Observe callback panicked", attrs...)
+		} else {
+			attrs = append(attrs, slog.Any("err", err))
+			h.logAttrs(ctx, slog.LevelError, "ahp server: Observe callback failed", attrs...)
+		}
+		return result{out: outFailed}
+	}
+	return result{out: outAccepted}
+}
+
+func (h *Handler) capabilities(ctx context.Context, rq *request) result {
+	if checkVersion(rq.env.Params) {
+		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
+	}
+	if _, err := gen.ParseCapabilitiesRequest(rq.msg); err != nil {
+		return h.invalidParams(ctx, rq, err)
+	}
+	body, err := h.manifestResponse(rq.env.ID)
+	if err != nil {
+		h.logAttrs(ctx, slog.LevelError, "ahp server: Manifest is not a valid capabilities-response manifest; sent backend_internal_error instead",
+			slog.String("id", rq.env.ID.String()), slog.Any("err", err))
+		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
+	}
+	return result{out: outReply, body: body}
+}
+
+// manifestResponse encodes and validates the hooks/capabilities response.
+func (h *Handler) manifestResponse(id jsonrpc.ID) ([]byte, error) {
+	idText, err := id.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("server: response id: %w", err)
+	}
+	resp := gen.CapabilitiesResponse{
+		JSONRPC: jsonrpc.Version,
+		ID:      gen.JSONRPCResponseID(idText),
+		Result: gen.CapabilitiesResponseResult{
+			ProtocolVersion: gen.ProtocolVersion,
+			Manifest:        *h.Manifest,
+		},
+	}
+	body, err := gen.EncodeCapabilitiesResponse(&resp)
+	if err != nil {
+		return nil, fmt.Errorf("server: encode capabilities response: %w", err)
+	}
+	if err := validate.Default().Validate("capabilities-response.schema.json", body); err != nil {
+		return nil, fmt.Errorf("server: capabilities response: %w", err)
+	}
+	return body, nil
+}
+
+// logAttrs logs to the Handler's Logger, if any.
+func (h *Handler) logAttrs(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if h.Logger == nil {
+		return
+	}
+	h.Logger.LogAttrs(ctx, level, msg, attrs...)
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// ServeHTTP implements http.Handler for the AHP HTTP binding
+// (base/transports/http.md, AHP-HTTP-001): one JSON-RPC object per POST,
+// answered with at most one JSON-RPC response. See the package
+// documentation for the status codes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		w.WriteHeader(http.StatusUnsupportedMediaType)
+		return
+	}
+	limit := h.maxBody()
+	if r.ContentLength > limit {
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
+	}
+	body, err := readBody(w, r, limit)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+
+	res := h.dispatch(r.Context(), body)
+	switch res.out {
+	case outReply:
+		hdr := w.Header()
+		hdr.Set("Content-Type", "application/json")
+		hdr.Set("Content-Length", strconv.Itoa(len(res.body)))
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		hdr.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(res.body)
+	case outAccepted:
+		w.WriteHeader(http.StatusNoContent)
+	case outFailed:
+		w.WriteHeader(http.StatusInternalServerError)
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+// isJSONContentType reports whether a request Content-Type is
+// application/json; a charset parameter, if any, must be utf-8 (AHP-RPC-001).
+func isJSONContentType(v string) bool {
+	if v == "application/json" {
+		return true
+	}
+	mt, params, err := mime.ParseMediaType(v)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
+// readBody reads the request body, at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	defer rd.Close()
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n) + 1) // +1 so that reading EOF does not grow the buffer
+	}
+	if _, err := buf.ReadFrom(rd); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
