@@ -453,10 +453,10 @@ func modifyPairs(c, b *gen.CapabilitiesModify) [][2]*[2]bool {
 // consumed: the continue operation carries the remaining allowance and is
 // dropped (with flow itself, if nothing is left) when none remains.
 func advertise(base gen.Capabilities, used int) gen.Capabilities {
-	c := cloneCaps(base)
-	if c.Flow == nil || !slices.Contains(c.Flow.Operations, gen.FlowOperationContinue) {
-		return c
+	if base.Flow == nil || !slices.Contains(base.Flow.Operations, gen.FlowOperationContinue) {
+		return base // immutable once configured: shared, never modified
 	}
+	c := cloneCaps(base)
 	max := -1
 	if c.Flow.MaxContinuations != nil {
 		if n, err := c.Flow.MaxContinuations.Int64(); err == nil {
