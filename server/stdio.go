@@ -83,22 +83,6 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 		}
 	}()
 
-	// Interrupt a blocked read when ctx ends, where r allows it.
-	dl, _ := r.(readDeadliner)
-	var (
-		deadlineMu  sync.Mutex
-		deadlineSet bool
-	)
-	interruptDone := make(chan struct{})
-	stopInterrupt := context.AfterFunc(ctx, func() {
-		defer close(interruptDone)
-		if dl != nil && dl.SetReadDeadline(time.Unix(1, 0)) == nil {
-			deadlineMu.Lock()
-			deadlineSet = true
-			deadlineMu.Unlock()
-		}
-	})
-
 	var (
 		wg  sync.WaitGroup
 		sem = make(chan struct{}, h.maxConcurrency())
@@ -157,25 +141,17 @@ loop:
 		}(f.data)
 	}
 	wg.Wait()
+	cancel(nil) // the reader stops at its next frame
 
-	// Join the interrupter (it ran only if ctx ended), then the reader when
-	// it can be joined.
-	if !stopInterrupt() {
-		<-interruptDone
-	}
-	cancel(nil)
-	deadlineMu.Lock()
-	interrupted := deadlineSet
-	deadlineMu.Unlock()
-	if interrupted {
-		<-readerDone
-		_ = dl.SetReadDeadline(time.Time{})
-	} else {
-		select {
-		case <-readerDone:
-		default:
-			// Blocked in a Read that cannot be interrupted; it exits when
-			// that Read returns.
+	// Join the reader. One still blocked in Read is interrupted with a read
+	// deadline in the past where r allows it; otherwise it is left to exit
+	// when that Read returns.
+	select {
+	case <-readerDone:
+	default:
+		if dl, ok := r.(readDeadliner); ok && dl.SetReadDeadline(time.Unix(1, 0)) == nil {
+			<-readerDone
+			_ = dl.SetReadDeadline(time.Time{})
 		}
 	}
 
