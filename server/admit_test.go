@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -187,4 +188,68 @@ func TestAdmitErrors(t *testing.T) {
 	err := server.Admit(req, server.InterceptResult{Extensions: json.RawMessage(`{"not reverse dns":1}`)})
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "not valid against"), "%v", err)
+}
+
+// elicitationResult returns a user.elicitation.result intercept request
+// with the given action, advertising modify(content).
+func elicitationResult(t testing.TB, action string) []byte {
+	t.Helper()
+	obs := compact(t, readFixture(t, "http/catalogue-user.elicitation.result.valid.json"))
+	return mutate(t, obs, func(m map[string]any) {
+		el := event(m)["elicitation"].(map[string]any)
+		el["action"] = action
+		body := `{"action":"` + action + `","content":{"answer":"yes"}}`
+		if action != "accept" {
+			body = `{"action":"` + action + `"}`
+		}
+		el["result"].(map[string]any)["text"] = body
+		params(m)["capabilities"] = map[string]any{
+			"effects":     []any{"modify"},
+			"modify":      map[string]any{"content": map[string]any{"replace": true, "merge": true}},
+			"elicitation": map[string]any{"form": map[string]any{}},
+		}
+		m["id"] = event(m)["id"]
+		m["method"] = jsonrpc.MethodIntercept
+	})
+}
+
+// TestAdmissionBoundaryContext covers a rule that only the settlement
+// engine knows: form answers can be modified only in an accepted form
+// result.
+func TestAdmissionBoundaryContext(t *testing.T) {
+	answers := gen.OrderedMap[gen.FormAnswerValue]{{Name: "answer", Value: gen.FormAnswerValueFromString("no")}}
+	res := server.InterceptResult{Effects: []gen.Effect{server.MergeForm(answers)}}
+
+	accepted := parseRequest(t, elicitationResult(t, "accept"))
+	require.NoError(t, server.Admit(accepted, res))
+
+	declined := elicitationResult(t, "decline")
+	err := server.Admit(parseRequest(t, declined), res)
+	var ae *server.AdmissionError
+	require.ErrorAs(t, err, &ae, "%v", err)
+	require.Equal(t, 0, ae.Index)
+	require.Equal(t, "modify", ae.Effect)
+	require.Contains(t, err.Error(), "settlement rules")
+
+	h := &server.Handler{Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) { return res, nil }}
+	for bname, ex := range bindings {
+		raw, _ := ex(t, h, declined)
+		require.Equal(t, jsonrpc.CodeBackendInternalError, decodeReply(t, raw).code(), bname)
+		raw, _ = ex(t, h, elicitationResult(t, "accept"))
+		require.Zero(t, decodeReply(t, raw).code(), bname)
+	}
+
+	// A request that the settlement engine finds inconsistent (the action
+	// differs from the result body) is invalid params, before the callback.
+	inconsistent := mutate(t, elicitationResult(t, "accept"), func(m map[string]any) {
+		event(m)["elicitation"].(map[string]any)["action"] = "decline"
+	})
+	var called atomic.Bool
+	h2 := &server.Handler{Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+		called.Store(true)
+		return server.InterceptResult{}, nil
+	}}
+	raw, _ := viaHTTP(t, h2, inconsistent)
+	require.Equal(t, jsonrpc.CodeInvalidParams, decodeReply(t, raw).code())
+	require.False(t, called.Load())
 }

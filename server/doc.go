@@ -27,7 +27,9 @@
 //     semantics, not ordinary unknown fields).
 //  6. Canonical validation of the whole message against its schema
 //     (intercept-request, observe-notification, capabilities-request),
-//     including id == params.event.id: -32602 Invalid params.
+//     including id == params.event.id, and for intercept the consistency
+//     checks of runtime/settle (an event it cannot settle is invalid host
+//     input): -32602 Invalid params.
 //  7. The callback. An error wrapping [ErrUnavailable], or any error once the
 //     request's context has ended, is -32003 backend_unavailable; any other
 //     error or a panic is -32004 backend_internal_error. The callback's text,

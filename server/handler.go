@@ -345,6 +345,9 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 			slog.String("id", rq.env.ID.String()), slog.Any("err", err))
 		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 	}
+	if err := checkEvent(event, *granted); err != nil {
+		return h.invalidParams(ctx, rq, err)
+	}
 
 	out, err := h.callIntercept(ctx, req)
 	if err != nil {
@@ -386,8 +389,10 @@ func (h *Handler) invalidParams(ctx context.Context, rq *request, err error) res
 	var pe *gen.ParseError
 	if errors.As(err, &pe) {
 		attrs = append(attrs, slog.String("pointer", pe.Pointer), slog.String("keyword", pe.Keyword))
+	} else {
+		attrs = append(attrs, slog.Any("err", err))
 	}
-	h.logAttrs(ctx, slog.LevelDebug, "ahp server: request failed canonical validation", attrs...)
+	h.logAttrs(ctx, slog.LevelDebug, "ahp server: request failed validation", attrs...)
 	return errorReply(rq.env.ID, jsonrpc.CodeInvalidParams)
 }
 

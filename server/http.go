@@ -14,6 +14,10 @@ import (
 // answered with at most one JSON-RPC response. See the package
 // documentation for the status codes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h == nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		w.WriteHeader(http.StatusMethodNotAllowed)

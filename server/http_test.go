@@ -130,3 +130,10 @@ func TestHTTPBinding(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+func TestHTTPNilHandler(t *testing.T) {
+	var h *server.Handler
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")))
+	require.Equal(t, http.StatusInternalServerError, rec.Code)
+}

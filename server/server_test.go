@@ -16,7 +16,7 @@
 //	              observe-only event types on intercept are -32002; effects
 //	              are strict and a response is rejected as a whole
 //	              (TestUnknownMembersIgnored, TestVersionAndEventErrors,
-//	              TestAdmission)
+//	              TestAdmission, TestEffectConstructors)
 //	AHP-CORE-004  duplicate delivery gets an equivalent answer; id must equal
 //	              params.event.id (TestDuplicateDelivery, fixture
 //	              http.intercept-request-id-mismatch.invalid)
@@ -29,7 +29,10 @@
 //	              with -32700 and serving continues (TestStdio*,
 //	              TestFixturesStdioSubprocess, FuzzServeStdio)
 //	AHP-CAP-001   a backend returns only advertised effects: an ungranted
-//	              effect is never sent (TestAdmission, TestNeverSendsUngranted)
+//	              effect (family, target, operation, delivery, continuation,
+//	              elicitation mode, boundary context) is never sent
+//	              (TestAdmission, TestAdmissionBoundaryContext,
+//	              TestNeverSendsUngranted)
 //	AHP-CAP-002   capabilities.effects is required on intercept
 //	              (fixture http.intercept-request-effects-missing.invalid)
 //	AHP-DEC-001   the result always carries an ordered effects array, empty

@@ -1,20 +1,34 @@
 package server
 
 import (
+	"errors"
+
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
 )
 
-// boundaryAdmit applies runtime/settle's admission rules (the boundary
-// checks shared with the harness). TEMPORARY: runtime/settle does not
-// compile yet; the local grant check in admit.go is the only check until it
-// does.
+// boundaryAdmit applies runtime/settle's admission rules, the boundary
+// checks shared with the harness (base/composition.md,
+// base/capabilities.md).
 func boundaryAdmit(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) error {
-	_, _, _ = event, granted, effects
+	return settle.Admit(event, granted, effects)
+}
+
+// checkEvent reports an event that runtime/settle cannot settle (invalid
+// host input, such as an elicitation action that differs from its result
+// body); such a request is invalid params.
+func checkEvent(event *gen.Event, granted gen.Capabilities) error {
+	if err := settle.Admit(event, granted, nil); errors.Is(err, settle.ErrInvalidEvent) {
+		return err
+	}
 	return nil
 }
 
 // rejectedIndex returns the offending effect index of a settle rejection.
 func rejectedIndex(err error) (int, bool) {
-	_ = err
+	var rej *settle.Rejection
+	if errors.As(err, &rej) {
+		return rej.EffectIndex, true
+	}
 	return 0, false
 }

@@ -209,6 +209,9 @@ func write(outs []output, outDir string) error {
 	keep := map[string]bool{}
 	for _, o := range outs {
 		keep[o.Path] = true
+		if err := os.MkdirAll(filepath.Dir(filepath.FromSlash(o.Path)), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(filepath.FromSlash(o.Path), o.Data, 0o644); err != nil {
 			return err
 		}
