@@ -74,22 +74,22 @@ func (s *ContentSelection) UnmarshalJSON(data []byte) error {
 			err = decNamed(v, &out.Default)
 		case "text":
 			out.Text = new(ContentSelectionText)
-			err = decNamed(v, &(*out.Text))
+			err = decNamed(v, out.Text)
 		case "reasoning":
 			out.Reasoning = new(ContentSelectionReasoning)
-			err = decNamed(v, &(*out.Reasoning))
+			err = decNamed(v, out.Reasoning)
 		case "images":
 			out.Images = new(ContentSelectionImages)
-			err = decNamed(v, &(*out.Images))
+			err = decNamed(v, out.Images)
 		case "audio":
 			out.Audio = new(ContentSelectionAudio)
-			err = decNamed(v, &(*out.Audio))
+			err = decNamed(v, out.Audio)
 		case "video":
 			out.Video = new(ContentSelectionVideo)
-			err = decNamed(v, &(*out.Video))
+			err = decNamed(v, out.Video)
 		case "files":
 			out.Files = new(ContentSelectionFiles)
-			err = decNamed(v, &(*out.Files))
+			err = decNamed(v, out.Files)
 		default:
 			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
 		}

@@ -163,7 +163,7 @@ func (s *InterceptState) UnmarshalJSON(data []byte) error {
 			}
 		case "flow":
 			out.Flow = new(FlowState)
-			err = decNamed(v, &(*out.Flow))
+			err = decNamed(v, out.Flow)
 		case "instructions":
 			out.Instructions, err = decArray(v, decStringElem)
 		case "injections":
@@ -694,7 +694,7 @@ func (s *MessagesState) UnmarshalJSON(data []byte) error {
 			}
 		case "flow":
 			out.Flow = new(FlowState)
-			err = decNamed(v, &(*out.Flow))
+			err = decNamed(v, out.Flow)
 		case "instructions":
 			out.Instructions, err = decArray(v, decStringElem)
 		case "injections":
@@ -794,7 +794,7 @@ func (s *TextState) UnmarshalJSON(data []byte) error {
 			}
 		case "flow":
 			out.Flow = new(FlowState)
-			err = decNamed(v, &(*out.Flow))
+			err = decNamed(v, out.Flow)
 		case "instructions":
 			out.Instructions, err = decArray(v, decStringElem)
 		case "injections":
@@ -894,7 +894,7 @@ func (s *ElicitResultState) UnmarshalJSON(data []byte) error {
 			}
 		case "flow":
 			out.Flow = new(FlowState)
-			err = decNamed(v, &(*out.Flow))
+			err = decNamed(v, out.Flow)
 		case "instructions":
 			out.Instructions, err = decArray(v, decStringElem)
 		case "injections":
@@ -994,7 +994,7 @@ func (s *ToolState) UnmarshalJSON(data []byte) error {
 			}
 		case "flow":
 			out.Flow = new(FlowState)
-			err = decNamed(v, &(*out.Flow))
+			err = decNamed(v, out.Flow)
 		case "instructions":
 			out.Instructions, err = decArray(v, decStringElem)
 		case "injections":

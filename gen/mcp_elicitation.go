@@ -560,7 +560,7 @@ func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
 			(*out.Description), err = decString(v)
 		case "format":
 			out.Format = new(MCPElicitationStringSchemaFormat)
-			err = decNamed(v, &(*out.Format))
+			err = decNamed(v, out.Format)
 		case "maxLength":
 			out.MaxLength = new(json.Number)
 			(*out.MaxLength), err = decNumber(v)

@@ -765,7 +765,7 @@ func (s *InterceptSubscription) UnmarshalJSON(data []byte) error {
 			err = out.Filters.UnmarshalJSON(v)
 		case "scope":
 			out.Scope = new(SubscriptionScope)
-			err = decNamed(v, &(*out.Scope))
+			err = decNamed(v, out.Scope)
 		case "disableable":
 			out.Disableable = new(bool)
 			(*out.Disableable), err = decBool(v)
@@ -1046,7 +1046,7 @@ func (s *ObserveSubscription) UnmarshalJSON(data []byte) error {
 			err = out.Filters.UnmarshalJSON(v)
 		case "scope":
 			out.Scope = new(SubscriptionScope)
-			err = decNamed(v, &(*out.Scope))
+			err = decNamed(v, out.Scope)
 		case "disableable":
 			out.Disableable = new(bool)
 			(*out.Disableable), err = decBool(v)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -292,5 +291,3 @@ func modifyTargets(set *schemaSet) []string {
 	}
 	return append([]string(nil), props.keys...)
 }
-
-var _ = strings.TrimSpace

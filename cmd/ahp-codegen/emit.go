@@ -168,14 +168,6 @@ func elemDecoder(t *goType) jen.Code {
 	)
 }
 
-func docComment(name, text, fallback string) string {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return name + " " + fallback
-	}
-	text = strings.ReplaceAll(text, "\n", " ")
-	return name + " is the schema's " + fallback + ": " + text
-}
 
 // emitType writes the declaration and codec of one named type.
 func emitType(f *jen.File, t *goType, schemaRef func(loc) string) {
@@ -326,7 +318,9 @@ func emitObject(f *jen.File, t *goType, where string) {
 		if !fl.Required && !optionalByNil(fl.Type) {
 			body = append(body, target.Clone().Op("=").New(goExpr(fl.Type)))
 			rt := resolved(fl.Type)
-			if rt.Kind == kindObject || rt.Kind == kindUnion || rt.Kind == kindScalarUnion || rt.Kind == kindMap {
+			if (rt.Kind == kindString || rt.Kind == kindEnum) && rt.Name != "" {
+				body = append(body, jen.Id("err").Op("=").Id("decNamed").Call(jen.Id("v"), target.Clone()))
+			} else if rt.Kind == kindObject || rt.Kind == kindUnion || rt.Kind == kindScalarUnion || rt.Kind == kindMap {
 				body = append(body, decodeValue(fl.Type, target, "v")...)
 			} else {
 				body = append(body, decodeValue(fl.Type, jen.Parens(jen.Op("*").Add(target.Clone())), "v")...)
@@ -435,7 +429,7 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 	for _, a := range t.Arms {
 		valCases = append(valCases, jen.Case(jen.Id("u").Dot(a.Field).Op("!=").Nil()).Block(jen.Return(jen.Id("u").Dot(a.Field))))
 	}
-	f.Comment(fmt.Sprintf("Value returns the arm that is set (a pointer to one of the arm types), or nil."))
+	f.Comment("Value returns the arm that is set (a pointer to one of the arm types), or nil.")
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("Value").Params().Any().Block(
 		jen.If(jen.Id("u").Op("==").Nil()).Block(jen.Return(jen.Nil())),
 		jen.Switch().Block(valCases...),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
-	"sort"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -268,12 +267,6 @@ func renderSupport() ([]byte, error) {
 	return out, nil
 }
 
-// sortedGoTypes orders types by name for deterministic output.
-func sortedGoTypes(ts []*goType) []*goType {
-	out := append([]*goType(nil), ts...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
 
 // renderRoots emits a registry of the root documents' codecs, for callers
 // that select a schema at run time (conformance tests, adapters).

@@ -108,21 +108,3 @@ func compactJSON(raw json.RawMessage) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
-// envelopeIDs extracts the JSON-RPC id (exact JSON text) and
-// params.event.id of a request envelope without validating it.
-func envelopeIDs(raw []byte) (rpcID json.RawMessage, eventID string, method string, err error) {
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Event struct {
-				ID string `json:"id"`
-			} `json:"event"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, "", "", fmt.Errorf("decode envelope: %w", err)
-	}
-	return env.ID, env.Params.Event.ID, env.Method, nil
-}

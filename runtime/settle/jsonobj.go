@@ -46,12 +46,6 @@ func jsonKind(b []byte) byte {
 	return b[0]
 }
 
-// isNull reports whether raw is absent or the JSON literal null.
-func isNull(raw []byte) bool {
-	b := trimWS(raw)
-	return len(b) == 0 || string(b) == "null"
-}
-
 // splitObject splits a JSON object into its members, in document order.
 // A name that occurs more than once keeps its first position and its last
 // value, as a JSON decoder would. The result aliases data; it validates the

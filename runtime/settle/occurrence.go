@@ -127,7 +127,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 	)
 	switch {
 	case ev.ToolBefore != nil:
-		items, gaps = ev.ToolBefore.Items, ev.ToolBefore.Gaps
+		items = ev.ToolBefore.Items
 		return o.extractInput(ev.ToolBefore.Tool.Input, in.Input, items)
 	case ev.ToolPermissionRequest != nil:
 		items = ev.ToolPermissionRequest.Items
