@@ -358,15 +358,19 @@ func (c *call) result() *Result {
 		st = c.occ.State()
 	}
 	r := &Result{
-		Permission:   st.Permission,
-		Input:        st.Input,
-		Candidate:    Candidate{Present: st.Candidate.Present, Value: st.Candidate.Value, Provenance: st.Candidate.Provenance},
-		Flow:         st.Flow,
-		StopReason:   st.StopReason,
-		Instructions: st.Instructions,
-		Injections:   st.Injections,
-		Messages:     st.Messages,
-		event:        c.cur,
+		Permission:             st.Permission,
+		Input:                  st.Input,
+		Candidate:              Candidate{Present: st.Candidate.Present, Value: st.Candidate.Value, Provenance: st.Candidate.Provenance},
+		Flow:                   st.Flow,
+		StopReason:             st.StopReason,
+		Instructions:           st.Instructions,
+		Injections:             st.Injections,
+		Messages:               st.Messages,
+		Targets:                st.Targets,
+		ContinueInstruction:    st.ContinueInstruction,
+		ContinuationCount:      st.ContinuationCount,
+		RemainingContinuations: st.RemainingContinuations,
+		event:                  c.cur,
 	}
 	if r.Permission == "" {
 		r.Permission = gen.PermissionNone

@@ -97,6 +97,17 @@ type Result struct {
 	Injections []gen.InjectEffect
 	// Messages are accepted user-facing messages, in order.
 	Messages []string
+	// Targets holds the effective value (detached JSON) of every other
+	// modification target of the boundary after accepted modifications:
+	// prompt, request, response, output, content, instructions, summary or
+	// workspace. Event returns the same values inside the effective event.
+	Targets map[gen.ModifyTarget]json.RawMessage
+	// ContinueInstruction is the accepted continuation instruction text
+	// when Flow is continue.
+	ContinueInstruction string
+	// ContinuationCount and RemainingContinuations are the continuation
+	// counters after settlement (turn.finish.before).
+	ContinuationCount, RemainingContinuations int
 	// Accepted lists the admitted responses in chain order.
 	Accepted []Accepted
 	// Diagnostics lists failed deliveries, interception first (in chain

@@ -27,6 +27,7 @@ type Validator struct {
 	docs map[string]bool // embedded document names
 
 	cache sync.Map // canonical reference -> *jsonschema.Schema
+	fast  sync.Map // canonical reference -> *fastSchema (see fastpath.go)
 
 	mu       sync.Mutex // guards compiler
 	compiler *jsonschema.Compiler
@@ -82,6 +83,7 @@ func newValidator(dispatch bool) (*Validator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ahp: compile schema %s: %w", name, err)
 		}
+		v.fast.Store(name, newFastSchema(sch))
 		v.cache.Store(name, sch)
 	}
 	return v, nil
@@ -119,6 +121,9 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 		derr.Schema = key
 		return derr
 	}
+	if v.accepts(key, value) {
+		return nil
+	}
 	return check(key, sch, value)
 }
 
@@ -134,7 +139,18 @@ func (v *Validator) ValidateValue(ref string, value any) error {
 	if err != nil {
 		return err
 	}
+	if v.accepts(key, value) {
+		return nil
+	}
 	return check(key, sch, value)
+}
+
+// accepts reports whether the fast path (fastpath.go) finds value valid
+// against the schema cached under key. false means "not established": the
+// caller validates with v6, which also reports the error.
+func (v *Validator) accepts(key string, value any) bool {
+	f, ok := v.fast.Load(key)
+	return ok && f.(*fastSchema).valid(value)
 }
 
 func check(key string, sch *jsonschema.Schema, value any) error {
@@ -172,6 +188,7 @@ func (v *Validator) schema(ref string) (string, *jsonschema.Schema, error) {
 		// that exist in the embedded documents.
 		return "", nil, fmt.Errorf("%w: %q: %w", ErrUnknownSchema, ref, err)
 	}
+	v.fast.Store(key, newFastSchema(sch))
 	v.cache.Store(key, sch)
 	return key, sch, nil
 }
