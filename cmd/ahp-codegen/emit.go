@@ -168,7 +168,6 @@ func elemDecoder(t *goType) jen.Code {
 	)
 }
 
-
 // emitType writes the declaration and codec of one named type.
 func emitType(f *jen.File, t *goType, schemaRef func(loc) string) {
 	where := fmt.Sprintf("%s#%s", t.Loc.File, t.Loc.Pointer)

@@ -267,7 +267,6 @@ func renderSupport() ([]byte, error) {
 	return out, nil
 }
 
-
 // renderRoots emits a registry of the root documents' codecs, for callers
 // that select a schema at run time (conformance tests, adapters).
 func renderRoots(roots []*root) ([]byte, error) {
