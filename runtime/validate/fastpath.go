@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -81,6 +83,12 @@ func newBound(r *big.Rat) *bound {
 	return b
 }
 
+type namedNode struct {
+	name string
+	node *fastNode
+	req  bool // name is required
+}
+
 type patternProp struct {
 	re   jsonschema.Regexp
 	node *fastNode
@@ -102,11 +110,18 @@ type fastNode struct {
 	allOf, anyOf, oneOf []*fastNode
 	ifN, thenN, elseN   *fastNode
 
+	// allOfRest and switches replace allOf when some of its entries form a
+	// dispatch switch (see buildSwitches).
+	allOfRest []*fastNode
+	switches  []*dispatchSwitch
+
 	// object
 	object             bool // some object keyword is present
 	minProps, maxProps int  // -1: absent
 	required           []string
+	reqOutside         []string // required names that are not in props
 	props              map[string]*fastNode
+	propList           []namedNode // props, for iteration
 	patProps           []patternProp
 	addl               *fastNode // additionalProperties schema
 	addlFalse          bool      // additionalProperties: false
@@ -147,6 +162,9 @@ func compileFast(sch *jsonschema.Schema) (*fastNode, error) {
 	root, err := c.node(sch)
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range c.memo {
+		buildSwitches(n)
 	}
 	if err := checkInPlaceCycles(root); err != nil {
 		return nil, err
@@ -302,6 +320,7 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 			if n.props[k], err = c.node(ps); err != nil {
 				return err
 			}
+			n.propList = append(n.propList, namedNode{name: k, node: n.props[k]})
 		}
 		n.object = true
 	}
@@ -324,6 +343,15 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		n.object = true
 	default:
 		return errFastUnsupported
+	}
+
+	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
+	for _, k := range n.required {
+		if i, ok := slices.BinarySearchFunc(n.propList, k, func(a namedNode, k string) int { return strings.Compare(a.name, k) }); ok {
+			n.propList[i].req = true
+		} else {
+			n.reqOutside = append(n.reqOutside, k)
+		}
 	}
 
 	// array
@@ -377,6 +405,175 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 	}
 	n.num = n.minimum != nil || n.maximum != nil || n.exMinimum != nil || n.exMaximum != nil || n.multi != nil
 	return nil
+}
+
+// dispatchSwitch stands for allOf entries of the form
+//
+//	{"if": {"required": [key], "properties": {key: {"enum": [strings]}}}, "then": T}
+//
+// (or "const" instead of "enum"), which is what dispatch.go emits for a
+// union and what the canonical schemas write by hand for conditional
+// rules. For an object holding key with a string value, exactly the entries
+// listing that value apply their "then"; for an object without key, or with
+// a non-string value, none does; for any other instance every "if" holds
+// vacuously and every "then" applies.
+type dispatchSwitch struct {
+	key  string
+	arms map[string][]*fastNode
+	all  []*fastNode
+}
+
+// minSwitch is the number of if/then entries on one key worth a switch.
+const minSwitch = 3
+
+// buildSwitches groups n's allOf entries into dispatch switches; the
+// others stay in allOfRest, in order.
+func buildSwitches(n *fastNode) {
+	n.allOfRest = n.allOf
+	if len(n.allOf) < minSwitch {
+		return
+	}
+	type entry struct {
+		key    string
+		values []string
+		then   *fastNode
+	}
+	groups := map[string][]int{}
+	entries := make([]entry, len(n.allOf))
+	for i, e := range n.allOf {
+		key, values, ok := ifThenOnKey(e)
+		if !ok {
+			continue
+		}
+		entries[i] = entry{key, values, e.thenN}
+		groups[key] = append(groups[key], i)
+	}
+	used := make([]bool, len(n.allOf))
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		idx := groups[k]
+		if len(idx) < minSwitch {
+			continue
+		}
+		sw := &dispatchSwitch{key: k, arms: map[string][]*fastNode{}}
+		for _, i := range idx {
+			used[i] = true
+			e := entries[i]
+			sw.all = append(sw.all, e.then)
+			seen := map[string]bool{}
+			for _, v := range e.values {
+				if !seen[v] {
+					seen[v] = true
+					sw.arms[v] = append(sw.arms[v], e.then)
+				}
+			}
+		}
+		n.switches = append(n.switches, sw)
+	}
+	if len(n.switches) == 0 {
+		return
+	}
+	n.allOfRest = nil
+	for i, e := range n.allOf {
+		if !used[i] {
+			n.allOfRest = append(n.allOfRest, e)
+		}
+	}
+}
+
+// ifThenOnKey reports whether e is exactly {"if": sig, "then": T} with sig
+// exactly {"required": [key], "properties": {key: {"enum"|"const": strings}}}
+// and returns key and the strings.
+func ifThenOnKey(e *fastNode) (string, []string, bool) {
+	if e.ifN == nil || e.thenN == nil || !onlyKeywords(e, kwIf|kwThen) {
+		return "", nil, false
+	}
+	sig := e.ifN
+	if !onlyKeywords(sig, kwObject) || len(sig.required) != 1 || len(sig.propList) != 1 ||
+		sig.propList[0].name != sig.required[0] || len(sig.reqOutside) != 0 ||
+		sig.minProps >= 0 || sig.maxProps >= 0 || sig.propNames != nil || len(sig.patProps) != 0 ||
+		sig.addl != nil || sig.addlFalse {
+		return "", nil, false
+	}
+	p := sig.propList[0].node
+	var vals []any
+	switch {
+	case p.hasConst && p.enum == nil && onlyKeywords(p, kwConst):
+		vals = []any{p.constV}
+	case !p.hasConst && p.enum != nil && onlyKeywords(p, kwEnum):
+		vals = p.enum
+	default:
+		return "", nil, false
+	}
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			return "", nil, false
+		}
+		out = append(out, str)
+	}
+	return sig.required[0], out, true
+}
+
+// Keyword families for onlyKeywords.
+const (
+	kwIf = 1 << iota
+	kwThen
+	kwObject
+	kwConst
+	kwEnum
+)
+
+// onlyKeywords reports whether n uses no keyword outside allowed.
+func onlyKeywords(n *fastNode, allowed int) bool {
+	if n.always != 0 || n.types != 0 || n.format != nil || n.ref != nil || n.not != nil ||
+		len(n.allOf) != 0 || len(n.anyOf) != 0 || len(n.oneOf) != 0 || n.elseN != nil ||
+		n.array || n.str || n.num {
+		return false
+	}
+	if n.ifN != nil && allowed&kwIf == 0 {
+		return false
+	}
+	if n.thenN != nil && allowed&kwThen == 0 {
+		return false
+	}
+	if n.object && allowed&kwObject == 0 {
+		return false
+	}
+	if n.hasConst && allowed&kwConst == 0 {
+		return false
+	}
+	if n.enum != nil && allowed&kwEnum == 0 {
+		return false
+	}
+	return true
+}
+
+func (r *fastRun) dispatch(sw *dispatchSwitch, v any) bool {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		for _, t := range sw.all {
+			if !r.valid(t, v) {
+				return false
+			}
+		}
+		return true
+	}
+	str, ok := obj[sw.key].(string)
+	if !ok {
+		return true
+	}
+	for _, t := range sw.arms[str] {
+		if !r.valid(t, v) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainJSON reports whether v consists only of decoded-JSON Go types with
@@ -511,12 +708,18 @@ func (r *fastRun) check(n *fastNode, v any) bool {
 		return false
 	}
 	var t uint8
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		t = tNull
 	case bool:
 		t = tBool
 	case json.Number:
+		// Only numbers v6 and the fast path read alike (the JSON grammar,
+		// within the exact-parse limits) are modelled.
+		if _, _, _, ok := scanNumber(string(x)); !ok {
+			r.abort = true
+			return false
+		}
 		t = tNumber
 	case string:
 		t = tString
@@ -577,8 +780,13 @@ func (r *fastRun) check(n *fastNode, v any) bool {
 	if n.not != nil && r.valid(n.not, v) {
 		return false
 	}
-	for _, s := range n.allOf {
+	for _, s := range n.allOfRest {
 		if !r.valid(s, v) {
+			return false
+		}
+	}
+	for _, sw := range n.switches {
+		if !r.dispatch(sw, v) {
 			return false
 		}
 	}
@@ -626,27 +834,48 @@ func (r *fastRun) object(n *fastNode, obj map[string]any) bool {
 	if n.maxProps >= 0 && len(obj) > n.maxProps {
 		return false
 	}
-	for _, k := range n.required {
-		if _, ok := obj[k]; !ok {
-			return false
+	if len(n.patProps) == 0 && len(n.propList) <= len(obj)+2 {
+		// Walk the schema's properties and look them up, which is cheaper
+		// than iterating the instance map; count the instance members
+		// they cover to find out whether there are others. Required
+		// names among them are checked by the same lookup.
+		for _, k := range n.reqOutside {
+			if _, ok := obj[k]; !ok {
+				return false
+			}
 		}
-	}
-	if len(n.patProps) == 0 && n.addl == nil && !n.addlFalse {
-		// Only "properties" applies: walk whichever side is smaller.
-		if len(n.props) < len(obj) {
-			for k, ps := range n.props {
-				if pv, ok := obj[k]; ok && !r.valid(ps, pv) {
+		covered := 0
+		for _, p := range n.propList {
+			pv, ok := obj[p.name]
+			if !ok {
+				if p.req {
 					return false
 				}
+				continue
 			}
-		} else if len(n.props) > 0 {
-			for k, pv := range obj {
-				if ps, ok := n.props[k]; ok && !r.valid(ps, pv) {
-					return false
+			covered++
+			if !r.valid(p.node, pv) {
+				return false
+			}
+		}
+		if covered < len(obj) {
+			if n.addlFalse {
+				return false
+			}
+			if n.addl != nil {
+				for k, pv := range obj {
+					if _, ok := n.props[k]; !ok && !r.valid(n.addl, pv) {
+						return false
+					}
 				}
 			}
 		}
 	} else {
+		for _, k := range n.required {
+			if _, ok := obj[k]; !ok {
+				return false
+			}
+		}
 		for k, pv := range obj {
 			evaluated := false
 			if ps, ok := n.props[k]; ok {
@@ -895,18 +1124,18 @@ const (
 	maxExponent  = 1000
 )
 
-// parseNumber parses s, which must follow the JSON number grammar exactly.
-// It reports false for anything else, and for numbers too long or with
-// exponents too large to be worth an exact parse here.
-func parseNumber(s string) (number, bool) {
+// scanNumber checks that s follows the JSON number grammar exactly and is
+// within the limits of exact parsing here. It reports whether s is a plain
+// integer literal and where its integer digits are.
+func scanNumber(s string) (plain bool, intStart, intEnd int, ok bool) {
 	if len(s) == 0 || len(s) > maxNumberLen {
-		return number{}, false
+		return false, 0, 0, false
 	}
 	i := 0
 	if s[0] == '-' {
 		i++
 	}
-	intStart := i
+	intStart = i
 	switch {
 	case i < len(s) && s[i] == '0':
 		i++
@@ -915,10 +1144,10 @@ func parseNumber(s string) (number, bool) {
 			i++
 		}
 	default:
-		return number{}, false
+		return false, 0, 0, false
 	}
-	intEnd := i
-	plain := true
+	intEnd = i
+	plain = true
 	if i < len(s) && s[i] == '.' {
 		plain = false
 		i++
@@ -927,7 +1156,7 @@ func parseNumber(s string) (number, bool) {
 			i++
 		}
 		if i == start {
-			return number{}, false
+			return false, 0, 0, false
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -945,10 +1174,20 @@ func parseNumber(s string) (number, bool) {
 			i++
 		}
 		if i == start || exp > maxExponent {
-			return number{}, false
+			return false, 0, 0, false
 		}
 	}
 	if i != len(s) {
+		return false, 0, 0, false
+	}
+	return plain, intStart, intEnd, true
+}
+
+// parseNumber parses s, which must pass scanNumber; it reports false
+// otherwise.
+func parseNumber(s string) (number, bool) {
+	plain, intStart, intEnd, ok := scanNumber(s)
+	if !ok {
 		return number{}, false
 	}
 	if plain && intEnd-intStart <= 18 {

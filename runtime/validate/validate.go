@@ -21,7 +21,10 @@ var ErrUnknownSchema = errors.New("ahp: unknown schema")
 // Protocol schemas.
 //
 // A Validator is safe for concurrent use. Schemas are compiled once per
-// reference and cached; every root document is compiled by [New].
+// reference and cached; every root document is compiled by [New]. Each
+// schema is also compiled into an accept-only fast path that runs first;
+// whenever it does not establish validity, jsonschema/v6 decides and reports
+// the error, so verdicts and errors are v6's.
 type Validator struct {
 	err  error           // set when the validator could not be built
 	docs map[string]bool // embedded document names
