@@ -368,12 +368,14 @@ func snapshot(params, rawEvent []byte) (*gen.Capabilities, *gen.Event, error) {
 	if !ok {
 		return nil, nil, errors.New("server: params.capabilities missing after validation")
 	}
+	// The bytes passed canonical validation already: decode them directly,
+	// without encoding/json's second syntax scan.
 	var granted gen.Capabilities
-	if err := json.Unmarshal(rawCaps, &granted); err != nil {
+	if err := granted.UnmarshalJSON(rawCaps); err != nil {
 		return nil, nil, fmt.Errorf("server: decode capabilities: %w", err)
 	}
 	var event gen.Event
-	if err := json.Unmarshal(rawEvent, &event); err != nil {
+	if err := event.UnmarshalJSON(rawEvent); err != nil {
 		return nil, nil, fmt.Errorf("server: decode event: %w", err)
 	}
 	return &granted, &event, nil
