@@ -485,7 +485,7 @@ func advertise(base gen.Capabilities, used int) gen.Capabilities {
 func cloneCaps(c gen.Capabilities) gen.Capabilities {
 	data, err := gen.EncodeCapabilities(&c)
 	var out gen.Capabilities
-	if err != nil || json.Unmarshal(data, &out) != nil {
+	if err != nil || out.UnmarshalJSON(data) != nil {
 		return gen.Capabilities{Effects: []gen.EffectFamily{}}
 	}
 	if out.Effects == nil {
