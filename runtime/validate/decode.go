@@ -15,6 +15,9 @@ func decode(doc []byte) (any, *Error) {
 	if !utf8.Valid(doc) {
 		return nil, malformed(int64(invalidUTF8Offset(doc)))
 	}
+	if v, ok := quickDecode(doc); ok {
+		return v, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var value any

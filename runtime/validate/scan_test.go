@@ -1,0 +1,95 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+// stdDecode is the reference: encoding/json with UseNumber, one value,
+// whitespace only after it.
+func stdDecode(doc []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	if off := dec.InputOffset(); off < int64(len(doc)) && len(bytes.TrimLeft(doc[off:], " \t\r\n")) > 0 {
+		return nil, false
+	}
+	return v, true
+}
+
+// checkQuick asserts the quick decoder's contract on doc: when it succeeds,
+// encoding/json succeeds with the identical tree.
+func checkQuick(t testing.TB, doc []byte) {
+	if !utf8.Valid(doc) {
+		return // decode rejects invalid UTF-8 before either decoder runs
+	}
+	got, ok := quickDecode(doc)
+	want, wantOK := stdDecode(doc)
+	if ok {
+		require.True(t, wantOK, "quick decoder accepted what encoding/json rejects: %q", doc)
+		require.Equal(t, want, got, "trees differ for %q", doc)
+	}
+}
+
+func TestQuickDecodeMatchesEncodingJSON(t *testing.T) {
+	cases := []string{
+		`{}`, `[]`, `""`, `0`, `-0`, `1.50`, `1e2`, `-1E-7`, `true`, `false`, `null`, ` {"a" : [1, {"b":null}] } `,
+		`{"a":1,"a":2}`, `"\u00e9\n\t\"\\\/\b\f\r"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`, `"\u12"`, `01`, `1.`, `.5`, `-`,
+		`{"a":1,}`, `[1,]`, `{"a" 1}`, `[1 2]`, "\"\x01\"", `tru`, `nul`, `{"a":1}x`, `{"a":1} `, ``, `   `, `"unterminated`,
+		`"\x"`, `{"k\u0041y":"v"}`, `[[[[[]]]]]`, `1e`, `1e+`, `-a`, `"é"`, `{"a":"\ud800\udc00"}`,
+	}
+	for _, c := range cases {
+		checkQuick(t, []byte(c))
+		_, quickOK := quickDecode([]byte(c))
+		_, stdOK := stdDecode([]byte(c))
+		if stdOK && !strings.Contains(c, `\ud83d"`) && !strings.Contains(c, `\ude00x`) {
+			// Everything valid except lone surrogates is handled quickly.
+			require.True(t, quickOK, "quick decoder fell back on %q", c)
+		}
+	}
+	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
+	_, ok := quickDecode([]byte(deep))
+	require.False(t, ok, "very deep nesting falls back")
+	root := filepath.Join("..", "..", "testdata", "fixtures", "draft")
+	err := filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		checkQuick(t, data)
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			checkQuick(t, line)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+func FuzzQuickDecode(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9"],"b":{"c":null,"d":true}}`, `"\ud83d\ude00"`, `[{"":""}]`, `-0.0e-0`} {
+		f.Add([]byte(s))
+	}
+	root := filepath.Join("..", "..", "testdata", "fixtures", "draft", "http")
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if data, err := os.ReadFile(filepath.Join(root, e.Name())); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkQuick(t, doc)
+	})
+}
