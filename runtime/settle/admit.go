@@ -554,7 +554,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 		return ""
 	case rkMessages:
 		var ms gen.CanonicalMessages
-		if canonical(refMessages, v) != nil || json.Unmarshal(v, &ms) != nil {
+		if parseCanonical(refMessages, v, &ms) != nil {
 			return ReasonInvalidValue
 		}
 		if _, ok := checkSuppliedMessages(ms, "", o.known); !ok {
@@ -563,7 +563,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 		return ""
 	case rkText:
 		var ps gen.TextParts
-		if canonical(refTextParts, v) != nil || json.Unmarshal(v, &ps) != nil {
+		if parseCanonical(refTextParts, v, &ps) != nil {
 			return ReasonInvalidValue
 		}
 		if _, ok := checkSuppliedText(ps, o.known); !ok {
@@ -582,7 +582,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 // satisfy the requested form schema, which needs the request body.
 func (o *Occurrence) admitElicitReturn(v json.RawMessage, g *grant) string {
 	var r gen.MCPElicitationElicitResult
-	if canonical(refElicitResult, v) != nil || json.Unmarshal(v, &r) != nil {
+	if parseCanonical(refElicitResult, v, &r) != nil {
 		return ReasonInvalidValue
 	}
 	mode := o.elicit.mode

@@ -24,6 +24,15 @@ func canonical(ref string, data []byte) error {
 	return validate.Default().Validate(ref, data)
 }
 
+// parseCanonical validates data against ref, then decodes it through the
+// generated codec, without encoding/json's second syntax pass.
+func parseCanonical(ref string, data []byte, into interface{ UnmarshalJSON([]byte) error }) error {
+	if err := canonical(ref, data); err != nil {
+		return err
+	}
+	return into.UnmarshalJSON(data)
+}
+
 // partSet is a set of encoded content parts whose identity is established
 // by the host event: attachments and withheld text. Supplied values may
 // repeat these parts unchanged but never invent or edit them

@@ -34,11 +34,8 @@ func (c *elicitCtx) formAvailable() bool {
 // parseRequestParams parses the body text of a user.elicitation.request
 // event: complete MCP elicitation/create params.
 func parseRequestParams(text string) (*gen.MCPElicitationElicitRequestParams, error) {
-	if err := canonical(refElicitRequest, []byte(text)); err != nil {
-		return nil, err
-	}
 	var p gen.MCPElicitationElicitRequestParams
-	if err := json.Unmarshal([]byte(text), &p); err != nil {
+	if err := parseCanonical(refElicitRequest, []byte(text), &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -55,11 +52,8 @@ func paramsMode(p *gen.MCPElicitationElicitRequestParams) gen.ElicitationMode {
 // parseResult parses the body text of a user.elicitation.result event: a
 // complete MCP ElicitResult.
 func parseResult(text string) (*gen.MCPElicitationElicitResult, error) {
-	if err := canonical(refElicitResult, []byte(text)); err != nil {
-		return nil, err
-	}
 	var r gen.MCPElicitationElicitResult
-	if err := json.Unmarshal([]byte(text), &r); err != nil {
+	if err := parseCanonical(refElicitResult, []byte(text), &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

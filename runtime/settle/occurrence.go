@@ -344,15 +344,16 @@ func (o *Occurrence) Event() (*gen.Event, error) {
 		return nil, fmt.Errorf("settle: decode event snapshot: %w", err)
 	}
 	c := &o.cur
-	var msgs []gen.CanonicalMessage
+	// The committed lists were validated when admitted: decode them directly.
+	var msgs gen.CanonicalMessages
 	if o.b.tkind == tkMessages {
-		if err := json.Unmarshal(joinList(c.list), &msgs); err != nil {
+		if err := msgs.UnmarshalJSON(joinList(c.list)); err != nil {
 			return nil, fmt.Errorf("settle: decode effective messages: %w", err)
 		}
 	}
 	var text gen.TextParts
 	if o.b.tkind == tkText && c.listPresent {
-		if err := json.Unmarshal(joinList(c.list), &text); err != nil {
+		if err := text.UnmarshalJSON(joinList(c.list)); err != nil {
 			return nil, fmt.Errorf("settle: decode effective text: %w", err)
 		}
 	}
