@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -639,45 +640,53 @@ type unionArm struct {
 	needed []string
 }
 
+// unionMembers holds the members of one union candidate object, in order,
+// for arm selection; the first 16 live on the stack.
+type unionMembers struct {
+	keys     [16]string
+	vals     [16][]byte
+	n        int
+	moreKeys []string
+	moreVals [][]byte
+}
+
+// lookup returns the last value of member k (encoding/json's last-wins).
+func (m *unionMembers) lookup(k string) ([]byte, bool) {
+	for i := len(m.moreKeys) - 1; i >= 0; i-- {
+		if m.moreKeys[i] == k {
+			return m.moreVals[i], true
+		}
+	}
+	for i := m.n - 1; i >= 0; i-- {
+		if m.keys[i] == k {
+			return m.vals[i], true
+		}
+	}
+	return nil, false
+}
+
 // selectArm picks the union arm for data: first by required members and
 // discriminating values, then, when several remain, by canonical validation
 // of each remaining arm (the first valid arm wins for anyOf).
 func selectArm(data []byte, arms []unionArm) (int, error) {
-	var keys [16]string
-	var vals [16][]byte
-	n := 0
-	var moreKeys []string
-	var moreVals [][]byte
+	var m unionMembers
 	err := forEachMember(data, func(k string, v []byte) error {
-		if n < len(keys) {
-			keys[n], vals[n] = k, v
-			n++
+		if m.n < len(m.keys) {
+			m.keys[m.n], m.vals[m.n] = k, v
+			m.n++
 			return nil
 		}
-		moreKeys = append(moreKeys, k)
-		moreVals = append(moreVals, v)
+		m.moreKeys = append(m.moreKeys, k)
+		m.moreVals = append(m.moreVals, v)
 		return nil
 	})
 	if err != nil {
 		return -1, err
 	}
-	lookup := func(k string) ([]byte, bool) {
-		for i := len(moreKeys) - 1; i >= 0; i-- {
-			if moreKeys[i] == k {
-				return moreVals[i], true
-			}
-		}
-		for i := n - 1; i >= 0; i-- {
-			if keys[i] == k {
-				return vals[i], true
-			}
-		}
-		return nil, false
-	}
 	var candBuf [8]int
 	cand := candBuf[:0]
-	for i, a := range arms {
-		if armMatches(a, lookup) {
+	for i := range arms {
+		if armMatches(&arms[i], &m) {
 			cand = append(cand, i)
 		}
 	}
@@ -695,33 +704,46 @@ func selectArm(data []byte, arms []unionArm) (int, error) {
 	return -1, decodeErr("oneOf", "no union arm matches")
 }
 
-func armMatches(a unionArm, lookup func(string) ([]byte, bool)) bool {
-	for _, k := range a.needed {
-		if _, ok := lookup(k); !ok {
-			return false
-		}
-	}
+// armMatches reports whether the members can belong to arm a: every
+// discriminating member present has one of the arm's values, and every
+// required member is present. Discriminators are checked first, on the raw
+// bytes when they hold no escape, so that the arms of a large tagged union
+// are rejected without decoding anything.
+func armMatches(a *unionArm, m *unionMembers) bool {
 	for _, d := range a.discs {
-		v, ok := lookup(d.key)
+		v, ok := m.lookup(d.key)
 		if !ok {
 			continue
 		}
-		s, err := decString(v)
-		if err != nil {
+		if !discMatches(v, d.values) {
 			return false
 		}
-		found := false
-		for _, want := range d.values {
-			if s == want {
-				found = true
-				break
-			}
-		}
-		if !found {
+	}
+	for _, k := range a.needed {
+		if _, ok := m.lookup(k); !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// discMatches reports whether the JSON value v is one of the strings in
+// values.
+func discMatches(v []byte, values []string) bool {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		raw := v[1 : len(v)-1]
+		for _, want := range values {
+			if string(raw) == want {
+				return true
+			}
+		}
+		return false
+	}
+	s, err := decString(v)
+	if err != nil {
+		return false
+	}
+	return slices.Contains(values, s)
 }
 
 func decStringElem(v []byte, p *string) (err error) {
