@@ -320,8 +320,10 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
 	rawEvent, name, ok := eventType(params)
+	var info gen.EventInfo
 	if ok {
-		info, known := gen.LookupEvent(name)
+		var known bool
+		info, known = gen.LookupEvent(name)
 		switch {
 		case !known:
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
@@ -335,23 +337,33 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	if err != nil {
 		return h.invalidParams(ctx, rq, err)
 	}
-	info, _ := gen.LookupEvent(gen.EventName(req.Params.Event.Type()))
-
-	// Snapshot what the response is admitted against, before the callback
-	// can touch req.
-	granted, event, err := snapshot(params, rawEvent)
-	if err != nil {
-		h.logAttrs(ctx, slog.LevelError, "ahp server: cannot snapshot the request capabilities",
-			slog.String("id", rq.env.ID.String()), slog.Any("err", err))
-		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
+	if !ok {
+		if info, ok = gen.LookupEvent(gen.EventName(req.Params.Event.Type())); !ok {
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
+		}
 	}
-	if err := checkEvent(event, *granted); err != nil {
+	// The callback has not seen req yet: its event is still the request's.
+	if err := checkEvent(&req.Params.Event, req.Params.Capabilities); err != nil {
 		return h.invalidParams(ctx, rq, err)
 	}
 
 	out, err := h.callIntercept(ctx, req)
 	if err != nil {
 		return h.callbackFailed(ctx, rq, info.Name, err)
+	}
+	// Admission runs against what the request said, not against req, which
+	// the callback may have changed: decode a fresh snapshot from the
+	// request bytes (which req does not alias). An answer without effects
+	// needs no event or grants to be admitted.
+	var granted *gen.Capabilities
+	var event *gen.Event
+	if len(out.Effects) > 0 {
+		granted, event, err = snapshot(params, rawEvent)
+		if err != nil {
+			h.logAttrs(ctx, slog.LevelError, "ahp server: cannot snapshot the request capabilities",
+				slog.String("id", rq.env.ID.String()), slog.Any("err", err))
+			return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
+		}
 	}
 	body, err := admit(rq.env.ID, info, event, granted, out)
 	if err != nil {

@@ -190,6 +190,9 @@ func drain(r io.Reader) {
 
 // isJSONMediaType accepts application/json with optional parameters.
 func isJSONMediaType(v string) bool {
+	if v == "application/json" || v == "application/json; charset=utf-8" {
+		return true // the common forms, without ParseMediaType's allocations
+	}
 	mt, _, err := mime.ParseMediaType(v)
 	return err == nil && mt == "application/json"
 }
