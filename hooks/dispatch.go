@@ -244,10 +244,13 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
 	}
 	c.offered = append(c.offered, s)
-	prov, _ := json.Marshal(struct {
-		RequestID string `json:"requestId"`
-	}{id})
-	if err := c.occ.ApplyContext(dctx, c.caps, result, settle.ApplyOptions{Provenance: prov}); err != nil {
+	var opts settle.ApplyOptions
+	if returns(result) { // only a returned result is recorded with provenance
+		opts.Provenance, _ = json.Marshal(struct {
+			RequestID string `json:"requestId"`
+		}{id})
+	}
+	if err := c.occ.ApplyContext(dctx, c.caps, result, opts); err != nil {
 		if c.ctx.Err() != nil {
 			return false, true
 		}
@@ -511,6 +514,16 @@ func (c *call) observe(observers, owed []*subscription) {
 		}
 	}
 
+}
+
+// returns reports whether a response carries a return effect.
+func returns(r *gen.InterceptResponseResult) bool {
+	for _, e := range r.Effects {
+		if e.ReturnTool != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // modifies reports whether a response carries a modification effect.

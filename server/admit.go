@@ -71,7 +71,7 @@ func Admit(req *gen.InterceptRequest, res InterceptResult) error {
 	if req == nil {
 		return errors.New("server: Admit: nil request")
 	}
-	info, ok := gen.LookupEvent(gen.EventName(req.Params.Event.Type()))
+	info, ok := lookupEvent(gen.EventName(req.Params.Event.Type()))
 	if !ok || !info.Interceptable() {
 		return &AdmissionError{Event: info.Name, Index: -1, Reason: "the event cannot be intercepted"}
 	}

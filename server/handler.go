@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
+	"sync"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
@@ -118,7 +119,7 @@ func (h *Handler) Validate() error {
 		errs = append(errs, errors.New("server: MaxConcurrency is negative"))
 	}
 	for _, name := range h.InterceptEvents {
-		info, ok := gen.LookupEvent(name)
+		info, ok := lookupEvent(name)
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("server: InterceptEvents: unknown event %q", name))
@@ -127,7 +128,7 @@ func (h *Handler) Validate() error {
 		}
 	}
 	for _, name := range h.ObserveEvents {
-		if _, ok := gen.LookupEvent(name); !ok {
+		if _, ok := lookupEvent(name); !ok {
 			errs = append(errs, fmt.Errorf("server: ObserveEvents: unknown event %q", name))
 		}
 	}
@@ -323,7 +324,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	var info gen.EventInfo
 	if ok {
 		var known bool
-		info, known = gen.LookupEvent(name)
+		info, known = lookupEvent(name)
 		switch {
 		case !known:
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
@@ -338,7 +339,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		return h.invalidParams(ctx, rq, err)
 	}
 	if !ok {
-		if info, ok = gen.LookupEvent(gen.EventName(req.Params.Event.Type())); !ok {
+		if info, ok = lookupEvent(gen.EventName(req.Params.Event.Type())); !ok {
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
 		}
 	}
@@ -463,7 +464,7 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 		return h.drop(ctx, rq, "unsupported protocolVersion")
 	}
 	if _, name, ok := eventType(params); ok {
-		if _, known := gen.LookupEvent(name); !known {
+		if _, known := lookupEvent(name); !known {
 			return h.drop(ctx, rq, "unknown event type")
 		}
 		if len(h.ObserveEvents) > 0 && !slices.Contains(h.ObserveEvents, name) {
@@ -541,4 +542,20 @@ func (h *Handler) logAttrs(ctx context.Context, level slog.Level, msg string, at
 		return
 	}
 	h.Logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// eventInfos indexes the event catalogue once; the entries are shared and
+// read only, which spares each request LookupEvent's defensive copies.
+var eventInfos = sync.OnceValue(func() map[gen.EventName]gen.EventInfo {
+	m := make(map[gen.EventName]gen.EventInfo)
+	for _, info := range gen.Events() {
+		m[info.Name] = info
+	}
+	return m
+})
+
+// lookupEvent returns the shared, read-only catalogue entry of name.
+func lookupEvent(name gen.EventName) (gen.EventInfo, bool) {
+	info, ok := eventInfos()[name]
+	return info, ok
 }

@@ -1,6 +1,8 @@
 package settle
 
 import (
+	"sync"
+
 	"github.com/agenthooks/agenthooks-go/gen"
 )
 
@@ -82,8 +84,26 @@ type boundary struct {
 	cont     bool
 }
 
+// boundaries holds the semantics of every interceptable event, derived
+// once from the catalogue and never modified afterwards.
+var boundaries = sync.OnceValue(func() map[gen.EventName]boundary {
+	m := make(map[gen.EventName]boundary)
+	for _, info := range gen.Events() {
+		if b, ok := deriveBoundary(info.Name); ok {
+			m[info.Name] = b
+		}
+	}
+	return m
+})
+
 // boundaryFor returns the semantics of an interceptable event, or false.
 func boundaryFor(name gen.EventName) (boundary, bool) {
+	b, ok := boundaries()[name]
+	return b, ok
+}
+
+// deriveBoundary computes the semantics of an interceptable event, or false.
+func deriveBoundary(name gen.EventName) (boundary, bool) {
 	info, ok := gen.LookupEvent(name)
 	if !ok || !info.Interceptable() {
 		return boundary{}, false
