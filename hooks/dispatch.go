@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -58,6 +59,10 @@ type call struct {
 	occ    *settle.Occurrence
 	base   *gen.Event
 	cur    *gen.Event
+	// curJSON is cur encoded, nil once unknown; capsJSON is caps encoded,
+	// on first use.
+	curJSON  []byte
+	capsJSON []byte
 
 	offered   []*subscription // subscriptions whose responses went to Apply, in order
 	diags     []Diagnostic
@@ -92,12 +97,13 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	if err != nil {
 		return nil, err
 	}
-	if err := validateEvent(e.info, ev); err != nil {
+	encoded, err := validateEvent(e.info, ev)
+	if err != nil {
 		return nil, err
 	}
 	var occ *settle.Occurrence // observe-only events have nothing to settle
 	if e.info.Interceptable() {
-		occ, err = settle.New(ev, o.initial)
+		occ, err = settle.NewEncoded(ev, encoded, o.initial)
 		if err != nil {
 			return nil, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
 		}
@@ -106,7 +112,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	defer cancel(nil)
 	stop := context.AfterFunc(h.closing, func() { cancel(ErrClosed) })
 	defer stop()
-	c := &call{h: h, ctx: cctx, parent: ctx, entry: e, caps: caps, occ: occ, base: ev, cur: ev}
+	c := &call{h: h, ctx: cctx, parent: ctx, entry: e, caps: caps, occ: occ, base: ev, cur: ev, curJSON: encoded}
 	return c.run(intercept)
 }
 
@@ -134,8 +140,9 @@ func (e *eventEntry) advertisement(o *callOptions) (gen.Capabilities, bool, erro
 	return advertise(c, o.continuations), true, nil
 }
 
-// validateEvent checks the built event against its canonical payload schema.
-func validateEvent(info gen.EventInfo, ev *gen.Event) error {
+// validateEvent checks the built event against its canonical payload schema
+// and returns its encoding.
+func validateEvent(info gen.EventInfo, ev *gen.Event) ([]byte, error) {
 	data, err := gen.EncodeEvent(ev)
 	if err == nil {
 		err = validate.Default().Validate(info.PayloadSchema, data)
@@ -147,9 +154,9 @@ func validateEvent(info gen.EventInfo, ev *gen.Event) error {
 			ve.Pointer, ve.Keyword = v.Pointer, v.Keyword
 		}
 		ve.cause = err
-		return ve
+		return nil, ve
 	}
-	return nil
+	return data, nil
 }
 
 func (c *call) run(intercept bool) (*Result, error) {
@@ -214,16 +221,14 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		ev = pe
 	}
 	id := ev.ID()
-	req := gen.InterceptRequest{
-		ID: gen.JSONRPCIDFromString(id),
-		Params: gen.InterceptRequestParams{
-			ProtocolVersion: gen.ProtocolVersion,
-			Event:           *ev,
-			Capabilities:    c.caps,
-			State:           c.occ.RequestState(),
-		},
+	var evJSON []byte
+	if ev == c.cur {
+		if c.curJSON == nil {
+			c.curJSON, _ = gen.EncodeEvent(ev) // on failure, interceptBody reports it
+		}
+		evJSON = c.curJSON
 	}
-	body, err := gen.EncodeInterceptRequest(&req)
+	body, err := c.interceptBody(id, ev, evJSON)
 	if err != nil {
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 	}
@@ -265,9 +270,43 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		if err != nil {
 			return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: "effective_event"}), false
 		}
-		c.cur = cur
+		c.cur, c.curJSON = cur, nil
 	}
 	return c.occ.Done(), false
+}
+
+// interceptBody encodes the hooks/intercept request for ev, as
+// gen.EncodeInterceptRequest would, splicing in the encodings of the event
+// (evJSON, when known) and of the call's capabilities that it already has.
+func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte) ([]byte, error) {
+	var err error
+	if evJSON == nil {
+		if evJSON, err = gen.EncodeEvent(ev); err != nil {
+			return nil, err
+		}
+	}
+	if c.capsJSON == nil {
+		if c.capsJSON, err = c.caps.MarshalJSON(); err != nil {
+			return nil, err
+		}
+	}
+	state, err := c.occ.RequestState().MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	reqID := gen.JSONRPCIDFromString(id)
+	b := make([]byte, 0, len(evJSON)+len(c.capsJSON)+len(state)+len(reqID)+len(gen.ProtocolVersion)+112)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, reqID...)
+	b = append(b, `,"method":"hooks/intercept","params":{"protocolVersion":`...)
+	b = strconv.AppendQuote(b, gen.ProtocolVersion)
+	b = append(b, `,"event":`...)
+	b = append(b, evJSON...)
+	b = append(b, `,"capabilities":`...)
+	b = append(b, c.capsJSON...)
+	b = append(b, `,"state":`...)
+	b = append(b, state...)
+	return append(b, "}}"...), nil
 }
 
 // failure records an operational failure of s and applies its policy once:

@@ -19,8 +19,9 @@ func invalid(what string, err error) error {
 }
 
 // newOccurrence builds an occurrence; host selects New (snapshot, host
-// context) or Admit (admission only).
-func newOccurrence(event *gen.Event, initial Initial, host bool) (*Occurrence, error) {
+// context) or Admit (admission only). encoded, when not nil, is event's
+// encoding, kept as the snapshot.
+func newOccurrence(event *gen.Event, encoded []byte, initial Initial, host bool) (*Occurrence, error) {
 	if event == nil || event.Value() == nil {
 		return nil, invalid("no event", nil)
 	}
@@ -40,7 +41,9 @@ func newOccurrence(event *gen.Event, initial Initial, host bool) (*Occurrence, e
 	if err := o.checkInitialCandidate(); err != nil {
 		return nil, err
 	}
-	if host {
+	if host && encoded != nil {
+		o.snapshot = encoded
+	} else if host {
 		snap, err := event.MarshalJSON()
 		if err != nil {
 			return nil, invalid("event encoding", err)

@@ -273,11 +273,18 @@ type Occurrence struct {
 // It returns an error wrapping ErrInvalidEvent only when the event or the
 // initial state cannot be settled.
 func New(event *gen.Event, initial Initial) (*Occurrence, error) {
-	o, err := newOccurrence(event, initial, true)
-	if err != nil {
-		return nil, err
+	return newOccurrence(event, nil, initial, true)
+}
+
+// NewEncoded is New for a caller that has already encoded event with
+// gen.EncodeEvent (or MarshalJSON): encoded must be exactly that encoding.
+// The occurrence keeps encoded as its snapshot of the event instead of
+// encoding it again; the caller must not modify it afterwards.
+func NewEncoded(event *gen.Event, encoded []byte, initial Initial) (*Occurrence, error) {
+	if len(encoded) == 0 {
+		return nil, invalid("empty event encoding", nil)
 	}
-	return o, nil
+	return newOccurrence(event, encoded, initial, true)
 }
 
 // Admit checks, without applying, whether effects are admissible for event
@@ -286,7 +293,7 @@ func New(event *gen.Event, initial Initial) (*Occurrence, error) {
 // that need host-only context (the requested form schema of an elicitation)
 // are left to Apply.
 func Admit(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) error {
-	o, err := newOccurrence(event, Initial{}, false)
+	o, err := newOccurrence(event, nil, Initial{}, false)
 	if err != nil {
 		return err
 	}

@@ -166,3 +166,37 @@ func TestProvenance(t *testing.T) {
 	require.Error(t, err)
 	require.NotErrorIs(t, err, settle.ErrRejected)
 }
+
+// TestNewEncodedKeepsTheGivenSnapshot: an occurrence built from an event and
+// its encoding settles like one built by New, and an empty encoding is
+// invalid host input.
+func TestNewEncodedKeepsTheGivenSnapshot(t *testing.T) {
+	ev := event(t, gen.EventToolBefore)
+	encoded, err := gen.EncodeEvent(ev)
+	require.NoError(t, err)
+	fromEncoded, err := settle.NewEncoded(ev, encoded, settle.Initial{})
+	require.NoError(t, err)
+	fromEvent, err := settle.New(ev, settle.Initial{})
+	require.NoError(t, err)
+	res := result(effects(t, `[{"type":"modify","target":"input","operation":"merge","value":{"path":"/safe"}}]`))
+	for _, o := range []*settle.Occurrence{fromEncoded, fromEvent} {
+		require.NoError(t, o.Apply(fullGrant(t, gen.EventToolBefore), res))
+	}
+	a, err := fromEncoded.Event()
+	require.NoError(t, err)
+	b, err := fromEvent.Event()
+	require.NoError(t, err)
+	require.Equal(t, b, a)
+	require.JSONEq(t, `"/safe"`, string(mustMember(t, a.ToolBefore.Tool.Input, "path")))
+
+	_, err = settle.NewEncoded(ev, nil, settle.Initial{})
+	require.ErrorIs(t, err, settle.ErrInvalidEvent)
+}
+
+func mustMember(t *testing.T, obj []byte, name string) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(obj, &m))
+	require.Contains(t, m, name)
+	return m[name]
+}
