@@ -139,3 +139,23 @@ func TestEventCatalogue(t *testing.T) {
 	again, _ := gen.LookupEvent(gen.EventToolBefore)
 	require.NotEqual(t, gen.EffectFamily("mutated"), again.EffectFamilies[0])
 }
+
+// TestEscapedMemberNames: member names are matched after unescaping, both
+// for known members and for a union's discriminator, and unknown names keep
+// their decoded text even after the input buffer is reused.
+func TestEscapedMemberNames(t *testing.T) {
+	doc := []byte(`{"\u0069d":"evt_1","source":"urn:x","\u0074ype":"tool.b\u0065fore","time":"2026-01-02T03:04:05Z",` +
+		`"call":{"id":"c1"},"path":"native","tool":{"name":"shell","input":{},"origin":"native"},"x\u00e9tra":1,"plain":2}`)
+	var ev gen.Event
+	require.NoError(t, ev.UnmarshalJSON(doc))
+	require.NotNil(t, ev.ToolBefore)
+	require.Equal(t, "evt_1", ev.ID())
+	require.Equal(t, gen.EventToolBefore, gen.EventName(ev.Type()))
+	for i := range doc { // the decoded value must not alias the input
+		doc[i] = 'X'
+	}
+	require.Len(t, ev.ToolBefore.Unknown, 2)
+	require.Equal(t, "xétra", ev.ToolBefore.Unknown[0].Name)
+	require.Equal(t, "plain", ev.ToolBefore.Unknown[1].Name)
+	require.Equal(t, "urn:x", ev.ToolBefore.Source)
+}

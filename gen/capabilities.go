@@ -70,8 +70,8 @@ func (s *Capabilities) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Capabilities) UnmarshalJSON(data []byte) error {
 	var out Capabilities
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "effects":
 			out.Effects, err = decArray(v, decNamed[EffectFamily])
 		case "modify":
@@ -87,10 +87,10 @@ func (s *Capabilities) UnmarshalJSON(data []byte) error {
 			out.Elicitation = new(CapabilitiesElicitation)
 			err = out.Elicitation.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -209,8 +209,8 @@ func (s *CapabilitiesModify) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModify) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModify
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "input":
 			out.Input = new(CapabilitiesModifyInput)
 			err = out.Input.UnmarshalJSON(v)
@@ -239,10 +239,10 @@ func (s *CapabilitiesModify) UnmarshalJSON(data []byte) error {
 			out.Workspace = new(CapabilitiesModifyWorkspace)
 			err = out.Workspace.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -284,17 +284,17 @@ func (s *CapabilitiesModifyInput) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInput) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyInput
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -336,17 +336,17 @@ func (s *CapabilitiesModifyOutput) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyOutput) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyOutput
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -388,17 +388,17 @@ func (s *CapabilitiesModifyPrompt) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyPrompt) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyPrompt
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -440,17 +440,17 @@ func (s *CapabilitiesModifyRequest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyRequest) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyRequest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -492,17 +492,17 @@ func (s *CapabilitiesModifyResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyResponse) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -544,17 +544,17 @@ func (s *CapabilitiesModifyContent) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyContent) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyContent
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -596,17 +596,17 @@ func (s *CapabilitiesModifyInstructions) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInstructions) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyInstructions
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -648,17 +648,17 @@ func (s *CapabilitiesModifySummary) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifySummary) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifySummary
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -700,17 +700,17 @@ func (s *CapabilitiesModifyWorkspace) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyWorkspace) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyWorkspace
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "replace":
 			out.Replace, err = decBool(v)
 		case "merge":
 			out.Merge, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -777,8 +777,8 @@ func (s *CapabilitiesFlow) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesFlow) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesFlow
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "operations":
 			out.Operations, err = decArray(v, decNamed[FlowOperation])
 		case "remainingContinuations":
@@ -791,10 +791,10 @@ func (s *CapabilitiesFlow) UnmarshalJSON(data []byte) error {
 			out.MaxContinuations = new(json.Number)
 			(*out.MaxContinuations), err = decNumber(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -851,15 +851,15 @@ func (s *CapabilitiesInject) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInject) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesInject
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "context":
 			err = out.Context.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -912,17 +912,17 @@ func (s *CapabilitiesInjectContext) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInjectContext) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesInjectContext
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "append":
 			out.Append, err = decBool(v)
 		case "deliverAt":
 			out.DeliverAt, err = decArray(v, decNamed[DeliverAt])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -987,17 +987,17 @@ func (s *CapabilitiesElicitation) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesElicitation) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesElicitation
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "form":
 			out.Form = cloneRaw(v)
 		case "url":
 			out.URL = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

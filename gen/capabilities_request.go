@@ -29,15 +29,15 @@ func (s *CapabilitiesRequestParams) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesRequestParams) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesRequestParams
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -95,8 +95,8 @@ func (s *CapabilitiesRequest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesRequest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -106,10 +106,10 @@ func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
 		case "params":
 			err = out.Params.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

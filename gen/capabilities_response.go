@@ -39,17 +39,17 @@ func (s *CapabilitiesResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponseResult) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "manifest":
 			err = out.Manifest.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -196,8 +196,8 @@ func (s *StaticCapabilityManifest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifest) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "events":
 			out.Events, err = decArray(v, decUnmarshaler[StaticCapabilityManifestEvent])
 		case "gaps":
@@ -217,10 +217,10 @@ func (s *StaticCapabilityManifest) UnmarshalJSON(data []byte) error {
 		case "correlationIdentityFields":
 			out.CorrelationIdentityFields, err = decArray(v, decStringElem)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -279,8 +279,8 @@ func (s *StaticCapabilityManifestEvent) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestEvent) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifestEvent
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "event":
 			err = decNamed(v, &out.Event)
 		case "modes":
@@ -289,10 +289,10 @@ func (s *StaticCapabilityManifestEvent) UnmarshalJSON(data []byte) error {
 			out.Capabilities = new(Capabilities)
 			err = out.Capabilities.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -432,17 +432,17 @@ func (s *Gap) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Gap) UnmarshalJSON(data []byte) error {
 	var out Gap
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "path":
 			out.Path, err = decString(v)
 		case "reason":
 			out.Reason, err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -540,8 +540,8 @@ func (s *StaticCapabilityManifestLimits) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestLimits) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifestLimits
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "maxUploadBytes":
 			out.MaxUploadBytes = new(json.Number)
 			(*out.MaxUploadBytes), err = decNumber(v)
@@ -555,10 +555,10 @@ func (s *StaticCapabilityManifestLimits) UnmarshalJSON(data []byte) error {
 			out.MaxTimeoutMs = new(json.Number)
 			(*out.MaxTimeoutMs), err = decNumber(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -611,17 +611,17 @@ func (s *StaticCapabilityManifestManagedPolicy) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestManagedPolicy) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifestManagedPolicy
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "scopes":
 			out.Scopes, err = decArray(v, decNamed[StaticCapabilityManifestManagedPolicyScope])
 		case "disableable":
 			out.Disableable, err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -692,8 +692,8 @@ func (s *CapabilitiesResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -701,10 +701,10 @@ func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -134,12 +134,12 @@ func (m OrderedMap[T]) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *OrderedMap[T]) UnmarshalJSON(data []byte) error {
 	out := OrderedMap[T]{}
-	err := forEachMember(data, func(k string, v []byte) error {
+	err := forEachMember(data, func(k, v []byte) error {
 		var val T
 		if err := json.Unmarshal(v, &val); err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
-		out = append(out, MapEntry[T]{Name: k, Value: val})
+		out = append(out, MapEntry[T]{Name: string(k), Value: val})
 		return nil
 	})
 	if err != nil {
@@ -284,8 +284,10 @@ func stringEnd(b []byte, i int) (int, error) {
 	return 0, decodeErr("json", "unterminated string")
 }
 
-// forEachMember calls fn for each member of the JSON object in data, in order.
-func forEachMember(data []byte, fn func(key string, value []byte) error) error {
+// forEachMember calls fn for each member of the JSON object in data, in
+// order. key holds the decoded member name; it is only valid during the
+// call (it may alias data).
+func forEachMember(data []byte, fn func(key, value []byte) error) error {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return decodeErr("type", "expected an object")
@@ -303,9 +305,13 @@ func forEachMember(data []byte, fn func(key string, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		key, err := decString(data[i:kend])
-		if err != nil {
-			return err
+		key := data[i+1 : kend-1]
+		if !simpleString(key) {
+			s, err := decString(data[i:kend])
+			if err != nil {
+				return err
+			}
+			key = []byte(s)
 		}
 		i = skipSpace(data, kend)
 		if i >= len(data) || data[i] != ':' {
@@ -387,14 +393,7 @@ func decString(v []byte) (string, error) {
 		return "", decodeErr("type", "expected a string")
 	}
 	inner := v[1 : len(v)-1]
-	simple := true
-	for _, c := range inner {
-		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
-			simple = false
-			break
-		}
-	}
-	if simple {
+	if simpleString(inner) {
 		return string(inner), nil
 	}
 	var s string
@@ -402,6 +401,17 @@ func decString(v []byte) (string, error) {
 		return "", decodeErr("type", "invalid string")
 	}
 	return s, nil
+}
+
+// simpleString reports whether the inner bytes of a JSON string are printable
+// ASCII without escapes, and so are the string's value as they are.
+func simpleString(inner []byte) bool {
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func decNumber(v []byte) (json.Number, error) {
@@ -643,22 +653,22 @@ type unionArm struct {
 // unionMembers holds the members of one union candidate object, in order,
 // for arm selection; the first 16 live on the stack.
 type unionMembers struct {
-	keys     [16]string
+	keys     [16][]byte
 	vals     [16][]byte
 	n        int
-	moreKeys []string
+	moreKeys [][]byte
 	moreVals [][]byte
 }
 
 // lookup returns the last value of member k (encoding/json's last-wins).
 func (m *unionMembers) lookup(k string) ([]byte, bool) {
 	for i := len(m.moreKeys) - 1; i >= 0; i-- {
-		if m.moreKeys[i] == k {
+		if string(m.moreKeys[i]) == k {
 			return m.moreVals[i], true
 		}
 	}
 	for i := m.n - 1; i >= 0; i-- {
-		if m.keys[i] == k {
+		if string(m.keys[i]) == k {
 			return m.vals[i], true
 		}
 	}
@@ -670,7 +680,7 @@ func (m *unionMembers) lookup(k string) ([]byte, bool) {
 // of each remaining arm (the first valid arm wins for anyOf).
 func selectArm(data []byte, arms []unionArm) (int, error) {
 	var m unionMembers
-	err := forEachMember(data, func(k string, v []byte) error {
+	err := forEachMember(data, func(k, v []byte) error {
 		if m.n < len(m.keys) {
 			m.keys[m.n], m.vals[m.n] = k, v
 			m.n++

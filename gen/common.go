@@ -51,8 +51,8 @@ func (s *JSONRPCRequest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	var out JSONRPCRequest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -62,10 +62,10 @@ func (s *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 		case "params":
 			out.Params = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -170,8 +170,8 @@ func (s *JSONRPCSuccessResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCSuccessResponse) UnmarshalJSON(data []byte) error {
 	var out JSONRPCSuccessResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -179,10 +179,10 @@ func (s *JSONRPCSuccessResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			out.Result = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -323,8 +323,8 @@ func (s *Session) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Session) UnmarshalJSON(data []byte) error {
 	var out Session
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "cwd":
@@ -345,10 +345,10 @@ func (s *Session) UnmarshalJSON(data []byte) error {
 			out.Counters = new(SessionCounters)
 			err = out.Counters.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -392,18 +392,18 @@ func (s *SessionAgent) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionAgent) UnmarshalJSON(data []byte) error {
 	var out SessionAgent
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "type":
 			out.Type = new(string)
 			(*out.Type), err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -467,8 +467,8 @@ func (s *SessionCounters) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionCounters) UnmarshalJSON(data []byte) error {
 	var out SessionCounters
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "turns":
 			out.Turns = new(json.Number)
 			(*out.Turns), err = decNumber(v)
@@ -485,10 +485,10 @@ func (s *SessionCounters) UnmarshalJSON(data []byte) error {
 			out.OutputTokens = new(json.Number)
 			(*out.OutputTokens), err = decNumber(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -538,8 +538,8 @@ func (s *JSONRPCNotification) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
 	var out JSONRPCNotification
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "method":
@@ -547,10 +547,10 @@ func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
 		case "params":
 			out.Params = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -600,8 +600,8 @@ func (s *JSONRPCErrorResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponse) UnmarshalJSON(data []byte) error {
 	var out JSONRPCErrorResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -609,10 +609,10 @@ func (s *JSONRPCErrorResponse) UnmarshalJSON(data []byte) error {
 		case "error":
 			err = out.Error.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -660,8 +660,8 @@ func (s *JSONRPCErrorResponseError) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponseError) UnmarshalJSON(data []byte) error {
 	var out JSONRPCErrorResponseError
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "code":
 			out.Code, err = decNumber(v)
 		case "message":
@@ -669,10 +669,10 @@ func (s *JSONRPCErrorResponseError) UnmarshalJSON(data []byte) error {
 		case "data":
 			out.Data = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

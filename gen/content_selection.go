@@ -68,8 +68,8 @@ func (s *ContentSelection) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentSelection) UnmarshalJSON(data []byte) error {
 	var out ContentSelection
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			err = decNamed(v, &out.Default)
 		case "text":
@@ -91,10 +91,10 @@ func (s *ContentSelection) UnmarshalJSON(data []byte) error {
 			out.Files = new(ContentSelectionFiles)
 			err = decNamed(v, out.Files)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

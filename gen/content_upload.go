@@ -49,8 +49,8 @@ func (s *ContentUpload) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentUpload) UnmarshalJSON(data []byte) error {
 	var out ContentUpload
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "endpoint":
 			out.Endpoint, err = decString(v)
 		case "auth":
@@ -61,10 +61,10 @@ func (s *ContentUpload) UnmarshalJSON(data []byte) error {
 		case "maxBytes":
 			out.MaxBytes, err = decNumber(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

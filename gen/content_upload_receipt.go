@@ -40,8 +40,8 @@ func (s *ContentUploadReceipt) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentUploadReceipt) UnmarshalJSON(data []byte) error {
 	var out ContentUploadReceipt
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "ref":
 			out.Ref, err = decString(v)
 		case "size":
@@ -52,7 +52,7 @@ func (s *ContentUploadReceipt) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -52,8 +52,8 @@ func (s *DenyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *DenyEffect) UnmarshalJSON(data []byte) error {
 	var out DenyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "reason":
@@ -67,7 +67,7 @@ func (s *DenyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

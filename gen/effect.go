@@ -36,15 +36,15 @@ func (s *AllowEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AllowEffect) UnmarshalJSON(data []byte) error {
 	var out AllowEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -83,15 +83,15 @@ func (s *AskEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AskEffect) UnmarshalJSON(data []byte) error {
 	var out AskEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -142,8 +142,8 @@ func (s *ModifyMessagesEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyMessagesEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyMessagesEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -156,7 +156,7 @@ func (s *ModifyMessagesEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -251,8 +251,8 @@ func (s *ModifyTextEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyTextEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyTextEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -265,7 +265,7 @@ func (s *ModifyTextEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -339,8 +339,8 @@ func (s *ModifyWorkspaceEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyWorkspaceEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyWorkspaceEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -353,7 +353,7 @@ func (s *ModifyWorkspaceEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -408,8 +408,8 @@ func (s *ModifyFormEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyFormEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyFormEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -422,7 +422,7 @@ func (s *ModifyFormEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -477,8 +477,8 @@ func (s *ModifyInputEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyInputEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyInputEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -491,7 +491,7 @@ func (s *ModifyInputEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -534,8 +534,8 @@ func (s *MessageEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessageEffect) UnmarshalJSON(data []byte) error {
 	var out MessageEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "text":
@@ -544,7 +544,7 @@ func (s *MessageEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -587,8 +587,8 @@ func (s *ReturnToolEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnToolEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnToolEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "value":
@@ -597,7 +597,7 @@ func (s *ReturnToolEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -648,8 +648,8 @@ func (s *StopFlowEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StopFlowEffect) UnmarshalJSON(data []byte) error {
 	var out StopFlowEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "operation":
@@ -660,7 +660,7 @@ func (s *StopFlowEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -713,8 +713,8 @@ func (s *ContinueFlowEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContinueFlowEffect) UnmarshalJSON(data []byte) error {
 	var out ContinueFlowEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "operation":
@@ -726,7 +726,7 @@ func (s *ContinueFlowEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -789,8 +789,8 @@ func (s *InjectEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InjectEffect) UnmarshalJSON(data []byte) error {
 	var out InjectEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -805,7 +805,7 @@ func (s *InjectEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1047,8 +1047,8 @@ func (s *ReturnMessagesEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnMessagesEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnMessagesEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "value":
@@ -1057,7 +1057,7 @@ func (s *ReturnMessagesEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1100,8 +1100,8 @@ func (s *ReturnTextEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnTextEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnTextEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "value":
@@ -1110,7 +1110,7 @@ func (s *ReturnTextEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1153,8 +1153,8 @@ func (s *ReturnElicitResultEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnElicitResultEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "value":
@@ -1163,7 +1163,7 @@ func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

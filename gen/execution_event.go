@@ -124,8 +124,8 @@ func (s *ExecutionEventTurnStart) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnStart
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -159,10 +159,10 @@ func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -203,8 +203,8 @@ func (s *ExecutionEventTurn) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurn
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "synthesized":
@@ -214,7 +214,7 @@ func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -373,8 +373,8 @@ func (s *ExecutionEventTurnFinishBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnFinishBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -413,10 +413,10 @@ func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -480,8 +480,8 @@ func (s *LastAssistantItem) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
 	var out LastAssistantItem
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "synthesized":
@@ -491,7 +491,7 @@ func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -568,8 +568,8 @@ func (s *ExecutionEventUsage) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsage) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventUsage
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "kind":
 			err = decNamed(v, &out.Kind)
 		case "scope":
@@ -597,7 +597,7 @@ func (s *ExecutionEventUsage) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -720,8 +720,8 @@ func (s *ExecutionEventUsageCost) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsageCost) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventUsageCost
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "amount":
 			out.Amount, err = decNumber(v)
 		case "currency":
@@ -732,7 +732,7 @@ func (s *ExecutionEventUsageCost) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -898,8 +898,8 @@ func (s *ExecutionEventTurnEnd) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnEnd
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -941,10 +941,10 @@ func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1001,8 +1001,8 @@ func (s *ExecutionEventError) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventError) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventError
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "message":
 			out.Message, err = decString(v)
 		case "class":
@@ -1018,7 +1018,7 @@ func (s *ExecutionEventError) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1199,8 +1199,8 @@ func (s *ExecutionEventTurnProgress) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnProgress
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -1235,10 +1235,10 @@ func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1279,8 +1279,8 @@ func (s *ExecutionEventTurnProgressItem) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnProgressItem
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "synthesized":
@@ -1290,7 +1290,7 @@ func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1420,8 +1420,8 @@ func (s *ExecutionEventModelRequestBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelRequestBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -1457,10 +1457,10 @@ func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1499,8 +1499,8 @@ func (s *ExecutionEventModel) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModel) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModel
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "provider":
@@ -1509,7 +1509,7 @@ func (s *ExecutionEventModel) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1554,8 +1554,8 @@ func (s *ExecutionEventAttempt) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventAttempt) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventAttempt
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "number":
@@ -1567,7 +1567,7 @@ func (s *ExecutionEventAttempt) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1713,8 +1713,8 @@ func (s *ExecutionEventModelResponseAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelResponseAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -1758,10 +1758,10 @@ func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1800,15 +1800,15 @@ func (s *ExecutionEventExecutionExecuted) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionExecuted) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionExecuted
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status, err = decString(v)
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1855,8 +1855,8 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedSuppliedResult) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedSuppliedResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status, err = decString(v)
 		case "reason":
@@ -1865,7 +1865,7 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) UnmarshalJSON(data []byte
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1918,8 +1918,8 @@ func (s *ExecutionEventExecutionSkippedPolicy) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedPolicy) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedPolicy
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status, err = decString(v)
 		case "reason":
@@ -1931,7 +1931,7 @@ func (s *ExecutionEventExecutionSkippedPolicy) UnmarshalJSON(data []byte) error 
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1984,8 +1984,8 @@ func (s *ExecutionEventExecutionSkippedCancelled) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedCancelled) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedCancelled
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status, err = decString(v)
 		case "reason":
@@ -1997,7 +1997,7 @@ func (s *ExecutionEventExecutionSkippedCancelled) UnmarshalJSON(data []byte) err
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2050,8 +2050,8 @@ func (s *ExecutionEventExecutionSkippedTimeout) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedTimeout) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedTimeout
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status, err = decString(v)
 		case "reason":
@@ -2063,7 +2063,7 @@ func (s *ExecutionEventExecutionSkippedTimeout) UnmarshalJSON(data []byte) error
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2116,8 +2116,8 @@ func (s *ExecutionEventExecutionSkippedOther) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedOther) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedOther
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status, err = decString(v)
 		case "reason":
@@ -2129,7 +2129,7 @@ func (s *ExecutionEventExecutionSkippedOther) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2404,8 +2404,8 @@ func (s *ExecutionEventModelError) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelError
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -2452,10 +2452,10 @@ func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2495,16 +2495,16 @@ func (s *ExecutionEventModelErrorExecution) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelErrorExecution) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelErrorExecution
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "status":
 			out.Status = new(string)
 			(*out.Status), err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2638,8 +2638,8 @@ func (s *ExecutionEventModelSwitchBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelSwitchBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -2678,10 +2678,10 @@ func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2728,8 +2728,8 @@ func (s *ExecutionEventModelSwitchBeforePricing) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBeforePricing) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelSwitchBeforePricing
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "currency":
 			out.Currency, err = decString(v)
 		case "inputPerMillionTokens":
@@ -2742,7 +2742,7 @@ func (s *ExecutionEventModelSwitchBeforePricing) UnmarshalJSON(data []byte) erro
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2870,8 +2870,8 @@ func (s *ExecutionEventModelSwitchAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelSwitchAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -2907,10 +2907,10 @@ func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3063,8 +3063,8 @@ func (s *ExecutionEventToolPermissionRequest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolPermissionRequest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -3107,10 +3107,10 @@ func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3151,8 +3151,8 @@ func (s *Call) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Call) UnmarshalJSON(data []byte) error {
 	var out Call
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "synthesized":
@@ -3162,7 +3162,7 @@ func (s *Call) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3217,8 +3217,8 @@ func (s *ExecutionEventTool) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTool) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTool
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "name":
 			out.Name, err = decString(v)
 		case "kind":
@@ -3235,7 +3235,7 @@ func (s *ExecutionEventTool) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3301,8 +3301,8 @@ func (s *ExecutionEventMCP) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCP) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCP
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "server":
 			err = out.Server.UnmarshalJSON(v)
 		case "toolName":
@@ -3315,7 +3315,7 @@ func (s *ExecutionEventMCP) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3356,8 +3356,8 @@ func (s *ExecutionEventMCPServer) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPServer) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPServer
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "name":
@@ -3367,7 +3367,7 @@ func (s *ExecutionEventMCPServer) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3444,8 +3444,8 @@ func (s *ExecutionEventMCPConnectionHTTP) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionHTTP) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionHTTP
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "transport":
 			out.Transport, err = decString(v)
 		case "url":
@@ -3457,7 +3457,7 @@ func (s *ExecutionEventMCPConnectionHTTP) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3496,8 +3496,8 @@ func (s *ExecutionEventMCPConnectionGap) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionGap) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionGap
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "path":
 			out.Path, err = decString(v)
 		case "reason":
@@ -3506,7 +3506,7 @@ func (s *ExecutionEventMCPConnectionGap) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3564,8 +3564,8 @@ func (s *ExecutionEventMCPConnectionSSE) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionSSE) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionSSE
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "transport":
 			out.Transport, err = decString(v)
 		case "url":
@@ -3577,7 +3577,7 @@ func (s *ExecutionEventMCPConnectionSSE) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3654,8 +3654,8 @@ func (s *ExecutionEventMCPConnectionStdio) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionStdio) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionStdio
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "transport":
 			out.Transport, err = decString(v)
 		case "command":
@@ -3672,7 +3672,7 @@ func (s *ExecutionEventMCPConnectionStdio) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3732,8 +3732,8 @@ func (s *ExecutionEventMCPConnectionExtension) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionExtension) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionExtension
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "transport":
 			out.Transport, err = decString(v)
 		case "addressForm":
@@ -3748,7 +3748,7 @@ func (s *ExecutionEventMCPConnectionExtension) UnmarshalJSON(data []byte) error 
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3904,8 +3904,8 @@ func (s *ExecutionEventBatch) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventBatch) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventBatch
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "callIds":
@@ -3917,7 +3917,7 @@ func (s *ExecutionEventBatch) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4059,8 +4059,8 @@ func (s *ExecutionEventToolPermissionResolved) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolPermissionResolved
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -4103,10 +4103,10 @@ func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error 
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4292,8 +4292,8 @@ func (s *ExecutionEventToolProgress) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolProgress
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -4336,10 +4336,10 @@ func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4474,8 +4474,8 @@ func (s *ExecutionEventToolBatchAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolBatchAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -4509,10 +4509,10 @@ func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4553,8 +4553,8 @@ func (s *ExecutionEventToolBatchAfterBatch) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolBatchAfterBatch
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "synthesized":
@@ -4564,7 +4564,7 @@ func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4621,8 +4621,8 @@ func (s *ExecutionEventToolBatchAfterCall) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterCall) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolBatchAfterCall
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "call":
 			err = out.Call.UnmarshalJSON(v)
 		case "tool":
@@ -4640,7 +4640,7 @@ func (s *ExecutionEventToolBatchAfterCall) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4799,8 +4799,8 @@ func (s *ExecutionEventContextCompactBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventContextCompactBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -4837,10 +4837,10 @@ func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4904,8 +4904,8 @@ func (s *ExecutionEventTokenCounts) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTokenCounts) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTokenCounts
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "before":
 			out.Before = new(json.Number)
 			(*out.Before), err = decNumber(v)
@@ -4916,7 +4916,7 @@ func (s *ExecutionEventTokenCounts) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -5061,8 +5061,8 @@ func (s *ExecutionEventContextCompactAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventContextCompactAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -5101,10 +5101,10 @@ func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -5139,15 +5139,15 @@ func (s *ExecutionEventContextCompactAfterRemovedItem) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfterRemovedItem) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventContextCompactAfterRemovedItem
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -5204,8 +5204,8 @@ func (s *ExecutionEventFileChange) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventFileChange) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventFileChange
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "path":
 			out.Path, err = decString(v)
 		case "change":
@@ -5223,7 +5223,7 @@ func (s *ExecutionEventFileChange) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -43,17 +43,17 @@ func (s *InteractionEventConfigChangeBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBefore) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "change":
 			err = out.Change.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -117,8 +117,8 @@ func (s *InteractionEventConfigChangeBeforeChange) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBeforeChange) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeBeforeChange
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "source":
 			out.Source, err = decString(v)
 		case "scope":
@@ -134,7 +134,7 @@ func (s *InteractionEventConfigChangeBeforeChange) UnmarshalJSON(data []byte) er
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -180,17 +180,17 @@ func (s *InteractionEventConfigChangeAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfter) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "change":
 			err = out.Change.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -267,8 +267,8 @@ func (s *InteractionEventConfigChangeAfterChange) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfterChange) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeAfterChange
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "source":
 			out.Source, err = decString(v)
 		case "scope":
@@ -286,7 +286,7 @@ func (s *InteractionEventConfigChangeAfterChange) UnmarshalJSON(data []byte) err
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -332,17 +332,17 @@ func (s *InteractionEventUserAttention) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttention) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserAttention
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "attention":
 			err = out.Attention.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -385,8 +385,8 @@ func (s *InteractionEventUserAttentionAttention) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttentionAttention) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserAttentionAttention
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "kind":
 			out.Kind, err = decString(v)
 		case "message":
@@ -397,7 +397,7 @@ func (s *InteractionEventUserAttentionAttention) UnmarshalJSON(data []byte) erro
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -443,17 +443,17 @@ func (s *InteractionEventUserElicitationRequest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequest) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationRequest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "elicitation":
 			err = out.Elicitation.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -498,8 +498,8 @@ func (s *InteractionEventUserElicitationRequestElicitation) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequestElicitation) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationRequestElicitation
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "server":
 			out.Server, err = decString(v)
 		case "mode":
@@ -511,7 +511,7 @@ func (s *InteractionEventUserElicitationRequestElicitation) UnmarshalJSON(data [
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -576,17 +576,17 @@ func (s *InteractionEventUserElicitationResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResult) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "elicitation":
 			err = out.Elicitation.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -635,8 +635,8 @@ func (s *InteractionEventUserElicitationResultElicitation) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResultElicitation) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationResultElicitation
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "server":
 			out.Server, err = decString(v)
 		case "mode":
@@ -650,7 +650,7 @@ func (s *InteractionEventUserElicitationResultElicitation) UnmarshalJSON(data []
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -717,17 +717,17 @@ func (s *InteractionEventUserMessageInbound) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInbound) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageInbound
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "message":
 			err = out.Message.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -781,8 +781,8 @@ func (s *InteractionEventUserMessageInboundMessage) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageInboundMessage
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "channel":
 			out.Channel, err = decString(v)
 		case "sender":
@@ -793,7 +793,7 @@ func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) e
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -839,17 +839,17 @@ func (s *InteractionEventUserMessageOutbound) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutbound) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageOutbound
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "message":
 			err = out.Message.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -899,8 +899,8 @@ func (s *InteractionEventUserMessageOutboundMessage) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageOutboundMessage
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "channel":
 			out.Channel, err = decString(v)
 		case "messages":
@@ -909,7 +909,7 @@ func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) 
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -959,8 +959,8 @@ func (s *InteractionEventHookFailure) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailure) UnmarshalJSON(data []byte) error {
 	var out InteractionEventHookFailure
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "failure":
@@ -968,10 +968,10 @@ func (s *InteractionEventHookFailure) UnmarshalJSON(data []byte) error {
 		case "parentEventId":
 			out.ParentEventID, err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1014,8 +1014,8 @@ func (s *InteractionEventHookFailureFailure) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
 	var out InteractionEventHookFailureFailure
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "backendId":
 			out.BackendID, err = decString(v)
 		case "reason":
@@ -1026,7 +1026,7 @@ func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -54,8 +54,8 @@ func (s *InterceptNoEffectResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptNoEffectResponseResult) UnmarshalJSON(data []byte) error {
 	var out InterceptNoEffectResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -63,10 +63,10 @@ func (s *InterceptNoEffectResponseResult) UnmarshalJSON(data []byte) error {
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -116,8 +116,8 @@ func (s *InterceptNoEffectResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptNoEffectResponse) UnmarshalJSON(data []byte) error {
 	var out InterceptNoEffectResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -125,10 +125,10 @@ func (s *InterceptNoEffectResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

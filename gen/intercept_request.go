@@ -55,8 +55,8 @@ func (s *InterceptRequestParams) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptRequestParams) UnmarshalJSON(data []byte) error {
 	var out InterceptRequestParams
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "event":
@@ -69,10 +69,10 @@ func (s *InterceptRequestParams) UnmarshalJSON(data []byte) error {
 			out.State = new(InterceptState)
 			err = out.State.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -150,8 +150,8 @@ func (s *InterceptState) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptState) UnmarshalJSON(data []byte) error {
 	var out InterceptState
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "permission":
 			err = decNamed(v, &out.Permission)
 		case "candidate":
@@ -169,10 +169,10 @@ func (s *InterceptState) UnmarshalJSON(data []byte) error {
 		case "injections":
 			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -239,18 +239,18 @@ func (s *Candidate) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Candidate) UnmarshalJSON(data []byte) error {
 	var out Candidate
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "value":
 			out.Value = cloneRaw(v)
 		case "provenance":
 			out.Provenance = new(CandidateProvenance)
 			err = out.Provenance.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -284,13 +284,13 @@ func (s *CandidateProvenance) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CandidateProvenance) UnmarshalJSON(data []byte) error {
 	var out CandidateProvenance
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -369,8 +369,8 @@ func (s *InterceptRequest) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptRequest) UnmarshalJSON(data []byte) error {
 	var out InterceptRequest
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -380,10 +380,10 @@ func (s *InterceptRequest) UnmarshalJSON(data []byte) error {
 		case "params":
 			err = out.Params.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -427,18 +427,18 @@ func (s *MessagesCandidate) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessagesCandidate) UnmarshalJSON(data []byte) error {
 	var out MessagesCandidate
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "value":
 			err = out.Value.UnmarshalJSON(v)
 		case "provenance":
 			out.Provenance = new(CandidateProvenance)
 			err = out.Provenance.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -482,18 +482,18 @@ func (s *TextCandidate) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextCandidate) UnmarshalJSON(data []byte) error {
 	var out TextCandidate
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "value":
 			err = out.Value.UnmarshalJSON(v)
 		case "provenance":
 			out.Provenance = new(CandidateProvenance)
 			err = out.Provenance.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -537,18 +537,18 @@ func (s *ElicitResultCandidate) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ElicitResultCandidate) UnmarshalJSON(data []byte) error {
 	var out ElicitResultCandidate
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "value":
 			err = out.Value.UnmarshalJSON(v)
 		case "provenance":
 			out.Provenance = new(CandidateProvenance)
 			err = out.Provenance.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -592,18 +592,18 @@ func (s *ToolCandidate) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolCandidate) UnmarshalJSON(data []byte) error {
 	var out ToolCandidate
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "value":
 			out.Value = cloneRaw(v)
 		case "provenance":
 			out.Provenance = new(CandidateProvenance)
 			err = out.Provenance.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -681,8 +681,8 @@ func (s *MessagesState) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessagesState) UnmarshalJSON(data []byte) error {
 	var out MessagesState
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "permission":
 			err = decNamed(v, &out.Permission)
 		case "candidate":
@@ -700,10 +700,10 @@ func (s *MessagesState) UnmarshalJSON(data []byte) error {
 		case "injections":
 			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -781,8 +781,8 @@ func (s *TextState) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextState) UnmarshalJSON(data []byte) error {
 	var out TextState
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "permission":
 			err = decNamed(v, &out.Permission)
 		case "candidate":
@@ -800,10 +800,10 @@ func (s *TextState) UnmarshalJSON(data []byte) error {
 		case "injections":
 			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -881,8 +881,8 @@ func (s *ElicitResultState) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ElicitResultState) UnmarshalJSON(data []byte) error {
 	var out ElicitResultState
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "permission":
 			err = decNamed(v, &out.Permission)
 		case "candidate":
@@ -900,10 +900,10 @@ func (s *ElicitResultState) UnmarshalJSON(data []byte) error {
 		case "injections":
 			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -981,8 +981,8 @@ func (s *ToolState) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolState) UnmarshalJSON(data []byte) error {
 	var out ToolState
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "permission":
 			err = decNamed(v, &out.Permission)
 		case "candidate":
@@ -1000,10 +1000,10 @@ func (s *ToolState) UnmarshalJSON(data []byte) error {
 		case "injections":
 			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -54,8 +54,8 @@ func (s *InterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out InterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -63,10 +63,10 @@ func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -116,8 +116,8 @@ func (s *InterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
 	var out InterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -125,10 +125,10 @@ func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -263,8 +263,8 @@ func (s *SessionStartInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out SessionStartInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -272,10 +272,10 @@ func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -325,8 +325,8 @@ func (s *SessionStartInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out SessionStartInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -334,10 +334,10 @@ func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -472,8 +472,8 @@ func (s *ConfigChangeBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ConfigChangeBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -481,10 +481,10 @@ func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) e
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -534,8 +534,8 @@ func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ConfigChangeBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -543,10 +543,10 @@ func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -601,8 +601,8 @@ func (s *TurnStartModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartModifyEffect) UnmarshalJSON(data []byte) error {
 	var out TurnStartModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -615,7 +615,7 @@ func (s *TurnStartModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -783,8 +783,8 @@ func (s *TurnStartInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out TurnStartInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -792,10 +792,10 @@ func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -845,8 +845,8 @@ func (s *TurnStartInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out TurnStartInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -854,10 +854,10 @@ func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -912,8 +912,8 @@ func (s *TurnFinishBeforeModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	var out TurnFinishBeforeModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -926,7 +926,7 @@ func (s *TurnFinishBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1083,8 +1083,8 @@ func (s *TurnFinishBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out TurnFinishBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -1092,10 +1092,10 @@ func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) err
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1145,8 +1145,8 @@ func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out TurnFinishBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -1154,10 +1154,10 @@ func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1212,8 +1212,8 @@ func (s *ModelRequestBeforeModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ModelRequestBeforeModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -1226,7 +1226,7 @@ func (s *ModelRequestBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1405,8 +1405,8 @@ func (s *ModelRequestBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ModelRequestBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -1414,10 +1414,10 @@ func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) e
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1467,8 +1467,8 @@ func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ModelRequestBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -1476,10 +1476,10 @@ func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1628,8 +1628,8 @@ func (s *ModelResponseAfterInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ModelResponseAfterInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -1637,10 +1637,10 @@ func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) e
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1690,8 +1690,8 @@ func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ModelResponseAfterInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -1699,10 +1699,10 @@ func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1848,8 +1848,8 @@ func (s *ModelSwitchBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ModelSwitchBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -1857,10 +1857,10 @@ func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) er
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1910,8 +1910,8 @@ func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ModelSwitchBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -1919,10 +1919,10 @@ func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2126,8 +2126,8 @@ func (s *ToolBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -2135,10 +2135,10 @@ func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2188,8 +2188,8 @@ func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -2197,10 +2197,10 @@ func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2255,8 +2255,8 @@ func (s *ToolAfterModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ToolAfterModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -2269,7 +2269,7 @@ func (s *ToolAfterModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2437,8 +2437,8 @@ func (s *ToolAfterInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolAfterInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -2446,10 +2446,10 @@ func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2499,8 +2499,8 @@ func (s *ToolAfterInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolAfterInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -2508,10 +2508,10 @@ func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2682,8 +2682,8 @@ func (s *ToolPermissionRequestInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolPermissionRequestInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -2691,10 +2691,10 @@ func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2744,8 +2744,8 @@ func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolPermissionRequestInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -2753,10 +2753,10 @@ func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) erro
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2902,8 +2902,8 @@ func (s *ToolBatchAfterInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolBatchAfterInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -2911,10 +2911,10 @@ func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -2964,8 +2964,8 @@ func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolBatchAfterInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -2973,10 +2973,10 @@ func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3031,8 +3031,8 @@ func (s *ContextCompactBeforeModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ContextCompactBeforeModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -3045,7 +3045,7 @@ func (s *ContextCompactBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3213,8 +3213,8 @@ func (s *ContextCompactBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ContextCompactBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -3222,10 +3222,10 @@ func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte)
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3275,8 +3275,8 @@ func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ContextCompactBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -3284,10 +3284,10 @@ func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3342,8 +3342,8 @@ func (s *ContextCompactAfterModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ContextCompactAfterModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -3356,7 +3356,7 @@ func (s *ContextCompactAfterModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3502,8 +3502,8 @@ func (s *ContextCompactAfterInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ContextCompactAfterInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -3511,10 +3511,10 @@ func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) 
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3564,8 +3564,8 @@ func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ContextCompactAfterInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -3573,10 +3573,10 @@ func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error 
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3636,8 +3636,8 @@ func (s *TaskChangeBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out TaskChangeBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -3645,10 +3645,10 @@ func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) err
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3698,8 +3698,8 @@ func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out TaskChangeBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -3707,10 +3707,10 @@ func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3856,8 +3856,8 @@ func (s *UserElicitationRequestInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserElicitationRequestInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -3865,10 +3865,10 @@ func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byt
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -3918,8 +3918,8 @@ func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserElicitationRequestInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -3927,10 +3927,10 @@ func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) err
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4068,8 +4068,8 @@ func (s *UserElicitationResultInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserElicitationResultInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -4077,10 +4077,10 @@ func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4130,8 +4130,8 @@ func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserElicitationResultInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -4139,10 +4139,10 @@ func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) erro
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4291,8 +4291,8 @@ func (s *UserMessageInboundInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserMessageInboundInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -4300,10 +4300,10 @@ func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) e
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4353,8 +4353,8 @@ func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserMessageInboundInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -4362,10 +4362,10 @@ func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4420,8 +4420,8 @@ func (s *UserMessageOutboundModifyEffect) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundModifyEffect) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundModifyEffect
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "target":
@@ -4434,7 +4434,7 @@ func (s *UserMessageOutboundModifyEffect) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4580,8 +4580,8 @@ func (s *UserMessageOutboundInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -4589,10 +4589,10 @@ func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) 
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4642,8 +4642,8 @@ func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -4651,10 +4651,10 @@ func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error 
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4803,8 +4803,8 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out WorkspaceChangeBeforeInterceptResponseResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "effects":
@@ -4812,10 +4812,10 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte
 		case "extensions":
 			out.Extensions = cloneRaw(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -4865,8 +4865,8 @@ func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out WorkspaceChangeBeforeInterceptResponse
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "id":
@@ -4874,10 +4874,10 @@ func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) erro
 		case "result":
 			err = out.Result.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -109,8 +109,8 @@ func (s *MCPElicitationElicitResult) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitResult) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitResult
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "_meta":
 			out.Meta = cloneRaw(v)
 		case "action":
@@ -118,10 +118,10 @@ func (s *MCPElicitationElicitResult) UnmarshalJSON(data []byte) error {
 		case "content":
 			err = out.Content.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -199,8 +199,8 @@ func (s *MCPElicitationBooleanSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationBooleanSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationBooleanSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default = new(bool)
 			(*out.Default), err = decBool(v)
@@ -216,7 +216,7 @@ func (s *MCPElicitationBooleanSchema) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -276,8 +276,8 @@ func (s *MCPElicitationElicitRequestFormParams) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParams) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitRequestFormParams
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "_meta":
 			out.Meta = new(ParamsMeta)
 			err = out.Meta.UnmarshalJSON(v)
@@ -292,10 +292,10 @@ func (s *MCPElicitationElicitRequestFormParams) UnmarshalJSON(data []byte) error
 			out.Task = new(MCPElicitationTaskMetadata)
 			err = out.Task.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -335,15 +335,15 @@ func (s *ParamsMeta) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ParamsMeta) UnmarshalJSON(data []byte) error {
 	var out ParamsMeta
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "progressToken":
 			err = out.ProgressToken.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -460,8 +460,8 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) encode(e *encoder
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitRequestFormParamsRequestedSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "$schema":
 			out.Schema = new(string)
 			(*out.Schema), err = decString(v)
@@ -475,7 +475,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) UnmarshalJSON(dat
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -550,8 +550,8 @@ func (s *MCPElicitationStringSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationStringSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default = new(string)
 			(*out.Default), err = decString(v)
@@ -576,7 +576,7 @@ func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -664,8 +664,8 @@ func (s *MCPElicitationNumberSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationNumberSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationNumberSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default = new(json.Number)
 			(*out.Default), err = decNumber(v)
@@ -687,7 +687,7 @@ func (s *MCPElicitationNumberSchema) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -778,8 +778,8 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationUntitledSingleSelectEnumSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default = new(string)
 			(*out.Default), err = decString(v)
@@ -797,7 +797,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -869,8 +869,8 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledSingleSelectEnumSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default = new(string)
 			(*out.Default), err = decString(v)
@@ -888,7 +888,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) 
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -927,8 +927,8 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) encode(e *encoder)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledSingleSelectEnumSchemaOneOfItem
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "const":
 			out.Const, err = decString(v)
 		case "title":
@@ -937,7 +937,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1017,8 +1017,8 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationUntitledMultiSelectEnumSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default, err = decArray(v, decStringElem)
 		case "description":
@@ -1041,7 +1041,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte)
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1095,8 +1095,8 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationUntitledMultiSelectEnumSchemaItems
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "enum":
 			out.Enum, err = decArray(v, decStringElem)
 		case "type":
@@ -1105,7 +1105,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1185,8 +1185,8 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledMultiSelectEnumSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default, err = decArray(v, decStringElem)
 		case "description":
@@ -1209,7 +1209,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) e
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1255,15 +1255,15 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledMultiSelectEnumSchemaItems
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "anyOf":
 			out.AnyOf, err = decArray(v, decUnmarshaler[MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem])
 		default:
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1302,8 +1302,8 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) encode(e *enco
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "const":
 			out.Const, err = decString(v)
 		case "title":
@@ -1312,7 +1312,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1397,8 +1397,8 @@ func (s *MCPElicitationLegacyTitledEnumSchema) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationLegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationLegacyTitledEnumSchema
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "default":
 			out.Default = new(string)
 			(*out.Default), err = decString(v)
@@ -1418,7 +1418,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) UnmarshalJSON(data []byte) error 
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1576,16 +1576,16 @@ func (s *MCPElicitationTaskMetadata) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTaskMetadata) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTaskMetadata
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "ttl":
 			out.TTL = new(json.Number)
 			(*out.TTL), err = decNumber(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1651,8 +1651,8 @@ func (s *MCPElicitationElicitRequestURLParams) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitRequestURLParams
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "_meta":
 			out.Meta = new(ParamsMeta)
 			err = out.Meta.UnmarshalJSON(v)
@@ -1668,10 +1668,10 @@ func (s *MCPElicitationElicitRequestURLParams) UnmarshalJSON(data []byte) error 
 		case "url":
 			out.URL, err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -36,17 +36,17 @@ func (s *ObserveNotificationParams) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveNotificationParams) UnmarshalJSON(data []byte) error {
 	var out ObserveNotificationParams
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "event":
 			err = out.Event.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -100,8 +100,8 @@ func (s *ObserveNotification) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 	var out ObserveNotification
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "jsonrpc":
 			out.JSONRPC, err = decString(v)
 		case "method":
@@ -109,10 +109,10 @@ func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 		case "params":
 			err = out.Params.UnmarshalJSON(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -51,8 +51,8 @@ func (s *AuthenticationBearer) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AuthenticationBearer) UnmarshalJSON(data []byte) error {
 	var out AuthenticationBearer
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "tokenEnv":
@@ -62,10 +62,10 @@ func (s *AuthenticationBearer) UnmarshalJSON(data []byte) error {
 			out.TokenRef = new(string)
 			(*out.TokenRef), err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -142,8 +142,8 @@ func (s *AuthenticationOauth) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AuthenticationOauth) UnmarshalJSON(data []byte) error {
 	var out AuthenticationOauth
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "resource":
@@ -160,10 +160,10 @@ func (s *AuthenticationOauth) UnmarshalJSON(data []byte) error {
 		case "scopes":
 			out.Scopes, err = decArray(v, decStringElem)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -313,17 +313,17 @@ func (s *Registration) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Registration) UnmarshalJSON(data []byte) error {
 	var out Registration
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "protocolVersion":
 			out.ProtocolVersion, err = decString(v)
 		case "hooks":
 			out.Hooks, err = decArray(v, decUnmarshaler[Backend])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -386,8 +386,8 @@ func (s *Backend) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Backend) UnmarshalJSON(data []byte) error {
 	var out Backend
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			err = decNamed(v, &out.ID)
 		case "transport":
@@ -398,10 +398,10 @@ func (s *Backend) UnmarshalJSON(data []byte) error {
 		case "subscriptions":
 			out.Subscriptions, err = decArray(v, decUnmarshaler[Subscription])
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -473,8 +473,8 @@ func (s *StdioTransport) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StdioTransport) UnmarshalJSON(data []byte) error {
 	var out StdioTransport
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "command":
@@ -487,10 +487,10 @@ func (s *StdioTransport) UnmarshalJSON(data []byte) error {
 			out.Cwd = new(string)
 			(*out.Cwd), err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -555,17 +555,17 @@ func (s *HTTPTransport) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *HTTPTransport) UnmarshalJSON(data []byte) error {
 	var out HTTPTransport
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "type":
 			out.Type, err = decString(v)
 		case "url":
 			out.URL, err = decString(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -742,8 +742,8 @@ func (s *InterceptSubscription) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptSubscription) UnmarshalJSON(data []byte) error {
 	var out InterceptSubscription
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "events":
 			out.Events, err = decArray(v, decNamed[InterceptEventSelector])
 		case "mode":
@@ -770,10 +770,10 @@ func (s *InterceptSubscription) UnmarshalJSON(data []byte) error {
 			out.Disableable = new(bool)
 			(*out.Disableable), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -905,17 +905,17 @@ func (s *SubscriptionFilters) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SubscriptionFilters) UnmarshalJSON(data []byte) error {
 	var out SubscriptionFilters
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "toolKinds":
 			out.ToolKinds, err = decArray(v, decStringElem)
 		case "paths":
 			out.Paths, err = decArray(v, decStringElem)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1027,8 +1027,8 @@ func (s *ObserveSubscription) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveSubscription) UnmarshalJSON(data []byte) error {
 	var out ObserveSubscription
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "events":
 			out.Events, err = decArray(v, decNamed[ObserveEventSelector])
 		case "mode":
@@ -1051,10 +1051,10 @@ func (s *ObserveSubscription) UnmarshalJSON(data []byte) error {
 			out.Disableable = new(bool)
 			(*out.Disableable), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1263,8 +1263,8 @@ func (s *RegistrationContentReceiver) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
 	var out RegistrationContentReceiver
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "url":
 			out.URL, err = decString(v)
 		case "authentication":
@@ -1275,10 +1275,10 @@ func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
 		case "maxBytes":
 			out.MaxBytes, err = decNumber(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -125,8 +125,8 @@ func (s *SessionEndEvent) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionEndEvent) UnmarshalJSON(data []byte) error {
 	var out SessionEndEvent
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -161,10 +161,10 @@ func (s *SessionEndEvent) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -135,8 +135,8 @@ func (s *SessionStartEvent) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEvent) UnmarshalJSON(data []byte) error {
 	var out SessionStartEvent
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -176,10 +176,10 @@ func (s *SessionStartEvent) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -245,8 +245,8 @@ func (s *SessionStartEventResumedFrom) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEventResumedFrom) UnmarshalJSON(data []byte) error {
 	var out SessionStartEventResumedFrom
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "synthesized":
@@ -256,7 +256,7 @@ func (s *SessionStartEventResumedFrom) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -295,8 +295,8 @@ func (s *SessionStartEventHarness) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
 	var out SessionStartEventHarness
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "name":
 			out.Name, err = decString(v)
 		case "version":
@@ -305,7 +305,7 @@ func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -117,8 +117,8 @@ func (s *TaskWorkspaceEventTaskChangeBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeBefore) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventTaskChangeBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -150,10 +150,10 @@ func (s *TaskWorkspaceEventTaskChangeBefore) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -214,8 +214,8 @@ func (s *Task) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Task) UnmarshalJSON(data []byte) error {
 	var out Task
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "operation":
@@ -234,7 +234,7 @@ func (s *Task) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -375,8 +375,8 @@ func (s *TaskWorkspaceEventTaskChangeAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeAfter) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventTaskChangeAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -408,10 +408,10 @@ func (s *TaskWorkspaceEventTaskChangeAfter) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -531,8 +531,8 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventWorkspaceChangeBefore
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -564,10 +564,10 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) UnmarshalJSON(data []byte) err
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -618,8 +618,8 @@ func (s *Workspace) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Workspace) UnmarshalJSON(data []byte) error {
 	var out Workspace
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "kind":
 			err = decNamed(v, &out.Kind)
 		case "change":
@@ -634,7 +634,7 @@ func (s *Workspace) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -705,8 +705,8 @@ func (s *WorkspaceChange) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChange) UnmarshalJSON(data []byte) error {
 	var out WorkspaceChange
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "cwd":
 			out.Cwd = new(string)
 			(*out.Cwd), err = decString(v)
@@ -716,7 +716,7 @@ func (s *WorkspaceChange) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -836,8 +836,8 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventWorkspaceChangeAfter
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -869,10 +869,10 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) UnmarshalJSON(data []byte) erro
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1003,8 +1003,8 @@ func (s *TaskWorkspaceEventFileChanged) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChanged) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventFileChanged
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "id":
 			out.ID, err = decString(v)
 		case "source":
@@ -1036,10 +1036,10 @@ func (s *TaskWorkspaceEventFileChanged) UnmarshalJSON(data []byte) error {
 			out.Synthesized = new(bool)
 			(*out.Synthesized), err = decBool(v)
 		default:
-			out.Unknown = append(out.Unknown, Member{Name: k, Value: cloneRaw(v)})
+			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})
@@ -1094,8 +1094,8 @@ func (s *TaskWorkspaceEventFileChangedChange) encode(e *encoder) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChangedChange) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventFileChangedChange
-	err := forEachMember(data, func(k string, v []byte) (err error) {
-		switch k {
+	err := forEachMember(data, func(k, v []byte) (err error) {
+		switch string(k) {
 		case "path":
 			out.Path, err = decString(v)
 		case "operation":
@@ -1112,7 +1112,7 @@ func (s *TaskWorkspaceEventFileChangedChange) UnmarshalJSON(data []byte) error {
 			err = decodeErr("additionalProperties", "member not allowed")
 		}
 		if err != nil {
-			return wrapAt(k, err)
+			return wrapAt(string(k), err)
 		}
 		return nil
 	})

@@ -331,7 +331,7 @@ func emitObject(f *jen.File, t *goType, where string) {
 	}
 	if t.AllowUnknown {
 		cases = append(cases, jen.Default().Block(
-			jen.Id("out").Dot("Unknown").Op("=").Append(jen.Id("out").Dot("Unknown"), jen.Id("Member").Values(jen.Id("Name").Op(":").Id("k"), jen.Id("Value").Op(":").Id("cloneRaw").Call(jen.Id("v")))),
+			jen.Id("out").Dot("Unknown").Op("=").Append(jen.Id("out").Dot("Unknown"), jen.Id("Member").Values(jen.Id("Name").Op(":").String().Call(jen.Id("k")), jen.Id("Value").Op(":").Id("cloneRaw").Call(jen.Id("v")))),
 		))
 	} else {
 		cases = append(cases, jen.Default().Block(
@@ -341,9 +341,9 @@ func emitObject(f *jen.File, t *goType, where string) {
 	f.Comment("UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).")
 	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Var().Id("out").Id(t.Name),
-		jen.Id("err").Op(":=").Id("forEachMember").Call(jen.Id("data"), jen.Func().Params(jen.Id("k").String(), jen.Id("v").Index().Byte()).Params(jen.Id("err").Error()).Block(
-			jen.Switch(jen.Id("k")).Block(cases...),
-			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("wrapAt").Call(jen.Id("k"), jen.Id("err")))),
+		jen.Id("err").Op(":=").Id("forEachMember").Call(jen.Id("data"), jen.Func().Params(jen.List(jen.Id("k"), jen.Id("v")).Index().Byte()).Params(jen.Id("err").Error()).Block(
+			jen.Switch(jen.String().Call(jen.Id("k"))).Block(cases...),
+			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("wrapAt").Call(jen.String().Call(jen.Id("k")), jen.Id("err")))),
 			jen.Return(jen.Nil()),
 		)),
 		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
