@@ -231,6 +231,9 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
+// structural marks the bytes valueEnd must look at inside a container.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+
 // valueEnd returns the index just after the JSON value starting at b[i].
 func valueEnd(b []byte, i int) (int, error) {
 	if i >= len(b) {
@@ -242,6 +245,9 @@ func valueEnd(b []byte, i int) (int, error) {
 	case c == '{' || c == '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
+			if !structural[b[j]] {
+				continue
+			}
 			switch b[j] {
 			case '"':
 				end, err := stringEnd(b, j)
@@ -272,14 +278,23 @@ func valueEnd(b []byte, i int) (int, error) {
 	}
 }
 
+// stringEnd returns the index just after the JSON string starting at b[i]:
+// the first quote not escaped by an odd run of backslashes.
 func stringEnd(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
 	}
 	return 0, decodeErr("json", "unterminated string")
 }
