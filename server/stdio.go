@@ -26,9 +26,11 @@ type readDeadliner interface {
 //
 // Messages are dispatched concurrently, at most h.MaxConcurrency at a time;
 // responses are written whole, one line each, in completion order, and the
-// harness correlates them by id. A line that is not a message (malformed
-// JSON, longer than h.MaxBodyBytes, terminated by CRLF, or a final line
-// without LF) is answered with a -32700 parse error with id null, and
+// harness correlates them by id. With MaxConcurrency 1 they are dispatched
+// and answered one after the other in input order. While MaxConcurrency
+// messages are being dispatched, r is not read. A line that is not a message
+// (malformed JSON, longer than h.MaxBodyBytes, terminated by CRLF, or a final
+// line without LF) is answered with a -32700 parse error with id null, and
 // serving continues with the next line. Empty lines are ignored.
 // Notifications are never answered.
 //
@@ -59,100 +61,43 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	fw := jsonrpc.NewFrameWriter(w)
-	fr := jsonrpc.NewFrameReader(r, h.maxFrame())
-
-	type frame struct {
-		data []byte
-		err  error
+	s := &stdioServer{
+		ctx:        ctx,
+		cancel:     cancel,
+		h:          h,
+		fr:         jsonrpc.NewFrameReader(r, h.maxFrame()),
+		fw:         jsonrpc.NewFrameWriter(w),
+		max:        h.maxConcurrency(),
+		parseError: jsonrpc.AppendErrorResponse(nil, jsonrpc.NullID(), jsonrpc.NewError(jsonrpc.CodeParseError)),
+		finished:   make(chan struct{}),
+		reading:    true,
 	}
-	frames := make(chan frame)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		for {
-			data, err := fr.Next()
-			select {
-			case frames <- frame{data: data, err: err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil && terminalReadError(err) {
-				return
-			}
-		}
-	}()
+	s.cond.L = &s.mu
+	go s.work()
 
-	var (
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, h.maxConcurrency())
-	)
-	write := func(b []byte) {
-		if err := fw.WriteFrame(b); err != nil {
-			cancel(fmt.Errorf("server: stdio: %w", err))
-		}
-	}
-	parseError := jsonrpc.AppendErrorResponse(nil, jsonrpc.NullID(), jsonrpc.NewError(jsonrpc.CodeParseError))
-
-	var readErr error
-loop:
-	for {
-		var f frame
-		select {
-		case <-ctx.Done():
-			break loop
-		case f = <-frames:
-		}
-		malformed := false
-		switch {
-		case f.err == nil:
-		case errors.Is(f.err, io.EOF):
-			break loop
-		case errors.Is(f.err, jsonrpc.ErrEmptyFrame):
-			continue
-		case errors.Is(f.err, jsonrpc.ErrFrameTooLarge),
-			errors.Is(f.err, jsonrpc.ErrCRLF),
-			errors.Is(f.err, jsonrpc.ErrUnterminatedFrame):
-			h.logAttrs(ctx, slog.LevelDebug, "ahp server: malformed stdio line", slog.String("reason", f.err.Error()),
-				slog.Int("code", jsonrpc.CodeParseError))
-			malformed = true
-		default:
-			readErr = fmt.Errorf("server: stdio: %w", f.err)
-			break loop
-		}
-		// Malformed lines take a slot too, so that with MaxConcurrency 1
-		// every answer follows input order.
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		wg.Add(1)
-		go func(msg []byte) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if malformed {
-				write(parseError)
-				return
-			}
-			if res := h.dispatch(ctx, msg); res.out == outReply {
-				write(res.body)
-			}
-		}(f.data)
-	}
-	wg.Wait()
-	cancel(nil) // the reader stops at its next frame
-
-	// Join the reader. One still blocked in Read is interrupted with a read
-	// deadline in the past where r allows it; otherwise it is left to exit
-	// when that Read returns.
 	select {
-	case <-readerDone:
-	default:
-		if dl, ok := r.(readDeadliner); ok && dl.SetReadDeadline(time.Unix(1, 0)) == nil {
-			<-readerDone
-			_ = dl.SetReadDeadline(time.Time{})
-		}
+	case <-s.finished:
+	case <-ctx.Done():
+	}
+
+	// Stop, interrupt a goroutine blocked reading r where r allows it, and
+	// wait for the goroutines still dispatching (and for the reader, if it
+	// was interrupted). An uninterruptible reader is left to exit when its
+	// Read returns.
+	s.mu.Lock()
+	s.stopped = true
+	dl, interruptible := r.(readDeadliner)
+	interrupted := false
+	if s.reading && interruptible && dl.SetReadDeadline(time.Unix(1, 0)) == nil {
+		interrupted = true
+	}
+	for s.busy > 0 || (interrupted && s.reading) {
+		s.cond.Wait()
+	}
+	readErr := s.readErr
+	s.mu.Unlock()
+	if interrupted {
+		_ = dl.SetReadDeadline(time.Time{})
 	}
 
 	switch {
@@ -167,14 +112,113 @@ loop:
 	return nil
 }
 
-// terminalReadError reports whether a FrameReader error ends the stream.
-func terminalReadError(err error) bool {
-	switch {
-	case errors.Is(err, jsonrpc.ErrEmptyFrame),
-		errors.Is(err, jsonrpc.ErrFrameTooLarge),
-		errors.Is(err, jsonrpc.ErrCRLF),
-		errors.Is(err, jsonrpc.ErrUnterminatedFrame):
-		return false
+// stdioServer is the state of one ServeStdio call.
+//
+// The goroutine that reads a frame also dispatches it and writes its answer,
+// so that no message crosses goroutines: having read a frame and taken a
+// dispatch slot, it hands the reader over to a new goroutine if a slot is
+// left, and otherwise lets the first goroutine that finishes dispatching
+// take the reader back. With MaxConcurrency 1 a single goroutine reads,
+// dispatches and answers every message in turn.
+type stdioServer struct {
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	h          *Handler
+	fr         *jsonrpc.FrameReader // used only by the goroutine holding the reader
+	fw         *jsonrpc.FrameWriter
+	max        int
+	parseError []byte
+
+	mu       sync.Mutex
+	cond     sync.Cond // signalled, once stopped, when busy or reading change
+	reading  bool      // a goroutine holds the reader
+	busy     int       // goroutines dispatching a message (slots taken)
+	stopped  bool      // no frame is read or dispatched any more
+	readErr  error
+	finished chan struct{} // closed when stopped, idle and no longer reading
+	closed   bool          // finished is closed
+}
+
+// work runs a goroutine that starts out holding the reader.
+func (s *stdioServer) work() {
+	for {
+		data, err := s.fr.Next()
+		s.mu.Lock()
+		if s.stopped || s.ctx.Err() != nil {
+			// Serving ended while this frame was being read: it is
+			// dropped.
+			s.stopped = true
+			s.reading = false
+			s.settle()
+			s.mu.Unlock()
+			return
+		}
+		malformed := false
+		switch {
+		case err == nil:
+		case errors.Is(err, jsonrpc.ErrEmptyFrame):
+			s.mu.Unlock()
+			continue
+		case errors.Is(err, jsonrpc.ErrFrameTooLarge),
+			errors.Is(err, jsonrpc.ErrCRLF),
+			errors.Is(err, jsonrpc.ErrUnterminatedFrame):
+			// Malformed lines take a slot too, so that with
+			// MaxConcurrency 1 every answer follows input order.
+			malformed = true
+		default:
+			if !errors.Is(err, io.EOF) {
+				s.readErr = fmt.Errorf("server: stdio: %w", err)
+			}
+			s.stopped = true
+			s.reading = false
+			s.settle()
+			s.mu.Unlock()
+			return
+		}
+		s.busy++
+		if s.busy < s.max {
+			go s.work() // the new goroutine holds the reader
+		} else {
+			s.reading = false // taken back when a slot frees
+		}
+		s.mu.Unlock()
+
+		if malformed {
+			s.h.logAttrs(s.ctx, slog.LevelDebug, "ahp server: malformed stdio line", slog.String("reason", err.Error()),
+				slog.Int("code", jsonrpc.CodeParseError))
+			s.write(s.parseError)
+		} else if res := s.h.dispatch(s.ctx, data); res.out == outReply {
+			s.write(res.body)
+		}
+
+		s.mu.Lock()
+		s.busy--
+		if s.reading || s.stopped || s.ctx.Err() != nil {
+			s.settle()
+			s.mu.Unlock()
+			return
+		}
+		s.reading = true
+		s.mu.Unlock()
 	}
-	return true
+}
+
+// settle wakes ServeStdio once serving has stopped and the state it waits
+// for may have been reached. s.mu is held.
+func (s *stdioServer) settle() {
+	if !s.stopped {
+		return
+	}
+	s.cond.Broadcast()
+	if s.busy == 0 && !s.reading && !s.closed {
+		s.closed = true
+		close(s.finished)
+	}
+}
+
+// write writes one answer; a write error ends serving.
+func (s *stdioServer) write(b []byte) {
+	if err := s.fw.WriteFrame(b); err != nil {
+		s.cancel(fmt.Errorf("server: stdio: %w", err))
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -309,4 +311,282 @@ func TestStdioPersistentSession(t *testing.T) {
 	require.NoError(t, <-done)
 	_, err = fr.Next()
 	require.ErrorIs(t, err, io.EOF)
+}
+
+// interceptWithID is the base intercept request with id (and event id) id.
+func interceptWithID(t testing.TB, id string) []byte {
+	return []byte(strings.ReplaceAll(string(interceptBase(t)), `"evt_http_001"`, `"`+id+`"`))
+}
+
+// inflight counts concurrent callbacks and remembers the highest count.
+type inflight struct{ now, peak atomic.Int64 }
+
+func (f *inflight) enter() {
+	n := f.now.Add(1)
+	for {
+		p := f.peak.Load()
+		if n <= p || f.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
+}
+
+func (f *inflight) leave() { f.now.Add(-1) }
+
+// TestStdioOrderMaxConcurrency1: with MaxConcurrency 1 messages are
+// dispatched one at a time and answered in input order, malformed lines
+// included, even when earlier callbacks take longer than later ones.
+func TestStdioOrderMaxConcurrency1(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const n = 40
+	var f inflight
+	var seen []string // callbacks run one at a time
+	h := &server.Handler{MaxConcurrency: 1, Intercept: func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
+		f.enter()
+		defer f.leave()
+		seen = append(seen, req.Params.Event.ID())
+		for range 200 - 4*len(seen) { // earlier messages take longer
+			runtime.Gosched()
+		}
+		return server.InterceptResult{}, nil
+	}}
+	observe := compact(t, readFixture(t, "http/observe-tool-before.valid.json"))
+	var in []byte
+	var want, wantSeen []string
+	for i := range n {
+		id := fmt.Sprintf("evt_%02d", i)
+		switch i % 4 {
+		case 1:
+			in = append(in, "{not json\n"...)
+			want = append(want, "null Parse error")
+		case 2:
+			in = append(append(in, observe...), "\n\n"...)
+		}
+		in = append(append(in, interceptWithID(t, id)...), '\n')
+		want = append(want, `"`+id+`" ok`)
+		wantSeen = append(wantSeen, id)
+	}
+	require.Equal(t, want, replyCodes(t, serveStdio(t, h, in)))
+	require.Equal(t, wantSeen, seen)
+	require.EqualValues(t, 1, f.peak.Load())
+}
+
+// TestStdioConcurrencyLimit: up to MaxConcurrency messages are dispatched
+// at the same time, never more.
+func TestStdioConcurrencyLimit(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, limit := range []int{2, 3, 16} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			var f inflight
+			var started atomic.Int64
+			allStarted, release := make(chan struct{}), make(chan struct{})
+			h := &server.Handler{MaxConcurrency: limit, Intercept: func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
+				f.enter()
+				defer f.leave()
+				if started.Add(1) == int64(limit) {
+					close(allStarted)
+				}
+				<-release
+				return server.InterceptResult{}, nil
+			}}
+			var in []byte
+			var want []string
+			for i := range 2*limit + 1 {
+				id := fmt.Sprintf("evt_%02d", i)
+				in = append(append(in, interceptWithID(t, id)...), '\n')
+				want = append(want, `"`+id+`" ok`)
+			}
+			done := make(chan []byte, 1)
+			go func() { done <- serveStdio(t, h, in) }()
+			select {
+			case <-allStarted: // limit callbacks run at the same time
+			case <-time.After(10 * time.Second):
+				t.Fatal("messages were not dispatched concurrently")
+			}
+			// Not a synchronisation: a window in which a dispatch beyond
+			// the limit, if the limit were broken, would start and raise
+			// the peak.
+			time.Sleep(20 * time.Millisecond)
+			close(release)
+			out := <-done
+			require.ElementsMatch(t, want, replyCodes(t, out))
+			require.EqualValues(t, limit, f.peak.Load())
+		})
+	}
+}
+
+// TestStdioEOFWithMessagesInFlight: the input ends while messages are being
+// dispatched and others are still unread; every one is answered before
+// ServeStdio returns nil.
+func TestStdioEOFWithMessagesInFlight(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, limit := range []int{1, 2, 16} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			const n = 5
+			inR, inW, err := os.Pipe()
+			require.NoError(t, err)
+			defer inR.Close()
+			var out syncBuffer
+			var started atomic.Int64
+			firstStarted, release := make(chan struct{}), make(chan struct{})
+			h := &server.Handler{MaxConcurrency: limit, Intercept: func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
+				if started.Add(1) == 1 {
+					close(firstStarted)
+				}
+				<-release
+				return server.InterceptResult{}, nil
+			}}
+			var in []byte
+			var want []string
+			for i := range n {
+				id := fmt.Sprintf("evt_%02d", i)
+				in = append(append(in, interceptWithID(t, id)...), '\n')
+				want = append(want, `"`+id+`" ok`)
+			}
+			_, err = inW.Write(in)
+			require.NoError(t, err)
+			require.NoError(t, inW.Close()) // EOF after the messages
+			done := make(chan error, 1)
+			go func() { done <- server.ServeStdio(context.Background(), inR, &out, h) }()
+			<-firstStarted
+			select {
+			case err := <-done:
+				t.Fatalf("ServeStdio returned with a message in flight: %v", err)
+			default:
+			}
+			close(release)
+			require.NoError(t, <-done)
+			got := replyCodes(t, []byte(out.String()))
+			if limit == 1 {
+				require.Equal(t, want, got)
+			} else {
+				require.ElementsMatch(t, want, got)
+			}
+		})
+	}
+}
+
+// TestStdioCancelWhileReading: ctx ends while a goroutine is blocked reading
+// the pipe, after messages were answered and possibly with others still in
+// flight. ServeStdio interrupts the read, waits for the callbacks, returns
+// ctx.Err() and leaves the pipe usable.
+func TestStdioCancelWhileReading(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tests := []struct {
+		name     string
+		limit    int
+		inFlight bool // a callback is blocked when ctx ends
+	}{
+		{"sequential idle", 1, false},
+		{"concurrent idle", 16, false},
+		{"concurrent with a callback in flight", 16, true},
+		{"sequential with the slot taken", 1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inR, inW, err := os.Pipe()
+			require.NoError(t, err)
+			defer inR.Close()
+			defer inW.Close()
+			outR, outW, err := os.Pipe()
+			require.NoError(t, err)
+			defer outR.Close()
+			defer outW.Close()
+			blocked := make(chan struct{})
+			var sawCancel atomic.Bool
+			h := &server.Handler{MaxConcurrency: tc.limit, Intercept: func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
+				if req.Params.Event.ID() != "evt_block" {
+					return server.InterceptResult{}, nil
+				}
+				close(blocked)
+				<-ctx.Done()
+				sawCancel.Store(true)
+				return server.InterceptResult{}, ctx.Err()
+			}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- server.ServeStdio(ctx, inR, outW, h) }()
+			fr := jsonrpc.NewFrameReader(outR, 0)
+			for i := range 3 {
+				_, err := inW.Write(lines(interceptWithID(t, fmt.Sprintf("evt_%d", i))))
+				require.NoError(t, err)
+				frame, err := fr.Next()
+				require.NoError(t, err)
+				require.Zero(t, decodeReply(t, frame).code())
+			}
+			if tc.inFlight {
+				_, err := inW.Write(lines(interceptWithID(t, "evt_block")))
+				require.NoError(t, err)
+				<-blocked
+			}
+			cancel()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, context.Canceled)
+			case <-time.After(5 * time.Second):
+				t.Fatal("ServeStdio did not return after cancel")
+			}
+			require.Equal(t, tc.inFlight, sawCancel.Load())
+			if tc.inFlight {
+				frame, err := fr.Next()
+				require.NoError(t, err)
+				require.Equal(t, `"evt_block"`, string(decodeReply(t, frame).ID))
+			}
+			// The read deadline was cleared: the pipe still works.
+			_, err = inW.Write([]byte("x"))
+			require.NoError(t, err)
+			buf := make([]byte, 1)
+			_, err = inR.Read(buf)
+			require.NoError(t, err)
+		})
+	}
+}
+
+// BenchmarkServeStdio measures one persistent-lifecycle round trip through
+// ServeStdio over pipes: write a line, read the answer line. "parse error"
+// spends almost nothing in dispatch and isolates the serving loop.
+func BenchmarkServeStdio(b *testing.B) {
+	msgs := []struct {
+		name string
+		msg  []byte
+	}{
+		{"intercept", interceptBase(b)},
+		{"parse error", []byte("x")},
+	}
+	for _, m := range msgs {
+		for _, limit := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/MaxConcurrency=%d", m.name, limit), func(b *testing.B) {
+				inR, inW, err := os.Pipe()
+				require.NoError(b, err)
+				outR, outW, err := os.Pipe()
+				require.NoError(b, err)
+				h := &server.Handler{MaxConcurrency: limit, Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+					return server.InterceptResult{}, nil
+				}}
+				done := make(chan error, 1)
+				go func() {
+					done <- server.ServeStdio(context.Background(), inR, outW, h)
+					_ = outW.Close()
+				}()
+				defer func() {
+					_ = inW.Close()
+					require.NoError(b, <-done)
+					_ = inR.Close()
+					_ = outR.Close()
+				}()
+				line := lines(m.msg)
+				fr := jsonrpc.NewFrameReader(outR, 0)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := inW.Write(line); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := fr.Next(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sync"
 )
 
@@ -49,6 +50,10 @@ type FrameReader struct {
 	br  *bufio.Reader
 	max int
 	err error // terminal error: io.EOF or a read error
+
+	// The line being read when a Read timed out, resumed by the next call.
+	partial         []byte
+	partialTooLarge bool
 }
 
 // NewFrameReader returns a reader of frames from r whose content (excluding
@@ -74,12 +79,17 @@ func NewFrameReader(r io.Reader, maxLine int) *FrameReader {
 // reads the following line; [ErrUnterminatedFrame] for a final line without
 // LF, after which the next call returns io.EOF; or a wrapped read error,
 // which is returned again by every later call.
+//
+// A read error matching [os.ErrDeadlineExceeded] (a read deadline set on a
+// pipe or connection to interrupt a blocked Next) is the exception: it is
+// returned wrapped but leaves the reader usable, and the next call continues
+// the line that was being read.
 func (fr *FrameReader) Next() ([]byte, error) {
 	if fr.err != nil {
 		return nil, fr.err
 	}
-	var line []byte
-	tooLarge := false
+	line, tooLarge := fr.partial, fr.partialTooLarge
+	fr.partial, fr.partialTooLarge = nil, false
 	for {
 		chunk, err := fr.br.ReadSlice('\n')
 		if !tooLarge {
@@ -117,6 +127,9 @@ func (fr *FrameReader) Next() ([]byte, error) {
 				return nil, fmt.Errorf("%w: %w", ErrUnterminatedFrame, io.ErrUnexpectedEOF)
 			}
 			return nil, io.EOF
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			fr.partial, fr.partialTooLarge = line, tooLarge
+			return nil, fmt.Errorf("jsonrpc: read frame: %w", err)
 		default:
 			fr.err = fmt.Errorf("jsonrpc: read frame: %w", err)
 			return nil, fr.err

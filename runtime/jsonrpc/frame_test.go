@@ -3,13 +3,16 @@ package jsonrpc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -104,6 +107,80 @@ func TestFrameReaderReadErrorIsSticky(t *testing.T) {
 	require.ErrorIs(t, err, boom)
 	_, err = fr.Next()
 	require.ErrorIs(t, err, boom)
+}
+
+// script returns its reads in order: data, or an error.
+type script []any
+
+func (s *script) Read(p []byte) (int, error) {
+	if len(*s) == 0 {
+		return 0, io.EOF
+	}
+	next := (*s)[0]
+	*s = (*s)[1:]
+	if err, ok := next.(error); ok {
+		return 0, err
+	}
+	return copy(p, next.(string)), nil
+}
+
+func TestFrameReaderDeadlineResumes(t *testing.T) {
+	timeout := fmt.Errorf("read |0: %w", os.ErrDeadlineExceeded)
+	tests := []struct {
+		name  string
+		reads script
+		max   int
+		steps []step
+	}{
+		{name: "between lines", reads: script{"{}\n", timeout, "[1]\n"},
+			steps: []step{{frame: "{}"}, {err: os.ErrDeadlineExceeded}, {frame: "[1]"}, {err: io.EOF}}},
+		{name: "mid line", reads: script{`{"a":`, timeout, "1}\n"},
+			steps: []step{{err: os.ErrDeadlineExceeded}, {frame: `{"a":1}`}, {err: io.EOF}}},
+		{name: "twice mid line", reads: script{`{"a"`, timeout, ":", timeout, "2}\n{}\n"},
+			steps: []step{{err: os.ErrDeadlineExceeded}, {err: os.ErrDeadlineExceeded}, {frame: `{"a":2}`}, {frame: "{}"}, {err: io.EOF}}},
+		{name: "too large across the timeout", max: 4, reads: script{"123", timeout, "456\n{}\n"},
+			steps: []step{{err: os.ErrDeadlineExceeded}, {err: ErrFrameTooLarge}, {frame: "{}"}, {err: io.EOF}}},
+		{name: "skipping too large across the timeout", max: 4, reads: script{"123456", timeout, "78\n{}\n"},
+			steps: []step{{err: os.ErrDeadlineExceeded}, {err: ErrFrameTooLarge}, {frame: "{}"}, {err: io.EOF}}},
+		{name: "unterminated after the timeout", reads: script{"{", timeout, "}"},
+			steps: []step{{err: os.ErrDeadlineExceeded}, {err: ErrUnterminatedFrame}, {err: io.EOF}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reads := tc.reads
+			got := readAll(NewFrameReader(&reads, tc.max), 100)
+			require.Len(t, got, len(tc.steps))
+			for i, want := range tc.steps {
+				if want.err != nil {
+					require.ErrorIs(t, got[i].err, want.err, "step %d", i)
+					continue
+				}
+				require.NoError(t, got[i].err, "step %d", i)
+				require.Equal(t, want.frame, got[i].frame, "step %d", i)
+			}
+		})
+	}
+}
+
+// TestFrameReaderPipeDeadline interrupts a Next blocked on a pipe with a
+// read deadline and resumes reading after clearing it.
+func TestFrameReaderPipeDeadline(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	fr := NewFrameReader(r, 0)
+	_, err = w.Write([]byte(`{"a":`))
+	require.NoError(t, err)
+	require.NoError(t, r.SetReadDeadline(time.Now().Add(10*time.Millisecond)))
+	_, err = fr.Next()
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.NoError(t, r.SetReadDeadline(time.Time{}))
+	_, err = w.Write([]byte("1}\n"))
+	require.NoError(t, err)
+	frame, err := fr.Next()
+	require.NoError(t, err)
+	require.Equal(t, `{"a":1}`, string(frame))
 }
 
 func TestFrameReaderFramesAreOwned(t *testing.T) {

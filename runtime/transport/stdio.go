@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -65,12 +66,13 @@ type StdioOptions struct {
 type Stdio struct {
 	opts StdioOptions
 
-	mu     sync.Mutex
-	closed bool
-	child  *child // persistent only
-	live   map[*exec.Cmd]struct{}
-	wg     sync.WaitGroup // per-event children
-	sem    chan struct{}  // one outstanding request per persistent child
+	mu      sync.Mutex
+	closed  bool
+	child   *child   // persistent only
+	retired []*child // replaced persistent children whose stdout is still open
+	live    map[*exec.Cmd]struct{}
+	wg      sync.WaitGroup // per-event children and persistent reapers
+	sem     chan struct{}  // one outstanding request per persistent child
 }
 
 // NewStdio returns a stdio transport. It starts nothing: a persistent child
@@ -116,7 +118,7 @@ func (t *Stdio) Exchange(ctx context.Context, msg Message) ([]byte, error) {
 		return nil, ctxFail(ctx, StageSend)
 	}
 	defer func() { <-t.sem }()
-	c, err := t.persistent()
+	c, err := t.persistent(true)
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +131,11 @@ func (t *Stdio) Notify(ctx context.Context, msg Message) error {
 		_, err := t.perEvent(ctx, msg, false)
 		return err
 	}
-	c, err := t.persistent()
+	c, err := t.persistent(false)
 	if err != nil {
 		return err
 	}
-	return c.write(ctx, msg.Body)
+	return c.notify(ctx, msg.Body)
 }
 
 // Close implements Transport: it closes a persistent child's stdin, waits
@@ -148,6 +150,8 @@ func (t *Stdio) Close() error {
 	}
 	t.closed = true
 	c := t.child
+	retired := t.retired
+	t.retired = nil
 	for cmd := range t.live {
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
@@ -156,130 +160,225 @@ func (t *Stdio) Close() error {
 	t.mu.Unlock()
 	if c != nil {
 		c.stop(t.opts.CloseGrace)
+		c.release()
+	}
+	for _, r := range retired {
+		r.release()
 	}
 	t.wg.Wait()
 	return nil
 }
 
-// persistent returns the running child, launching one if needed.
-func (t *Stdio) persistent() (*child, error) {
+// persistent returns the running child, launching one if needed. exclusive
+// means that the caller holds t.sem, so that no one is reading the stdout of
+// a child that has been replaced: it can be closed.
+func (t *Stdio) persistent(exclusive bool) (*child, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil, fail(CodeCancelled, StageSend, "closed", ErrClosed)
 	}
-	if t.child != nil {
-		select {
-		case <-t.child.done:
-			t.child = nil // exited: relaunch
-		default:
-			return t.child, nil
+	if c := t.child; c != nil && c.gone() {
+		t.retired = append(t.retired, c) // relaunched below
+		t.child = nil
+	}
+	if exclusive && len(t.retired) > 0 {
+		for _, r := range t.retired {
+			r.release()
 		}
+		t.retired = nil
+	}
+	if t.child != nil {
+		return t.child, nil
 	}
 	cmd := t.command()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// stdout is a pipe of our own rather than cmd.StdoutPipe, which Wait
+	// closes as soon as the process exits: the reaper runs from the start,
+	// and a response written just before exiting must stay readable.
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
 		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = childOut
+	err = cmd.Start()
+	_ = childOut.Close()
+	if err != nil {
+		_ = stdout.Close()
 		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
 	}
-	c := &child{cmd: cmd, stdin: stdin, w: jsonrpc.NewFrameWriter(stdin), done: make(chan struct{}), maxMalformed: t.opts.MaxMalformed}
+	c := &child{
+		cmd:          cmd,
+		stdin:        stdin,
+		stdout:       stdout,
+		w:            jsonrpc.NewFrameWriter(stdin),
+		fr:           jsonrpc.NewFrameReader(stdout, t.opts.MaxFrameBytes),
+		done:         make(chan struct{}),
+		fired:        make(chan struct{}, 1),
+		maxMalformed: t.opts.MaxMalformed,
+	}
+	c.interrupt = c.cancelExchange
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		c.read(jsonrpc.NewFrameReader(stdout, t.opts.MaxFrameBytes))
+		c.reap()
 	}()
 	t.child = c
 	return c, nil
 }
 
-// result is what a persistent child's reader hands to the waiting request.
-type result struct {
-	data []byte
-	err  error
-}
-
-type pending struct {
-	id jsonrpc.ID
-	ch chan result
-}
-
 // child is one persistent backend process.
+//
+// Its stdout has no reader goroutine: the Exchange holding Stdio.sem reads
+// frames itself until it finds its response, so that the response goes
+// from the pipe to the caller without changing goroutines. Cancellation
+// interrupts that read with a read deadline.
 type child struct {
 	cmd          *exec.Cmd
 	stdin        io.WriteCloser
+	stdout       *os.File
 	w            *jsonrpc.FrameWriter
 	done         chan struct{} // closed once the process is reaped
+	exitCode     int           // set before done is closed
+	killed       atomic.Bool
 	maxMalformed int
 
-	mu        sync.Mutex
-	pending   *pending
+	// Used only by the Exchange holding Stdio.sem.
+	fr        *jsonrpc.FrameReader
 	abandoned []jsonrpc.ID // recent ids whose late responses are dropped
-	malformed int
-	exited    bool
-	exitCode  int
+	malformed int          // consecutive malformed frames
+
+	writing   atomic.Bool   // the Exchange is writing its request
+	interrupt func()        // cancelExchange, bound once
+	fired     chan struct{} // receives when interrupt has run
+
+	releaseOnce sync.Once
 }
 
 const maxAbandoned = 64
 
+// exchange writes a request and reads frames until its response.
 func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
-	p := &pending{id: msg.ID, ch: make(chan result, 1)}
-	c.mu.Lock()
-	if c.exited {
-		c.mu.Unlock()
-		return nil, exitFail(StageSend, c.exitCode)
+	if ctx.Err() != nil {
+		return nil, ctxFail(ctx, StageSend)
 	}
-	c.pending = p
-	c.mu.Unlock()
-	if err := c.write(ctx, msg.Body); err != nil {
-		c.mu.Lock()
-		if c.pending == p {
-			c.pending = nil
-		}
-		c.mu.Unlock()
-		return nil, err
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, c.interrupt)
+		defer func() {
+			if !stop() {
+				<-c.fired // interrupt ran: undo its deadline
+				_ = c.stdout.SetReadDeadline(time.Time{})
+			}
+		}()
 	}
-	select {
-	case r := <-p.ch:
-		return r.data, r.err
-	case <-ctx.Done():
-		c.mu.Lock()
-		if c.pending == p {
-			c.pending = nil
-			c.abandon(p.id)
+	c.writing.Store(true)
+	err := c.w.WriteFrame(msg.Body)
+	c.writing.Store(false)
+	if err != nil {
+		return nil, c.writeFailed(ctx, err)
+	}
+	return c.receive(ctx, msg.ID)
+}
+
+// cancelExchange runs when the ctx of an Exchange ends. A request being
+// written (to a child that stopped reading) cannot be withdrawn: the child
+// is killed, which unblocks the write. A read is interrupted with a read
+// deadline in the past, and the child is kept.
+func (c *child) cancelExchange() {
+	if c.writing.Load() {
+		c.kill()
+	}
+	_ = c.stdout.SetReadDeadline(time.Unix(1, 0))
+	c.fired <- struct{}{}
+}
+
+// receive reads frames until the response to id. A late response to an
+// abandoned request is skipped; anything else fails the request.
+func (c *child) receive(ctx context.Context, id jsonrpc.ID) ([]byte, error) {
+	for {
+		frame, err := c.fr.Next()
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				c.abandon(id)
+				return nil, ctxFail(ctx, StageReceive)
+			case errors.Is(err, jsonrpc.ErrFrameTooLarge), errors.Is(err, jsonrpc.ErrEmptyFrame),
+				errors.Is(err, jsonrpc.ErrCRLF), errors.Is(err, jsonrpc.ErrUnterminatedFrame):
+				return nil, c.bad(id, "frame")
+			}
+			// End of stdout or a read error: the child exited, or closed
+			// its stdout and can never answer.
+			return nil, c.ended(ctx, StageReceive)
 		}
-		c.mu.Unlock()
-		return nil, ctxFail(ctx, StageReceive)
+		env, err := jsonrpc.Classify(frame)
+		if err != nil || (env.Kind != jsonrpc.KindResponse && env.Kind != jsonrpc.KindErrorResponse) {
+			return nil, c.bad(id, "not_response")
+		}
+		switch {
+		case env.ID.Equal(id):
+			c.malformed = 0
+			return frame, nil
+		case c.isAbandoned(env.ID):
+			// A late reply to an abandoned request.
+		default:
+			return nil, c.bad(id, "id_mismatch")
+		}
 	}
 }
 
-// write writes one frame; if ctx ends while the write is blocked (a child
-// that stopped reading) the child is killed, which unblocks it.
-func (c *child) write(ctx context.Context, body []byte) error {
-	if err := ctx.Err(); err != nil {
+// notify writes a notification. Notifications do not take Stdio.sem; if ctx
+// ends while the write is blocked (a child that stopped reading) the child
+// is killed, which unblocks it.
+func (c *child) notify(ctx context.Context, body []byte) error {
+	if ctx.Err() != nil {
 		return ctxFail(ctx, StageSend)
 	}
-	stop := context.AfterFunc(ctx, c.kill)
-	err := c.w.WriteFrame(body)
-	stop()
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctxFail(ctx, StageSend)
-		}
-		if errors.Is(err, jsonrpc.ErrNewlineInFrame) || errors.Is(err, jsonrpc.ErrEmptyFrame) {
-			return fail(CodeTransport, StageSend, "frame", ErrMalformed)
-		}
-		c.mu.Lock()
-		code := c.exitCode
-		c.mu.Unlock()
-		return exitFail(StageSend, code)
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, c.kill)
+		defer stop()
+	}
+	if err := c.w.WriteFrame(body); err != nil {
+		return c.writeFailed(ctx, err)
 	}
 	return nil
+}
+
+// writeFailed classifies a failed write. A child whose stdin is broken is
+// killed (if it has not exited already) and its exit status reported.
+func (c *child) writeFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctxFail(ctx, StageSend)
+	}
+	if errors.Is(err, jsonrpc.ErrNewlineInFrame) || errors.Is(err, jsonrpc.ErrEmptyFrame) {
+		return fail(CodeTransport, StageSend, "frame", ErrMalformed)
+	}
+	return c.ended(ctx, StageSend)
+}
+
+// ended kills a child whose pipes are broken (a no-op once it has exited),
+// waits until it is reaped, and reports its exit.
+func (c *child) ended(ctx context.Context, stage Stage) error {
+	c.kill()
+	select {
+	case <-c.done:
+		return exitFail(stage, c.exitCode)
+	case <-ctx.Done():
+		return ctxFail(ctx, stage)
+	}
+}
+
+// bad records malformed output, which fails the request waiting for id; a
+// child that keeps emitting malformed output is terminated.
+func (c *child) bad(id jsonrpc.ID, reason string) error {
+	c.malformed++
+	c.abandon(id)
+	if c.malformed >= c.maxMalformed {
+		c.kill()
+	}
+	return fail(CodeProtocolRejection, StageReceive, reason, ErrMalformed)
 }
 
 func (c *child) abandon(id jsonrpc.ID) {
@@ -298,10 +397,41 @@ func (c *child) isAbandoned(id jsonrpc.ID) bool {
 	return false
 }
 
+// kill kills the process (a no-op once it has exited); the next use
+// launches a new child without waiting for this one to be reaped.
 func (c *child) kill() {
+	c.killed.Store(true)
 	if c.cmd.Process != nil {
 		_ = c.cmd.Process.Kill()
 	}
+}
+
+// gone reports whether the child has exited or been killed.
+func (c *child) gone() bool {
+	if c.killed.Load() {
+		return true
+	}
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// reap waits for the process to exit and records its status.
+func (c *child) reap() {
+	_ = c.cmd.Wait()
+	if c.cmd.ProcessState != nil {
+		c.exitCode = c.cmd.ProcessState.ExitCode()
+	}
+	close(c.done)
+}
+
+// release closes the harness's end of stdout. It is called once no
+// Exchange can be reading it, or at Close.
+func (c *child) release() {
+	c.releaseOnce.Do(func() { _ = c.stdout.Close() })
 }
 
 // stop closes stdin, waits up to grace for the child to exit, then kills it
@@ -317,71 +447,6 @@ func (c *child) stop(grace time.Duration) {
 	}
 	c.kill()
 	<-c.done
-}
-
-// read routes stdout frames to the waiting request until the child's stdout
-// ends, then reaps the child.
-func (c *child) read(fr *jsonrpc.FrameReader) {
-	for {
-		frame, err := fr.Next()
-		if err != nil {
-			if errors.Is(err, jsonrpc.ErrFrameTooLarge) || errors.Is(err, jsonrpc.ErrEmptyFrame) || errors.Is(err, jsonrpc.ErrCRLF) {
-				c.bad("frame", err)
-				continue
-			}
-			if errors.Is(err, jsonrpc.ErrUnterminatedFrame) {
-				c.bad("frame", err)
-			}
-			break
-		}
-		env, err := jsonrpc.Classify(frame)
-		if err != nil || (env.Kind != jsonrpc.KindResponse && env.Kind != jsonrpc.KindErrorResponse) {
-			c.bad("not_response", ErrMalformed)
-			continue
-		}
-		c.mu.Lock()
-		switch {
-		case c.pending != nil && env.ID.Equal(c.pending.id):
-			c.pending.ch <- result{data: frame}
-			c.pending = nil
-			c.malformed = 0
-			c.mu.Unlock()
-		case c.isAbandoned(env.ID):
-			c.mu.Unlock() // a late reply to an abandoned request
-		default:
-			c.mu.Unlock()
-			c.bad("id_mismatch", ErrMalformed)
-		}
-	}
-	// Drain anything left so the child never blocks on a full pipe, then reap.
-	_ = c.cmd.Wait()
-	c.mu.Lock()
-	c.exited = true
-	if c.cmd.ProcessState != nil {
-		c.exitCode = c.cmd.ProcessState.ExitCode()
-	}
-	if c.pending != nil {
-		c.pending.ch <- result{err: exitFail(StageReceive, c.exitCode)}
-		c.pending = nil
-	}
-	c.mu.Unlock()
-	close(c.done)
-}
-
-// bad records malformed output: the waiting request (if any) fails, and a
-// child that keeps emitting malformed output is terminated.
-func (c *child) bad(reason string, _ error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.malformed++
-	if c.pending != nil {
-		c.pending.ch <- result{err: fail(CodeProtocolRejection, StageReceive, reason, ErrMalformed)}
-		c.abandon(c.pending.id)
-		c.pending = nil
-	}
-	if c.malformed >= c.maxMalformed {
-		c.kill()
-	}
 }
 
 func exitFail(stage Stage, code int) *Error {

@@ -2,14 +2,18 @@ package transport_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,21 +31,63 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// child answers each request line with a response echoing its id; in mode
-// "late" the first answer is delayed past the caller's deadline.
+// child answers each request line with a response echoing its id and
+// reporting its pid. It announces itself on stderr. Modes:
+//
+//	echo     answer every request
+//	late     delay the first answer past the caller's deadline
+//	split    write half of the answer to "a"; the rest goes out with the
+//	         next answer
+//	exit     exit with status 3 on the first request, unanswered
+//	answered answer the first request, then exit with status 7
+//	closeout close stdout on the first request and keep reading stdin
+//	garbage  answer every request with a line that is not JSON
+//	stderr   write 1 MiB to stderr before every answer
+//	deaf     never read stdin
 func child(mode string) int {
+	fmt.Fprintf(os.Stderr, "start %d\n", os.Getpid())
+	if mode == "deaf" {
+		time.Sleep(time.Hour)
+		return 0
+	}
 	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 4<<20)
 	first := true
+	var rest string
 	for sc.Scan() {
 		env, err := jsonrpc.Classify(sc.Bytes())
 		if err != nil || env.Kind != jsonrpc.KindRequest {
 			continue
 		}
-		if mode == "late" && first {
-			time.Sleep(300 * time.Millisecond)
+		answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"pid":%d}}`+"\n", env.ID, os.Getpid())
+		switch mode {
+		case "late":
+			if first {
+				time.Sleep(300 * time.Millisecond)
+			}
+		case "split":
+			if env.ID.String() == `"a"` {
+				fmt.Print(answer[:len(answer)/2])
+				rest = answer[len(answer)/2:]
+				continue
+			}
+			answer, rest = rest+answer, ""
+		case "exit":
+			return 3
+		case "closeout":
+			if first {
+				_ = os.Stdout.Close()
+			}
+		case "garbage":
+			answer = "Welcome to the policy backend\n"
+		case "stderr":
+			_, _ = os.Stderr.Write(bytes.Repeat([]byte("e"), 1<<20))
 		}
 		first = false
-		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"draft","effects":[]}}`+"\n", env.ID)
+		fmt.Print(answer)
+		if mode == "answered" {
+			return 7
+		}
 	}
 	return 0
 }
@@ -152,4 +198,293 @@ func TestInProcess(t *testing.T) {
 	require.NoError(t, p.Close())
 	_, err = tr.Exchange(context.Background(), req("1"))
 	require.True(t, errors.Is(err, transport.ErrClosed))
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// stdioWith is stdio with options.
+func stdioWith(t *testing.T, mode string, opts transport.StdioOptions) *transport.Stdio {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	opts.Command, opts.Args = exe, []string{"-child", mode}
+	if opts.Lifecycle == "" {
+		opts.Lifecycle = gen.StdioTransportLifecyclePersistent
+	}
+	s := transport.NewStdio(opts)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// answer is a decoded response of the test child.
+type answer struct {
+	ID     string `json:"id"`
+	Result struct {
+		PID int `json:"pid"`
+	} `json:"result"`
+}
+
+func exchange(t *testing.T, s *transport.Stdio, ctx context.Context, id string) (answer, error) {
+	t.Helper()
+	out, err := s.Exchange(ctx, req(id))
+	if err != nil {
+		return answer{}, err
+	}
+	var a answer
+	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+	require.Equal(t, id, a.ID)
+	return a, nil
+}
+
+// requireFail checks the code, stage and reason of a delivery failure.
+func requireFail(t *testing.T, err error, code transport.Code, stage transport.Stage, reason string) *transport.Error {
+	t.Helper()
+	var te *transport.Error
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, code, te.Code, "%v", err)
+	require.Equal(t, stage, te.Stage, "%v", err)
+	require.Equal(t, reason, te.Reason, "%v", err)
+	return te
+}
+
+// TestStdioPersistentReusesChild: one child answers every request, from
+// one caller or many (one outstanding request at a time).
+func TestStdioPersistentReusesChild(t *testing.T) {
+	s := stdio(t, "echo", gen.StdioTransportLifecyclePersistent)
+	first, err := exchange(t, s, context.Background(), "0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*25)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				a, err := exchange(t, s, ctx, fmt.Sprintf("g%d-%d", g, i))
+				cancel()
+				if err == nil && a.Result.PID != first.Result.PID {
+					err = fmt.Errorf("answered by pid %d, want %d", a.Result.PID, first.Result.PID)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// TestStdioCancelWhileReading: ctx ends while the caller waits for a
+// response that is half written. The child is kept, the rest of the late
+// response is skipped, and the next request gets its own answer.
+func TestStdioCancelWhileReading(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		code transport.Code
+	}{
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 50*time.Millisecond)
+		}, transport.CodeDeadlineExceeded},
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return ctx, cancel
+		}, transport.CodeCancelled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := stdio(t, "split", gen.StdioTransportLifecyclePersistent)
+			before, err := exchange(t, s, context.Background(), "0")
+			require.NoError(t, err)
+			ctx, cancel := tc.ctx()
+			_, err = s.Exchange(ctx, req("a"))
+			cancel()
+			requireFail(t, err, tc.code, transport.StageReceive, map[transport.Code]string{
+				transport.CodeDeadlineExceeded: "deadline", transport.CodeCancelled: "cancelled"}[tc.code])
+			after, err := exchange(t, s, context.Background(), "b")
+			require.NoError(t, err, "the read deadline was cleared")
+			require.Equal(t, before.Result.PID, after.Result.PID, "the child was kept")
+		})
+	}
+}
+
+// TestStdioChildEnds: a child that exits or closes its stdout fails the
+// request with its exit status, promptly, and is replaced on next use.
+func TestStdioChildEnds(t *testing.T) {
+	tests := []struct {
+		mode   string
+		status int
+	}{
+		{"exit", 3},
+		{"closeout", -1}, // killed: it could never answer
+	}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			var stderr syncBuffer
+			s := stdioWith(t, tc.mode, transport.StdioOptions{Stderr: &stderr})
+			for range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_, err := exchange(t, s, ctx, "a")
+				cancel()
+				te := requireFail(t, err, transport.CodeTransport, transport.StageReceive, "process_exit")
+				require.Equal(t, tc.status, te.Status)
+			}
+			require.NoError(t, s.Close())
+			require.Equal(t, 2, strings.Count(stderr.String(), "start "), "one child per request")
+		})
+	}
+}
+
+// TestStdioAnswerThenExit: a response written just before the child exits
+// is delivered.
+func TestStdioAnswerThenExit(t *testing.T) {
+	for range 20 {
+		s := stdio(t, "answered", gen.StdioTransportLifecyclePersistent)
+		_, err := exchange(t, s, context.Background(), "a")
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestStdioMalformedLimit: malformed output fails the request; after
+// MaxMalformed consecutive malformed frames the child is replaced.
+func TestStdioMalformedLimit(t *testing.T) {
+	var stderr syncBuffer
+	s := stdioWith(t, "garbage", transport.StdioOptions{Stderr: &stderr, MaxMalformed: 2})
+	for range 3 {
+		_, err := exchange(t, s, context.Background(), "a")
+		requireFail(t, err, transport.CodeProtocolRejection, transport.StageReceive, "not_response")
+	}
+	require.NoError(t, s.Close())
+	require.Equal(t, 2, strings.Count(stderr.String(), "start "), "relaunched after 2 malformed frames")
+}
+
+// TestStdioStderrBounded: stderr is drained (the child never blocks on it)
+// and at most MaxStderrBytes of it is forwarded.
+func TestStdioStderrBounded(t *testing.T) {
+	var stderr syncBuffer
+	s := stdioWith(t, "stderr", transport.StdioOptions{Stderr: &stderr, MaxStderrBytes: 1000})
+	for i := range 3 {
+		_, err := exchange(t, s, context.Background(), fmt.Sprint(i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	require.Len(t, stderr.String(), 1000)
+	require.True(t, strings.HasPrefix(stderr.String(), "start "))
+}
+
+// TestStdioBlockedWriteCanceled: a request that cannot be written (the
+// child does not read) is abandoned when ctx ends, and the child killed.
+func TestStdioBlockedWriteCanceled(t *testing.T) {
+	var stderr syncBuffer
+	s := stdioWith(t, "deaf", transport.StdioOptions{Stderr: &stderr})
+	big := req("big")
+	big.Body = []byte(`{"jsonrpc":"2.0","id":"big","method":"hooks/intercept","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`)
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err := s.Exchange(ctx, big)
+		cancel()
+		requireFail(t, err, transport.CodeDeadlineExceeded, transport.StageSend, "deadline")
+	}
+	require.NoError(t, s.Close())
+	require.Equal(t, 2, strings.Count(stderr.String(), "start "), "the killed child was replaced")
+}
+
+// TestStdioCloseDuringExchange: Close ends a request in flight, reaps the
+// child, and is idempotent.
+func TestStdioCloseDuringExchange(t *testing.T) {
+	s := stdioWith(t, "split", transport.StdioOptions{CloseGrace: 100 * time.Millisecond})
+	_, err := exchange(t, s, context.Background(), "0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Exchange(context.Background(), req("a")) // never fully answered
+		done <- err
+	}()
+	require.NoError(t, s.Close())
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the exchange in flight did not end at Close")
+	}
+	require.NoError(t, s.Close())
+	_, err = s.Exchange(context.Background(), req("b"))
+	require.ErrorIs(t, err, transport.ErrClosed)
+	require.ErrorIs(t, s.Notify(context.Background(), req("b")), transport.ErrClosed)
+}
+
+// TestStdioNotifyPersistent: notifications reach the persistent child and
+// do not disturb the next exchange.
+func TestStdioNotifyPersistent(t *testing.T) {
+	s := stdio(t, "echo", gen.StdioTransportLifecyclePersistent)
+	note := transport.Message{Body: []byte(`{"jsonrpc":"2.0","method":"hooks/observe","params":{}}`)}
+	for i := range 3 {
+		require.NoError(t, s.Notify(context.Background(), note))
+		_, err := exchange(t, s, context.Background(), fmt.Sprint(i))
+		require.NoError(t, err)
+	}
+}
+
+// BenchmarkStdioExchange is one persistent-lifecycle exchange with a
+// deadline, as the harness makes it, next to the same round trip written
+// and read directly on the child's pipes.
+func BenchmarkStdioExchange(b *testing.B) {
+	exe, err := os.Executable()
+	require.NoError(b, err)
+	msg := req("bench")
+	b.Run("transport", func(b *testing.B) {
+		s := transport.NewStdio(transport.StdioOptions{Command: exe, Args: []string{"-child", "echo"}, Lifecycle: gen.StdioTransportLifecyclePersistent})
+		defer s.Close()
+		_, err := s.Exchange(context.Background(), msg)
+		require.NoError(b, err)
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := s.Exchange(ctx, msg)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		cmd := exec.Command(exe, "-child", "echo")
+		stdin, err := cmd.StdinPipe()
+		require.NoError(b, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(b, err)
+		require.NoError(b, cmd.Start())
+		defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+		r := bufio.NewReader(stdout)
+		line := append(append([]byte(nil), msg.Body...), '\n')
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := stdin.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.ReadSlice('\n'); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
