@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -53,14 +52,26 @@ type fastSchema struct {
 	root *fastNode
 }
 
-// valid reports whether value is certainly valid. false means "unknown":
-// the caller must ask v6.
+// valid reports whether value, a decoded JSON value as accepted by
+// [Validator.ValidateValue], is certainly valid. false means "unknown": the
+// caller must ask v6.
 func (f *fastSchema) valid(value any) bool {
 	if f == nil || f.root == nil {
 		return false
 	}
-	r := fastRun{}
-	ok := r.valid(f.root, value)
+	t := getTape()
+	defer putTape(t)
+	return t.fromValue(value) && f.validTape(t)
+}
+
+// validTape reports whether the document on t is certainly valid. false
+// means "unknown": the caller must ask v6.
+func (f *fastSchema) validTape(t *tape) bool {
+	if f == nil || f.root == nil || t.dup {
+		return false
+	}
+	r := fastRun{t: t}
+	ok := r.valid(f.root, 0)
 	return ok && !r.abort
 }
 
@@ -90,7 +101,7 @@ type namedNode struct {
 }
 
 type patternProp struct {
-	re   jsonschema.Regexp
+	re   matcher
 	node *fastNode
 }
 
@@ -102,7 +113,10 @@ type fastNode struct {
 
 	hasConst bool
 	constV   any
+	constT   *tape // constV on a tape
 	enum     []any
+	enumT    *tape               // enum as one array on a tape
+	enumStr  map[string]struct{} // enum, when it lists only strings
 	format   func(any) error
 
 	ref                 *fastNode
@@ -120,8 +134,9 @@ type fastNode struct {
 	minProps, maxProps int  // -1: absent
 	required           []string
 	reqOutside         []string // required names that are not in props
-	props              map[string]*fastNode
-	propList           []namedNode // props, for iteration
+	props              map[string]int // property name -> index in propList
+	propList           []namedNode    // the properties, sorted by name
+	reqMask            uint64         // bits of the required entries of propList (when at most 64)
 	patProps           []patternProp
 	addl               *fastNode // additionalProperties schema
 	addlFalse          bool      // additionalProperties: false
@@ -138,7 +153,7 @@ type fastNode struct {
 	// string
 	str            bool
 	minLen, maxLen int
-	pattern        jsonschema.Regexp
+	pattern        matcher
 
 	// number
 	num                         bool
@@ -254,6 +269,9 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 			return errFastUnsupported
 		}
 		n.hasConst, n.constV = true, *s.Const
+		if n.constT = constTape(*s.Const); n.constT == nil {
+			return errFastUnsupported
+		}
 	}
 	if s.Enum != nil {
 		for _, e := range s.Enum.Values {
@@ -264,6 +282,18 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		// A non-nil empty slice keeps "enum: []" (nothing matches) apart
 		// from an absent enum.
 		n.enum = append(make([]any, 0, len(s.Enum.Values)), s.Enum.Values...)
+		if n.enumT = constTape(n.enum); n.enumT == nil {
+			return errFastUnsupported
+		}
+		n.enumStr = make(map[string]struct{}, len(n.enum))
+		for _, e := range n.enum {
+			str, ok := e.(string)
+			if !ok {
+				n.enumStr = nil
+				break
+			}
+			n.enumStr[str] = struct{}{}
+		}
 	}
 	if s.Format != nil {
 		if s.Format.Validate == nil || s.Format.Name == "regex" {
@@ -315,12 +345,12 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		n.object = true
 	}
 	if len(s.Properties) > 0 {
-		n.props = make(map[string]*fastNode, len(s.Properties))
 		for k, ps := range s.Properties {
-			if n.props[k], err = c.node(ps); err != nil {
+			pn, err := c.node(ps)
+			if err != nil {
 				return err
 			}
-			n.propList = append(n.propList, namedNode{name: k, node: n.props[k]})
+			n.propList = append(n.propList, namedNode{name: k, node: pn})
 		}
 		n.object = true
 	}
@@ -329,7 +359,7 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		if err != nil {
 			return err
 		}
-		n.patProps = append(n.patProps, patternProp{re, pn})
+		n.patProps = append(n.patProps, patternProp{newMatcher(re), pn})
 		n.object = true
 	}
 	switch a := s.AdditionalProperties.(type) {
@@ -346,10 +376,19 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 	}
 
 	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
+	if len(n.propList) > 0 {
+		n.props = make(map[string]int, len(n.propList))
+		for i, p := range n.propList {
+			n.props[p.name] = i
+		}
+	}
 	for _, k := range n.required {
-		if i, ok := slices.BinarySearchFunc(n.propList, k, func(a namedNode, k string) int { return strings.Compare(a.name, k) }); ok {
+		if i, ok := n.props[k]; ok {
 			n.propList[i].req = true
-		} else {
+			if i < 64 {
+				n.reqMask |= 1 << i
+			}
+		} else if !slices.Contains(n.reqOutside, k) {
 			n.reqOutside = append(n.reqOutside, k)
 		}
 	}
@@ -391,7 +430,7 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		n.maxLen, n.str = *s.MaxLength, true
 	}
 	if s.Pattern != nil {
-		n.pattern, n.str = s.Pattern, true
+		n.pattern, n.str = newMatcher(s.Pattern), true
 	}
 
 	// number
@@ -554,28 +593,6 @@ func onlyKeywords(n *fastNode, allowed int) bool {
 	return true
 }
 
-func (r *fastRun) dispatch(sw *dispatchSwitch, v any) bool {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		for _, t := range sw.all {
-			if !r.valid(t, v) {
-				return false
-			}
-		}
-		return true
-	}
-	str, ok := obj[sw.key].(string)
-	if !ok {
-		return true
-	}
-	for _, t := range sw.arms[str] {
-		if !r.valid(t, v) {
-			return false
-		}
-	}
-	return true
-}
-
 // plainJSON reports whether v consists only of decoded-JSON Go types with
 // numbers as json.Number, the only schema values the fast path compares.
 func plainJSON(v any, depth int) bool {
@@ -622,8 +639,8 @@ func checkInPlaceCycles(root *fastNode) error {
 		var out []*fastNode
 		out = append(out, n.propNames, n.addl, n.contains, n.items)
 		out = append(out, n.prefix...)
-		for _, p := range n.props {
-			out = append(out, p)
+		for _, p := range n.propList {
+			out = append(out, p.node)
 		}
 		for _, p := range n.patProps {
 			out = append(out, p.node)
@@ -674,568 +691,4 @@ func checkInPlaceCycles(root *fastNode) error {
 		}
 	}
 	return nil
-}
-
-// fastRun is the state of one fast-path validation. abort is set when the
-// instance holds something the fast path does not model (a Go type that
-// decoded JSON cannot hold, an exotic number, excessive depth); the verdict
-// is then "unknown" whatever valid returned, which keeps negations (not,
-// oneOf, if) from turning an unmodelled case into an accept.
-type fastRun struct {
-	abort bool
-	depth int
-}
-
-func (r *fastRun) valid(n *fastNode, v any) bool {
-	if r.abort {
-		return false
-	}
-	switch n.always {
-	case 1:
-		return true
-	case -1:
-		return false
-	}
-	r.depth++
-	ok := r.check(n, v)
-	r.depth--
-	return ok
-}
-
-func (r *fastRun) check(n *fastNode, v any) bool {
-	if r.depth > maxFastDepth {
-		r.abort = true
-		return false
-	}
-	var t uint8
-	switch x := v.(type) {
-	case nil:
-		t = tNull
-	case bool:
-		t = tBool
-	case json.Number:
-		// Only numbers v6 and the fast path read alike (the JSON grammar,
-		// within the exact-parse limits) are modelled.
-		if _, _, _, ok := scanNumber(string(x)); !ok {
-			r.abort = true
-			return false
-		}
-		t = tNumber
-	case string:
-		t = tString
-	case []any:
-		t = tArray
-	case map[string]any:
-		t = tObject
-	default:
-		r.abort = true
-		return false
-	}
-	if n.types != 0 && n.types&t == 0 {
-		if t != tNumber || n.types&tInteger == 0 || !r.isInteger(v.(json.Number)) {
-			return false
-		}
-	}
-	if n.hasConst && !r.equal(v, n.constV) {
-		return false
-	}
-	if n.enum != nil {
-		found := false
-		for _, e := range n.enum {
-			if r.equal(v, e) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.format != nil && n.format(v) != nil {
-		return false
-	}
-	if n.ref != nil && !r.valid(n.ref, v) {
-		return false
-	}
-
-	switch x := v.(type) {
-	case map[string]any:
-		if n.object && !r.object(n, x) {
-			return false
-		}
-	case []any:
-		if n.array && !r.array(n, x) {
-			return false
-		}
-	case string:
-		if n.str && !r.str(n, x) {
-			return false
-		}
-	case json.Number:
-		if n.num && !r.number(n, x) {
-			return false
-		}
-	}
-
-	if n.not != nil && r.valid(n.not, v) {
-		return false
-	}
-	for _, s := range n.allOfRest {
-		if !r.valid(s, v) {
-			return false
-		}
-	}
-	for _, sw := range n.switches {
-		if !r.dispatch(sw, v) {
-			return false
-		}
-	}
-	if len(n.anyOf) > 0 {
-		matched := false
-		for _, s := range n.anyOf {
-			if r.valid(s, v) {
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			return false
-		}
-	}
-	if len(n.oneOf) > 0 {
-		matched := 0
-		for _, s := range n.oneOf {
-			if r.valid(s, v) {
-				if matched++; matched > 1 {
-					break
-				}
-			}
-		}
-		if matched != 1 {
-			return false
-		}
-	}
-	if n.ifN != nil {
-		if r.valid(n.ifN, v) {
-			if n.thenN != nil && !r.valid(n.thenN, v) {
-				return false
-			}
-		} else if n.elseN != nil && !r.valid(n.elseN, v) {
-			return false
-		}
-	}
-	return !r.abort
-}
-
-func (r *fastRun) object(n *fastNode, obj map[string]any) bool {
-	if n.minProps >= 0 && len(obj) < n.minProps {
-		return false
-	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return false
-	}
-	if len(n.patProps) == 0 && len(n.propList) <= len(obj)+2 {
-		// Walk the schema's properties and look them up, which is cheaper
-		// than iterating the instance map; count the instance members
-		// they cover to find out whether there are others. Required
-		// names among them are checked by the same lookup.
-		for _, k := range n.reqOutside {
-			if _, ok := obj[k]; !ok {
-				return false
-			}
-		}
-		covered := 0
-		for _, p := range n.propList {
-			pv, ok := obj[p.name]
-			if !ok {
-				if p.req {
-					return false
-				}
-				continue
-			}
-			covered++
-			if !r.valid(p.node, pv) {
-				return false
-			}
-		}
-		if covered < len(obj) {
-			if n.addlFalse {
-				return false
-			}
-			if n.addl != nil {
-				for k, pv := range obj {
-					if _, ok := n.props[k]; !ok && !r.valid(n.addl, pv) {
-						return false
-					}
-				}
-			}
-		}
-	} else {
-		for _, k := range n.required {
-			if _, ok := obj[k]; !ok {
-				return false
-			}
-		}
-		for k, pv := range obj {
-			evaluated := false
-			if ps, ok := n.props[k]; ok {
-				evaluated = true
-				if !r.valid(ps, pv) {
-					return false
-				}
-			}
-			for _, pp := range n.patProps {
-				if pp.re.MatchString(k) {
-					evaluated = true
-					if !r.valid(pp.node, pv) {
-						return false
-					}
-				}
-			}
-			if !evaluated {
-				if n.addlFalse {
-					return false
-				}
-				if n.addl != nil && !r.valid(n.addl, pv) {
-					return false
-				}
-			}
-		}
-	}
-	if n.propNames != nil {
-		for k := range obj {
-			if !r.valid(n.propNames, k) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func (r *fastRun) array(n *fastNode, arr []any) bool {
-	if n.minItems >= 0 && len(arr) < n.minItems {
-		return false
-	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return false
-	}
-	if n.unique && len(arr) > 1 && !r.uniqueItems(arr) {
-		return false
-	}
-	evaluated := min(len(n.prefix), len(arr))
-	for i := range evaluated {
-		if !r.valid(n.prefix[i], arr[i]) {
-			return false
-		}
-	}
-	if n.items != nil {
-		for _, e := range arr[evaluated:] {
-			if !r.valid(n.items, e) {
-				return false
-			}
-		}
-	}
-	if n.contains != nil {
-		found := false
-		for _, e := range arr {
-			if r.valid(n.contains, e) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// maxPairwiseUnique bounds the quadratic uniqueItems check; longer arrays
-// of anything but strings defer to v6.
-const maxPairwiseUnique = 64
-
-func (r *fastRun) uniqueItems(arr []any) bool {
-	allStrings := true
-	for _, e := range arr {
-		if _, ok := e.(string); !ok {
-			allStrings = false
-			break
-		}
-	}
-	if allStrings && len(arr) > 8 {
-		seen := make(map[string]struct{}, len(arr))
-		for _, e := range arr {
-			s := e.(string)
-			if _, dup := seen[s]; dup {
-				return false
-			}
-			seen[s] = struct{}{}
-		}
-		return true
-	}
-	if len(arr) > maxPairwiseUnique {
-		r.abort = true
-		return false
-	}
-	for i := 1; i < len(arr); i++ {
-		for j := range i {
-			if r.equal(arr[i], arr[j]) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func (r *fastRun) str(n *fastNode, s string) bool {
-	if n.minLen >= 0 || n.maxLen >= 0 {
-		// Lengths count code points (an invalid byte counts as one, as
-		// in v6).
-		l := len(s)
-		if !asciiOnly(s) {
-			l = utf8.RuneCountInString(s)
-		}
-		if n.minLen >= 0 && l < n.minLen {
-			return false
-		}
-		if n.maxLen >= 0 && l > n.maxLen {
-			return false
-		}
-	}
-	if n.pattern != nil && !n.pattern.MatchString(s) {
-		return false
-	}
-	return true
-}
-
-func asciiOnly(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *fastRun) number(n *fastNode, x json.Number) bool {
-	num, ok := parseNumber(string(x))
-	if !ok {
-		r.abort = true
-		return false
-	}
-	if n.minimum != nil && num.cmp(n.minimum) < 0 {
-		return false
-	}
-	if n.maximum != nil && num.cmp(n.maximum) > 0 {
-		return false
-	}
-	if n.exMinimum != nil && num.cmp(n.exMinimum) <= 0 {
-		return false
-	}
-	if n.exMaximum != nil && num.cmp(n.exMaximum) >= 0 {
-		return false
-	}
-	if n.multi != nil {
-		if num.small && n.multi.small {
-			if num.i%n.multi.i != 0 {
-				return false
-			}
-		} else if !new(big.Rat).Quo(num.exact(), n.multi.rat).IsInt() {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *fastRun) isInteger(x json.Number) bool {
-	num, ok := parseNumber(string(x))
-	if !ok {
-		r.abort = true
-		return false
-	}
-	return num.small || num.rat.IsInt()
-}
-
-// equal is JSON equality as v6 defines it (numbers by value).
-func (r *fastRun) equal(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		if x == y {
-			return true
-		}
-		nx, ok1 := parseNumber(string(x))
-		ny, ok2 := parseNumber(string(y))
-		if !ok1 || !ok2 {
-			r.abort = true
-			return false
-		}
-		return nx.cmpNum(ny) == 0
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !r.equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !r.equal(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	r.abort = true
-	return false
-}
-
-// number is a parsed JSON number: an int64 when it is written as a small
-// integer literal, an exact rational otherwise.
-type number struct {
-	i     int64
-	small bool
-	rat   *big.Rat
-}
-
-// Limits for exact parsing; numbers beyond them defer to v6.
-const (
-	maxNumberLen = 512
-	maxExponent  = 1000
-)
-
-// scanNumber checks that s follows the JSON number grammar exactly and is
-// within the limits of exact parsing here. It reports whether s is a plain
-// integer literal and where its integer digits are.
-func scanNumber(s string) (plain bool, intStart, intEnd int, ok bool) {
-	if len(s) == 0 || len(s) > maxNumberLen {
-		return false, 0, 0, false
-	}
-	i := 0
-	if s[0] == '-' {
-		i++
-	}
-	intStart = i
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false, 0, 0, false
-	}
-	intEnd = i
-	plain = true
-	if i < len(s) && s[i] == '.' {
-		plain = false
-		i++
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false, 0, 0, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		plain = false
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		exp := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			if exp <= maxExponent {
-				exp = exp*10 + int(s[i]-'0')
-			}
-			i++
-		}
-		if i == start || exp > maxExponent {
-			return false, 0, 0, false
-		}
-	}
-	if i != len(s) {
-		return false, 0, 0, false
-	}
-	return plain, intStart, intEnd, true
-}
-
-// parseNumber parses s, which must pass scanNumber; it reports false
-// otherwise.
-func parseNumber(s string) (number, bool) {
-	plain, intStart, intEnd, ok := scanNumber(s)
-	if !ok {
-		return number{}, false
-	}
-	if plain && intEnd-intStart <= 18 {
-		var v int64
-		for _, c := range []byte(s[intStart:intEnd]) {
-			v = v*10 + int64(c-'0')
-		}
-		if s[0] == '-' {
-			v = -v
-		}
-		return number{i: v, small: true}, true
-	}
-	rat, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return number{}, false
-	}
-	return number{rat: rat}, true
-}
-
-func (n number) exact() *big.Rat {
-	if n.small {
-		return new(big.Rat).SetInt64(n.i)
-	}
-	return n.rat
-}
-
-func (n number) cmp(b *bound) int {
-	if n.small && b.small {
-		switch {
-		case n.i < b.i:
-			return -1
-		case n.i > b.i:
-			return 1
-		}
-		return 0
-	}
-	return n.exact().Cmp(b.rat)
-}
-
-func (n number) cmpNum(m number) int {
-	if n.small && m.small {
-		switch {
-		case n.i < m.i:
-			return -1
-		case n.i > m.i:
-			return 1
-		}
-		return 0
-	}
-	return n.exact().Cmp(m.exact())
 }
