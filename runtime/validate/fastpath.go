@@ -133,7 +133,7 @@ type fastNode struct {
 	object             bool // some object keyword is present
 	minProps, maxProps int  // -1: absent
 	required           []string
-	reqOutside         []string // required names that are not in props
+	reqOutside         []string       // required names that are not in props
 	props              map[string]int // property name -> index in propList
 	propList           []namedNode    // the properties, sorted by name
 	reqMask            uint64         // bits of the required entries of propList (when at most 64)
