@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -128,6 +129,7 @@ type fastNode struct {
 	// dispatch switch (see buildSwitches).
 	allOfRest []*fastNode
 	switches  []*dispatchSwitch
+	guard     *dispatchGuard // replaces anyOf when set (see buildGuard)
 
 	// object
 	object             bool // some object keyword is present
@@ -446,46 +448,149 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 	return nil
 }
 
-// dispatchSwitch stands for allOf entries of the form
+// A signature is a schema of the form
 //
-//	{"if": {"required": [key], "properties": {key: {"enum": [strings]}}}, "then": T}
+//	{"required": [k1], "properties": {k1: {"required": [k2], "properties": {k2: … {"enum": [strings]}}}}}
 //
-// (or "const" instead of "enum"), which is what dispatch.go emits for a
-// union and what the canonical schemas write by hand for conditional
-// rules. For an object holding key with a string value, exactly the entries
-// listing that value apply their "then"; for an object without key, or with
-// a non-string value, none does; for any other instance every "if" holds
-// vacuously and every "then" applies.
+// (each "required" optional, "const" instead of "enum" allowed, any number
+// of levels including none), which dispatch.go emits to tell union arms
+// apart and which the canonical schemas write by hand for conditional
+// rules. Whether it holds depends only on the value found by walking the
+// instance along its path of keys (see resolve), so many signatures on the
+// same path are decided by one walk.
+
+// pathLevel is one step of a signature's path.
+type pathLevel struct {
+	key string
+	req bool // the step's "required" lists key
+}
+
+// Outcomes of resolving a path in an instance.
+const (
+	selNone  = iota // no signature on the path holds
+	selAll          // every signature on the path holds (vacuously)
+	selValue        // the signatures listing the string found hold
+)
+
+// resolve walks the instance at token i along path. Where the value at
+// some step is not an object, or lacks an optional key, every signature
+// holds vacuously; where it lacks a required key, none holds. At the end of
+// the path, only a string can equal the signatures' strings.
+func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
+	for _, lv := range path {
+		if t.toks[i].kind != tObject {
+			return selAll, 0
+		}
+		c := member(t, i, lv.key)
+		if c == 0 {
+			if lv.req {
+				return selNone, 0
+			}
+			return selAll, 0
+		}
+		i = c
+	}
+	if t.toks[i].kind != tString {
+		return selNone, 0
+	}
+	return selValue, i
+}
+
+// signatureOf reports whether n is exactly a signature and returns its
+// path and strings.
+func signatureOf(n *fastNode) ([]pathLevel, []string, bool) {
+	var path []pathLevel
+	for range maxSignatureDepth {
+		var vals []any
+		switch {
+		case n.hasConst && n.enum == nil && onlyKeywords(n, kwConst):
+			vals = []any{n.constV}
+		case !n.hasConst && n.enum != nil && onlyKeywords(n, kwEnum):
+			vals = n.enum
+		}
+		if vals != nil {
+			out := make([]string, 0, len(vals))
+			for _, v := range vals {
+				str, ok := v.(string)
+				if !ok {
+					return nil, nil, false
+				}
+				out = append(out, str)
+			}
+			return path, out, true
+		}
+		if !onlyKeywords(n, kwObject) || len(n.propList) != 1 || len(n.reqOutside) != 0 ||
+			n.minProps >= 0 || n.maxProps >= 0 || n.propNames != nil || len(n.patProps) != 0 ||
+			n.addl != nil || n.addlFalse || len(n.required) > 1 {
+			return nil, nil, false
+		}
+		p := n.propList[0]
+		path = append(path, pathLevel{key: p.name, req: len(n.required) == 1})
+		n = p.node
+	}
+	return nil, nil, false
+}
+
+// maxSignatureDepth bounds the paths signatureOf follows.
+const maxSignatureDepth = 8
+
+// pathKey identifies a path, for grouping signatures.
+func pathKey(path []pathLevel) string {
+	var b strings.Builder
+	for _, lv := range path {
+		fmt.Fprintf(&b, "%d:%s:%t;", len(lv.key), lv.key, lv.req)
+	}
+	return b.String()
+}
+
+// dispatchSwitch stands for allOf entries {"if": sig, "then": T} whose
+// signatures share one path: when the path resolves to a string, exactly
+// the entries listing it apply their "then"; when every signature holds
+// vacuously, every "then" applies; otherwise none does.
 type dispatchSwitch struct {
-	key  string
+	path []pathLevel
 	arms map[string][]*fastNode
 	all  []*fastNode
 }
 
-// minSwitch is the number of if/then entries on one key worth a switch.
+// dispatchGuard stands for an anyOf whose entries are all signatures on
+// one path: it holds when they hold vacuously or the path resolves to one
+// of their strings.
+type dispatchGuard struct {
+	path   []pathLevel
+	values map[string]struct{}
+}
+
+// minSwitch is the number of if/then entries on one path worth a switch.
 const minSwitch = 3
 
-// buildSwitches groups n's allOf entries into dispatch switches; the
-// others stay in allOfRest, in order.
+// buildSwitches groups n's allOf entries into dispatch switches (the
+// others stay in allOfRest, in order) and turns an anyOf of signatures on
+// one path into a guard.
 func buildSwitches(n *fastNode) {
 	n.allOfRest = n.allOf
+	buildGuard(n)
 	if len(n.allOf) < minSwitch {
 		return
 	}
 	type entry struct {
-		key    string
+		path   []pathLevel
 		values []string
 		then   *fastNode
 	}
 	groups := map[string][]int{}
 	entries := make([]entry, len(n.allOf))
 	for i, e := range n.allOf {
-		key, values, ok := ifThenOnKey(e)
+		if e.ifN == nil || e.thenN == nil || !onlyKeywords(e, kwIf|kwThen) {
+			continue
+		}
+		path, values, ok := signatureOf(e.ifN)
 		if !ok {
 			continue
 		}
-		entries[i] = entry{key, values, e.thenN}
-		groups[key] = append(groups[key], i)
+		entries[i] = entry{path, values, e.thenN}
+		k := pathKey(path)
+		groups[k] = append(groups[k], i)
 	}
 	used := make([]bool, len(n.allOf))
 	keys := make([]string, 0, len(groups))
@@ -498,7 +603,7 @@ func buildSwitches(n *fastNode) {
 		if len(idx) < minSwitch {
 			continue
 		}
-		sw := &dispatchSwitch{key: k, arms: map[string][]*fastNode{}}
+		sw := &dispatchSwitch{path: entries[idx[0]].path, arms: map[string][]*fastNode{}}
 		for _, i := range idx {
 			used[i] = true
 			e := entries[i]
@@ -524,39 +629,23 @@ func buildSwitches(n *fastNode) {
 	}
 }
 
-// ifThenOnKey reports whether e is exactly {"if": sig, "then": T} with sig
-// exactly {"required": [key], "properties": {key: {"enum"|"const": strings}}}
-// and returns key and the strings.
-func ifThenOnKey(e *fastNode) (string, []string, bool) {
-	if e.ifN == nil || e.thenN == nil || !onlyKeywords(e, kwIf|kwThen) {
-		return "", nil, false
+// buildGuard sets n.guard when n's anyOf lists only signatures on one path.
+func buildGuard(n *fastNode) {
+	if len(n.anyOf) < 2 {
+		return
 	}
-	sig := e.ifN
-	if !onlyKeywords(sig, kwObject) || len(sig.required) != 1 || len(sig.propList) != 1 ||
-		sig.propList[0].name != sig.required[0] || len(sig.reqOutside) != 0 ||
-		sig.minProps >= 0 || sig.maxProps >= 0 || sig.propNames != nil || len(sig.patProps) != 0 ||
-		sig.addl != nil || sig.addlFalse {
-		return "", nil, false
-	}
-	p := sig.propList[0].node
-	var vals []any
-	switch {
-	case p.hasConst && p.enum == nil && onlyKeywords(p, kwConst):
-		vals = []any{p.constV}
-	case !p.hasConst && p.enum != nil && onlyKeywords(p, kwEnum):
-		vals = p.enum
-	default:
-		return "", nil, false
-	}
-	out := make([]string, 0, len(vals))
-	for _, v := range vals {
-		str, ok := v.(string)
-		if !ok {
-			return "", nil, false
+	g := &dispatchGuard{values: map[string]struct{}{}}
+	for i, e := range n.anyOf {
+		path, values, ok := signatureOf(e)
+		if !ok || (i > 0 && pathKey(path) != pathKey(g.path)) {
+			return
 		}
-		out = append(out, str)
+		g.path = path
+		for _, v := range values {
+			g.values[v] = struct{}{}
+		}
 	}
-	return sig.required[0], out, true
+	n.guard = g
 }
 
 // Keyword families for onlyKeywords.

@@ -145,7 +145,11 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if len(n.anyOf) > 0 {
+	if n.guard != nil {
+		if !n.guard.holds(r.t, i) {
+			return false
+		}
+	} else if len(n.anyOf) > 0 {
 		matched := false
 		for _, s := range n.anyOf {
 			if r.valid(s, i) {
@@ -200,25 +204,32 @@ func (r *fastRun) inEnum(n *fastNode, i uint32) bool {
 }
 
 func (r *fastRun) dispatch(sw *dispatchSwitch, i uint32) bool {
-	t := r.t
-	if t.toks[i].kind != tObject {
-		for _, s := range sw.all {
-			if !r.valid(s, i) {
-				return false
-			}
-		}
-		return true
+	sel, v := resolve(r.t, i, sw.path)
+	var arms []*fastNode
+	switch sel {
+	case selAll:
+		arms = sw.all
+	case selValue:
+		arms = sw.arms[string(r.t.bytes(v))]
 	}
-	v := member(t, i, sw.key)
-	if v == 0 || t.toks[v].kind != tString {
-		return true
-	}
-	for _, s := range sw.arms[string(t.bytes(v))] {
+	for _, s := range arms {
 		if !r.valid(s, i) {
 			return false
 		}
 	}
 	return true
+}
+
+func (g *dispatchGuard) holds(t *tape, i uint32) bool {
+	sel, v := resolve(t, i, g.path)
+	switch sel {
+	case selAll:
+		return true
+	case selValue:
+		_, ok := g.values[string(t.bytes(v))]
+		return ok
+	}
+	return false
 }
 
 // maxLookupProps is the largest number of schema properties for which an
