@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -97,6 +98,7 @@ func newBound(r *big.Rat) *bound {
 
 type namedNode struct {
 	name string
+	hash uint16 // keyHash(name)
 	node *fastNode
 	req  bool // name is required
 }
@@ -119,6 +121,7 @@ type fastNode struct {
 	enumT    *tape               // enum as one array on a tape
 	enumStr  map[string]struct{} // enum, when it lists only strings
 	format   func(any) error
+	fmtName  string // the format's name
 
 	ref                 *fastNode
 	not                 *fastNode
@@ -138,6 +141,7 @@ type fastNode struct {
 	reqOutside         []string       // required names that are not in props
 	props              map[string]int // property name -> index in propList
 	propList           []namedNode    // the properties, sorted by name
+	propTab            []int16        // open-addressing table by keyHash: index in propList + 1, 0 empty
 	reqMask            uint64         // bits of the required entries of propList (when at most 64)
 	patProps           []patternProp
 	addl               *fastNode // additionalProperties schema
@@ -180,13 +184,51 @@ func compileFast(sch *jsonschema.Schema) (*fastNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range c.memo {
-		buildSwitches(n)
-	}
 	if err := checkInPlaceCycles(root); err != nil {
 		return nil, err
 	}
-	return root, nil
+	// Without in-place cycles, every chain of pure references ends.
+	for _, n := range c.memo {
+		skipRefs(n)
+	}
+	for _, n := range c.memo {
+		buildSwitches(n)
+	}
+	return follow(root), nil
+}
+
+// pureRef reports whether n is a bare {"$ref": …}, which validates exactly
+// as its target does.
+func pureRef(n *fastNode) bool {
+	return n.ref != nil && n.always == 0 && n.types == 0 && !n.hasConst && n.enum == nil &&
+		n.format == nil && n.not == nil && len(n.allOf) == 0 && len(n.anyOf) == 0 && len(n.oneOf) == 0 &&
+		n.ifN == nil && n.thenN == nil && n.elseN == nil && !n.object && !n.array && !n.str && !n.num
+}
+
+// follow returns the node at the end of n's chain of pure references.
+func follow(n *fastNode) *fastNode {
+	for n != nil && pureRef(n) {
+		n = n.ref
+	}
+	return n
+}
+
+// skipRefs points n's subschemas past pure references.
+func skipRefs(n *fastNode) {
+	for _, p := range []**fastNode{&n.ref, &n.not, &n.ifN, &n.thenN, &n.elseN, &n.addl, &n.propNames, &n.contains, &n.items} {
+		*p = follow(*p)
+	}
+	for _, l := range [][]*fastNode{n.allOf, n.anyOf, n.oneOf, n.prefix} {
+		for i := range l {
+			l[i] = follow(l[i])
+		}
+	}
+	for i := range n.propList {
+		n.propList[i].node = follow(n.propList[i].node)
+	}
+	for i := range n.patProps {
+		n.patProps[i].node = follow(n.patProps[i].node)
+	}
 }
 
 type fastCompiler struct {
@@ -301,7 +343,7 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		if s.Format.Validate == nil || s.Format.Name == "regex" {
 			return errFastUnsupported
 		}
-		n.format = s.Format.Validate
+		n.format, n.fmtName = s.Format.Validate, s.Format.Name
 	}
 
 	var err error
@@ -379,9 +421,24 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 
 	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
 	if len(n.propList) > 0 {
+		if len(n.propList) > math.MaxInt16 {
+			return errFastUnsupported
+		}
 		n.props = make(map[string]int, len(n.propList))
-		for i, p := range n.propList {
+		size := 4
+		for size < 2*len(n.propList) {
+			size *= 2
+		}
+		n.propTab = make([]int16, size)
+		for i := range n.propList {
+			p := &n.propList[i]
+			p.hash = keyHash(p.name)
 			n.props[p.name] = i
+			j := int(p.hash) & (size - 1)
+			for n.propTab[j] != 0 {
+				j = (j + 1) & (size - 1)
+			}
+			n.propTab[j] = int16(i + 1)
 		}
 	}
 	for _, k := range n.required {
@@ -461,8 +518,9 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 
 // pathLevel is one step of a signature's path.
 type pathLevel struct {
-	key string
-	req bool // the step's "required" lists key
+	key  string
+	hash uint16 // keyHash(key)
+	req  bool   // the step's "required" lists key
 }
 
 // Outcomes of resolving a path in an instance.
@@ -481,7 +539,7 @@ func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
 		if t.toks[i].kind != tObject {
 			return selAll, 0
 		}
-		c := member(t, i, lv.key)
+		c := member(t, i, lv.key, lv.hash)
 		if c == 0 {
 			if lv.req {
 				return selNone, 0
@@ -525,7 +583,7 @@ func signatureOf(n *fastNode) ([]pathLevel, []string, bool) {
 			return nil, nil, false
 		}
 		p := n.propList[0]
-		path = append(path, pathLevel{key: p.name, req: len(n.required) == 1})
+		path = append(path, pathLevel{key: p.name, hash: keyHash(p.name), req: len(n.required) == 1})
 		n = p.node
 	}
 	return nil, nil, false

@@ -54,6 +54,33 @@ type fastRun struct {
 	t     *tape
 	abort bool
 	depth int
+
+	// Recent format verdicts: a string is often checked against the same
+	// format by several subschemas, and formats are pure functions of it.
+	formats  [4]formatVerdict
+	nformats int
+}
+
+type formatVerdict struct {
+	tok  uint32
+	name string
+	ok   bool
+}
+
+// formatOK reports whether the value at token i satisfies n's format.
+func (r *fastRun) formatOK(n *fastNode, i uint32) bool {
+	if r.t.toks[i].kind != tString {
+		return n.format(r.t.value(i)) == nil
+	}
+	for _, f := range r.formats[:min(r.nformats, len(r.formats))] {
+		if f.tok == i && f.name == n.fmtName {
+			return f.ok
+		}
+	}
+	ok := n.format(string(r.t.bytes(i))) == nil
+	r.formats[r.nformats%len(r.formats)] = formatVerdict{i, n.fmtName, ok}
+	r.nformats++
+	return ok
 }
 
 // valid reports whether the value at token i is valid against n.
@@ -98,16 +125,8 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 	if n.enum != nil && !r.inEnum(n, i) {
 		return false
 	}
-	if n.format != nil {
-		var err error
-		if kind == tString {
-			err = n.format(string(r.t.bytes(i)))
-		} else {
-			err = n.format(r.t.value(i))
-		}
-		if err != nil {
-			return false
-		}
+	if n.format != nil && !r.formatOK(n, i) {
+		return false
 	}
 	if n.ref != nil && !r.valid(n.ref, i) {
 		return false
@@ -249,7 +268,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 		return false
 	}
 	for _, k := range n.reqOutside {
-		if member(t, i, k) == 0 {
+		if member(t, i, k, keyHash(k)) == 0 {
 			return false
 		}
 	}
@@ -260,7 +279,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 		covered := 0
 		for pi := range n.propList {
 			p := &n.propList[pi]
-			v := member(t, i, p.name)
+			v := member(t, i, p.name, p.hash)
 			if v == 0 {
 				if p.req {
 					return false
@@ -278,7 +297,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			}
 			if n.addl != nil {
 				for c := i + 1; c < obj.end; c = t.toks[c+1].end {
-					if _, ok := n.props[string(t.bytes(c))]; !ok && !r.valid(n.addl, c+1) {
+					if n.propIndex(t.bytes(c), t.toks[c].hash) < 0 && !r.valid(n.addl, c+1) {
 						return false
 					}
 				}
@@ -289,7 +308,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
 			key := t.bytes(c)
 			evaluated := false
-			if pi, ok := n.props[string(key)]; ok {
+			if pi := n.propIndex(key, t.toks[c].hash); pi >= 0 {
 				evaluated = true
 				if pi < 64 {
 					seen |= 1 << pi
@@ -319,7 +338,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			return false
 		}
 		for pi := 64; pi < len(n.propList); pi++ {
-			if p := &n.propList[pi]; p.req && member(t, i, p.name) == 0 {
+			if p := &n.propList[pi]; p.req && member(t, i, p.name, p.hash) == 0 {
 				return false
 			}
 		}
@@ -335,15 +354,34 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 }
 
 // member returns the index of the value of the member of object i named
-// key, or 0 (never a member's index) when there is none.
-func member[K string | []byte](t *tape, i uint32, key K) uint32 {
+// key, whose keyHash is h, or 0 (never a member's index) when there is
+// none.
+func member[K string | []byte](t *tape, i uint32, key K, h uint16) uint32 {
 	end := t.toks[i].end
 	for c := i + 1; c < end; c = t.toks[c+1].end {
-		if string(t.bytes(c)) == string(key) {
+		if t.toks[c].hash == h && string(t.bytes(c)) == string(key) {
 			return c + 1
 		}
 	}
 	return 0
+}
+
+// propIndex returns the index in n.propList of the property named key,
+// whose keyHash is h, or -1.
+func (n *fastNode) propIndex(key []byte, h uint16) int {
+	if len(n.propTab) == 0 {
+		return -1
+	}
+	mask := len(n.propTab) - 1
+	for j := int(h) & mask; ; j = (j + 1) & mask {
+		e := n.propTab[j]
+		if e == 0 {
+			return -1
+		}
+		if p := &n.propList[e-1]; p.hash == h && p.name == string(key) {
+			return int(e - 1)
+		}
+	}
 }
 
 func (r *fastRun) array(n *fastNode, i uint32) bool {
@@ -538,7 +576,7 @@ func (r *fastRun) equal(a *tape, i uint32, b *tape, j uint32) bool {
 			return false
 		}
 		for c := i + 1; c < x.end; c = a.toks[c+1].end {
-			d := member(b, j, a.bytes(c))
+			d := member(b, j, a.bytes(c), a.toks[c].hash)
 			if d == 0 || !r.equal(a, c+1, b, d) {
 				return false
 			}

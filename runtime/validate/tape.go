@@ -34,6 +34,7 @@ import (
 type tok struct {
 	kind  uint8  // tNull, tBool, tNumber, tString, tArray or tObject
 	flags uint8  // fTrue, fBuf
+	hash  uint16 // object keys: keyHash of the key
 	off   uint32 // strings, numbers: offset of the bytes in src, or in buf with fBuf
 	n     uint32 // strings, numbers: byte length; arrays, objects: number of elements or members
 	end   uint32 // index of the token after this value and its children
@@ -187,9 +188,11 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 		if p, ok = t.scanString(p); !ok {
 			return p, false
 		}
+		key := t.bytes(k)
+		h := keyHash(key)
+		t.toks[k].hash = h
 		if !t.dup {
-			key := t.bytes(k)
-			bit := uint64(1) << (keyHash(key) & 63)
+			bit := uint64(1) << (h & 63)
 			if seen&bit != 0 {
 				for _, prev := range t.keys[keysStart:] {
 					if string(t.bytes(prev)) == string(key) {
@@ -227,15 +230,19 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 	}
 }
 
-// keyHash is a cheap hash of an object key for duplicate detection.
-func keyHash(b []byte) uint {
-	h := uint(len(b))
+// keyHash is a cheap hash of an object key, from its length and three of
+// its bytes. It speeds up looking keys up and spotting duplicates; equal
+// hashes are always confirmed by comparing the keys.
+func keyHash[K string | []byte](b K) uint16 {
+	const m = 0x9E3779B1
+	h := uint32(len(b))
 	if len(b) > 0 {
-		h = h*31 + uint(b[0])
-		h = h*31 + uint(b[len(b)-1])
-		h = h*31 + uint(b[len(b)/2])
+		h = (h*m ^ uint32(b[0])) * m
+		h = (h ^ uint32(b[len(b)-1])) * m
+		h = (h ^ uint32(b[len(b)/2])) * m
 	}
-	return h ^ h>>6
+	h ^= h >> 16
+	return uint16(h)
 }
 
 func (t *tape) scanArray(p, depth int) (int, bool) {
@@ -541,6 +548,7 @@ func (t *tape) add(value any, depth int) bool {
 		t.toks = append(t.toks, tok{kind: tObject, n: uint32(len(x))})
 		for k, e := range x {
 			t.addBytes(tString, k)
+			t.toks[len(t.toks)-1].hash = keyHash(k)
 			if !t.add(e, depth+1) {
 				return false
 			}
