@@ -55,16 +55,34 @@ type fastRun struct {
 	abort bool
 	depth int
 
-	// Recent format verdicts: a string is often checked against the same
-	// format by several subschemas, and formats are pure functions of it.
-	formats  [4]formatVerdict
-	nformats int
+	// Recent format and pattern verdicts: a string is often checked
+	// against the same format or pattern by several subschemas, and both
+	// are pure functions of the string.
+	verdicts  [8]verdict
+	nverdicts int
 }
 
-type formatVerdict struct {
-	tok  uint32
-	name string
-	ok   bool
+// verdict is a format's (by name) or a Go regular expression's verdict on
+// the string at token tok.
+type verdict struct {
+	tok    uint32
+	format string
+	re     *regexp.Regexp
+	ok     bool
+}
+
+func (r *fastRun) recall(i uint32, format string, re *regexp.Regexp) (ok, found bool) {
+	for _, v := range r.verdicts[:min(r.nverdicts, len(r.verdicts))] {
+		if v.tok == i && v.re == re && v.format == format {
+			return v.ok, true
+		}
+	}
+	return false, false
+}
+
+func (r *fastRun) remember(v verdict) {
+	r.verdicts[r.nverdicts%len(r.verdicts)] = v
+	r.nverdicts++
 }
 
 // formatOK reports whether the value at token i satisfies n's format.
@@ -72,14 +90,24 @@ func (r *fastRun) formatOK(n *fastNode, i uint32) bool {
 	if r.t.toks[i].kind != tString {
 		return n.format(r.t.value(i)) == nil
 	}
-	for _, f := range r.formats[:min(r.nformats, len(r.formats))] {
-		if f.tok == i && f.name == n.fmtName {
-			return f.ok
-		}
+	if ok, found := r.recall(i, n.fmtName, nil); found {
+		return ok
 	}
 	ok := n.format(string(r.t.bytes(i))) == nil
-	r.formats[r.nformats%len(r.formats)] = formatVerdict{i, n.fmtName, ok}
-	r.nformats++
+	r.remember(verdict{tok: i, format: n.fmtName, ok: ok})
+	return ok
+}
+
+// matches reports whether the string at token i matches m.
+func (r *fastRun) matches(m matcher, i uint32) bool {
+	if m.re == nil {
+		return m.match(r.t.bytes(i))
+	}
+	if ok, found := r.recall(i, "", m.re); found {
+		return ok
+	}
+	ok := m.re.Match(r.t.bytes(i))
+	r.remember(verdict{tok: i, re: m.re, ok: ok})
 	return ok
 }
 
@@ -318,7 +346,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 				}
 			}
 			for _, pp := range n.patProps {
-				if pp.re.match(key) {
+				if r.matches(pp.re, c) {
 					evaluated = true
 					if !r.valid(pp.node, c+1) {
 						return false
@@ -466,8 +494,8 @@ func (r *fastRun) uniqueItems(i uint32) bool {
 }
 
 func (r *fastRun) str(n *fastNode, i uint32) bool {
-	s := r.t.bytes(i)
 	if n.minLen >= 0 || n.maxLen >= 0 {
+		s := r.t.bytes(i)
 		// Lengths count code points (an invalid byte counts as one, as
 		// in v6).
 		l := len(s)
@@ -481,7 +509,7 @@ func (r *fastRun) str(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if n.pattern.ok() && !n.pattern.match(s) {
+	if n.pattern.ok() && !r.matches(n.pattern, i) {
 		return false
 	}
 	return true
