@@ -76,11 +76,15 @@ var tapePool = sync.Pool{New: func() any { return new(tape) }}
 func getTape() *tape { return tapePool.Get().(*tape) }
 
 func putTape(t *tape) {
-	if cap(t.toks) > maxPooledToks || cap(t.buf) > maxPooledBuf || cap(t.keys) > maxPooledToks {
-		return
+	if reusable(t) {
+		t.src = nil
+		tapePool.Put(t)
 	}
-	t.src = nil
-	tapePool.Put(t)
+}
+
+// reusable reports whether t is small enough to keep in the pool.
+func reusable(t *tape) bool {
+	return cap(t.toks) <= maxPooledToks && cap(t.buf) <= maxPooledBuf && cap(t.keys) <= maxPooledToks
 }
 
 func (t *tape) reset(src []byte) {
