@@ -15,8 +15,10 @@ import (
 // The fast path is an accept-only validator. It is compiled from the schema
 // graph that jsonschema/v6 has already built (so $ref resolution, the union
 // dispatch rewrite of dispatch.go, the regular expressions and the format
-// checkers are exactly the oracle's) into a small tree of fastNodes that
-// checks a decoded instance without building any error values.
+// checkers are exactly the oracle's) into a small graph of fastNodes that
+// fastRun (fastrun.go) interprets over the document parsed onto a tape
+// (tape.go), without decoding it into Go values or building any error
+// values.
 //
 // Its verdict is only ever used to skip v6: when it reports "valid", the
 // document is accepted; in every other case, including any keyword or
@@ -37,7 +39,8 @@ var errFastUnsupported = errors.New("ahp: schema not supported by the fast path"
 // v6.
 const maxFastDepth = 512
 
-// JSON types as a bit set, as the "type" keyword uses them.
+// JSON types as a bit set, as the "type" keyword uses them; tape tokens
+// use the same values as their kind.
 const (
 	tNull uint8 = 1 << iota
 	tBool
@@ -67,7 +70,9 @@ func (f *fastSchema) valid(value any) bool {
 }
 
 // validTape reports whether the document on t is certainly valid. false
-// means "unknown": the caller must ask v6.
+// means "unknown": the caller must ask v6. A document with a duplicate key
+// is always left to v6, which sees encoding/json's last-wins reading of
+// it.
 func (f *fastSchema) validTape(t *tape) bool {
 	if f == nil || f.root == nil || t.dup {
 		return false

@@ -77,6 +77,8 @@ func getTape() *tape { return tapePool.Get().(*tape) }
 
 func putTape(t *tape) {
 	if reusable(t) {
+		// Decoded strings are not kept around in pooled memory.
+		clear(t.buf)
 		t.src = nil
 		tapePool.Put(t)
 	}
