@@ -150,7 +150,7 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 	if n.hasConst && !r.equal(r.t, i, n.constT, 0) {
 		return false
 	}
-	if n.enum != nil && !r.inEnum(n, i) {
+	if n.enumT != nil && !r.inEnum(n, i) {
 		return false
 	}
 	if n.format != nil && !r.formatOK(n, i) {
