@@ -55,6 +55,8 @@ const maxTapeDepth = 512
 // in a tok.
 const maxTapeBytes = math.MaxUint32 - 1
 
+// tape is a document parsed by parse, or a value put on a tape by
+// fromValue (see above).
 type tape struct {
 	src  []byte // the document (nil for a tape built by fromValue)
 	buf  []byte // decoded escaped strings; every string and number for fromValue
@@ -112,7 +114,7 @@ func (t *tape) bytes(i uint32) []byte {
 // encoding/json reads in a way parse does not model; t is then unusable.
 func (t *tape) parse(src []byte) bool {
 	t.reset(src)
-	if len(src) > maxTapeBytes {
+	if uint64(len(src)) > maxTapeBytes {
 		return false
 	}
 	if want := len(src) / 8; cap(t.toks) < want {
@@ -563,7 +565,7 @@ func (t *tape) add(value any, depth int) bool {
 	default:
 		return false
 	}
-	return len(t.buf) <= maxTapeBytes && len(t.toks) <= maxTapeBytes
+	return uint64(len(t.buf)) <= maxTapeBytes && uint64(len(t.toks)) <= maxTapeBytes
 }
 
 func (t *tape) addBytes(kind uint8, s string) {
