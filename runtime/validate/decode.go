@@ -12,11 +12,20 @@ import (
 // json.Number. It rejects empty input, invalid UTF-8 and anything but
 // whitespace after the value. The returned error never carries input bytes.
 func decode(doc []byte) (any, *Error) {
+	t := getTape()
+	defer putTape(t)
+	if t.parse(doc) {
+		return t.value(0), nil
+	}
+	return decodeStd(doc)
+}
+
+// decodeStd is decode by encoding/json, for the documents a tape does not
+// take, including every malformed one: encoding/json also locates the
+// error.
+func decodeStd(doc []byte) (any, *Error) {
 	if !utf8.Valid(doc) {
 		return nil, malformed(int64(invalidUTF8Offset(doc)))
-	}
-	if v, ok := quickDecode(doc); ok {
-		return v, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()

@@ -3,10 +3,11 @@ package validate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -14,8 +15,10 @@ import (
 // The fast path is an accept-only validator. It is compiled from the schema
 // graph that jsonschema/v6 has already built (so $ref resolution, the union
 // dispatch rewrite of dispatch.go, the regular expressions and the format
-// checkers are exactly the oracle's) into a small tree of fastNodes that
-// checks a decoded instance without building any error values.
+// checkers are exactly the oracle's) into a small graph of fastNodes that
+// fastRun (fastrun.go) interprets over the document parsed onto a tape
+// (tape.go), without decoding it into Go values or building any error
+// values.
 //
 // Its verdict is only ever used to skip v6: when it reports "valid", the
 // document is accepted; in every other case, including any keyword or
@@ -36,7 +39,8 @@ var errFastUnsupported = errors.New("ahp: schema not supported by the fast path"
 // v6.
 const maxFastDepth = 512
 
-// JSON types as a bit set, as the "type" keyword uses them.
+// JSON types as a bit set, as the "type" keyword uses them; tape tokens
+// use the same values as their kind.
 const (
 	tNull uint8 = 1 << iota
 	tBool
@@ -53,14 +57,28 @@ type fastSchema struct {
 	root *fastNode
 }
 
-// valid reports whether value is certainly valid. false means "unknown":
-// the caller must ask v6.
+// valid reports whether value, a decoded JSON value as accepted by
+// [Validator.ValidateValue], is certainly valid. false means "unknown": the
+// caller must ask v6.
 func (f *fastSchema) valid(value any) bool {
 	if f == nil || f.root == nil {
 		return false
 	}
-	r := fastRun{}
-	ok := r.valid(f.root, value)
+	t := getTape()
+	defer putTape(t)
+	return t.fromValue(value) && f.validTape(t)
+}
+
+// validTape reports whether the document on t is certainly valid. false
+// means "unknown": the caller must ask v6. A document with a duplicate key
+// is always left to v6, which sees encoding/json's last-wins reading of
+// it.
+func (f *fastSchema) validTape(t *tape) bool {
+	if f == nil || f.root == nil || t.dup {
+		return false
+	}
+	r := fastRun{t: t}
+	ok := r.valid(f.root, 0)
 	return ok && !r.abort
 }
 
@@ -85,50 +103,65 @@ func newBound(r *big.Rat) *bound {
 
 type namedNode struct {
 	name string
+	hash uint16 // keyHash(name)
 	node *fastNode
 	req  bool // name is required
 }
 
 type patternProp struct {
-	re   jsonschema.Regexp
+	re   matcher
 	node *fastNode
 }
 
-// fastNode is one compiled subschema.
+// fastNode is one compiled subschema. The fields fastRun.check reads on
+// every visit come first, so that a visit touches few cache lines.
 type fastNode struct {
 	// always is +1 for the schema true, -1 for false, 0 otherwise.
 	always int8
 	types  uint8 // 0: no "type" keyword
 
 	hasConst bool
-	constV   any
-	enum     []any
-	format   func(any) error
+	object   bool // some object keyword is present
+	array    bool // some array keyword is present
+	str      bool // some string keyword is present
+	num      bool // some number keyword is present
 
-	ref                 *fastNode
-	not                 *fastNode
-	allOf, anyOf, oneOf []*fastNode
-	ifN, thenN, elseN   *fastNode
+	constT *tape           // const on a tape
+	enumT  *tape           // enum as one array on a tape (nil: no enum)
+	format func(any) error // nil: no format
 
-	// allOfRest and switches replace allOf when some of its entries form a
-	// dispatch switch (see buildSwitches).
+	ref, not *fastNode
+
+	// allOfRest and switches replace allOf: some of its entries may form
+	// dispatch switches (see buildSwitches).
 	allOfRest []*fastNode
 	switches  []*dispatchSwitch
+	guard     *dispatchGuard // replaces anyOf when set (see buildGuard)
+	anyOf     []*fastNode
+	oneOf     []*fastNode
+
+	ifN, thenN, elseN *fastNode
+
+	constV  any
+	enum    []any
+	enumStr map[string]struct{} // enum, when it lists only strings
+	fmtName string              // the format's name
+	allOf   []*fastNode
 
 	// object
-	object             bool // some object keyword is present
-	minProps, maxProps int  // -1: absent
+	minProps, maxProps int // -1: absent
 	required           []string
-	reqOutside         []string // required names that are not in props
-	props              map[string]*fastNode
-	propList           []namedNode // props, for iteration
+	reqOutside         []string       // required names that are not in props
+	props              map[string]int // property name -> index in propList
+	propList           []namedNode    // the properties, sorted by name
+	propTab            []int16        // open-addressing table by keyHash: index in propList + 1, 0 empty
+	reqMask            uint64         // bits of the required entries of propList (when at most 64)
 	patProps           []patternProp
 	addl               *fastNode // additionalProperties schema
 	addlFalse          bool      // additionalProperties: false
 	propNames          *fastNode
 
 	// array
-	array              bool
 	minItems, maxItems int
 	unique             bool
 	contains           *fastNode
@@ -136,12 +169,10 @@ type fastNode struct {
 	items              *fastNode
 
 	// string
-	str            bool
 	minLen, maxLen int
-	pattern        jsonschema.Regexp
+	pattern        matcher
 
 	// number
-	num                         bool
 	minimum, maximum            *bound
 	exMinimum, exMaximum, multi *bound
 }
@@ -163,13 +194,51 @@ func compileFast(sch *jsonschema.Schema) (*fastNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range c.memo {
-		buildSwitches(n)
-	}
 	if err := checkInPlaceCycles(root); err != nil {
 		return nil, err
 	}
-	return root, nil
+	// Without in-place cycles, every chain of pure references ends.
+	for _, n := range c.memo {
+		skipRefs(n)
+	}
+	for _, n := range c.memo {
+		buildSwitches(n)
+	}
+	return follow(root), nil
+}
+
+// pureRef reports whether n is a bare {"$ref": …}, which validates exactly
+// as its target does.
+func pureRef(n *fastNode) bool {
+	return n.ref != nil && n.always == 0 && n.types == 0 && !n.hasConst && n.enum == nil &&
+		n.format == nil && n.not == nil && len(n.allOf) == 0 && len(n.anyOf) == 0 && len(n.oneOf) == 0 &&
+		n.ifN == nil && n.thenN == nil && n.elseN == nil && !n.object && !n.array && !n.str && !n.num
+}
+
+// follow returns the node at the end of n's chain of pure references.
+func follow(n *fastNode) *fastNode {
+	for n != nil && pureRef(n) {
+		n = n.ref
+	}
+	return n
+}
+
+// skipRefs points n's subschemas past pure references.
+func skipRefs(n *fastNode) {
+	for _, p := range []**fastNode{&n.ref, &n.not, &n.ifN, &n.thenN, &n.elseN, &n.addl, &n.propNames, &n.contains, &n.items} {
+		*p = follow(*p)
+	}
+	for _, l := range [][]*fastNode{n.allOf, n.anyOf, n.oneOf, n.prefix} {
+		for i := range l {
+			l[i] = follow(l[i])
+		}
+	}
+	for i := range n.propList {
+		n.propList[i].node = follow(n.propList[i].node)
+	}
+	for i := range n.patProps {
+		n.patProps[i].node = follow(n.patProps[i].node)
+	}
 }
 
 type fastCompiler struct {
@@ -254,6 +323,9 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 			return errFastUnsupported
 		}
 		n.hasConst, n.constV = true, *s.Const
+		if n.constT = constTape(*s.Const); n.constT == nil {
+			return errFastUnsupported
+		}
 	}
 	if s.Enum != nil {
 		for _, e := range s.Enum.Values {
@@ -264,12 +336,24 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		// A non-nil empty slice keeps "enum: []" (nothing matches) apart
 		// from an absent enum.
 		n.enum = append(make([]any, 0, len(s.Enum.Values)), s.Enum.Values...)
+		if n.enumT = constTape(n.enum); n.enumT == nil {
+			return errFastUnsupported
+		}
+		n.enumStr = make(map[string]struct{}, len(n.enum))
+		for _, e := range n.enum {
+			str, ok := e.(string)
+			if !ok {
+				n.enumStr = nil
+				break
+			}
+			n.enumStr[str] = struct{}{}
+		}
 	}
 	if s.Format != nil {
 		if s.Format.Validate == nil || s.Format.Name == "regex" {
 			return errFastUnsupported
 		}
-		n.format = s.Format.Validate
+		n.format, n.fmtName = s.Format.Validate, s.Format.Name
 	}
 
 	var err error
@@ -315,12 +399,12 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		n.object = true
 	}
 	if len(s.Properties) > 0 {
-		n.props = make(map[string]*fastNode, len(s.Properties))
 		for k, ps := range s.Properties {
-			if n.props[k], err = c.node(ps); err != nil {
+			pn, err := c.node(ps)
+			if err != nil {
 				return err
 			}
-			n.propList = append(n.propList, namedNode{name: k, node: n.props[k]})
+			n.propList = append(n.propList, namedNode{name: k, node: pn})
 		}
 		n.object = true
 	}
@@ -329,7 +413,7 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		if err != nil {
 			return err
 		}
-		n.patProps = append(n.patProps, patternProp{re, pn})
+		n.patProps = append(n.patProps, patternProp{newMatcher(re), pn})
 		n.object = true
 	}
 	switch a := s.AdditionalProperties.(type) {
@@ -346,10 +430,34 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 	}
 
 	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
+	if len(n.propList) > 0 {
+		if len(n.propList) > math.MaxInt16 {
+			return errFastUnsupported
+		}
+		n.props = make(map[string]int, len(n.propList))
+		size := 4
+		for size < 2*len(n.propList) {
+			size *= 2
+		}
+		n.propTab = make([]int16, size)
+		for i := range n.propList {
+			p := &n.propList[i]
+			p.hash = keyHash(p.name)
+			n.props[p.name] = i
+			j := int(p.hash) & (size - 1)
+			for n.propTab[j] != 0 {
+				j = (j + 1) & (size - 1)
+			}
+			n.propTab[j] = int16(i + 1)
+		}
+	}
 	for _, k := range n.required {
-		if i, ok := slices.BinarySearchFunc(n.propList, k, func(a namedNode, k string) int { return strings.Compare(a.name, k) }); ok {
+		if i, ok := n.props[k]; ok {
 			n.propList[i].req = true
-		} else {
+			if i < 64 {
+				n.reqMask |= 1 << i
+			}
+		} else if !slices.Contains(n.reqOutside, k) {
 			n.reqOutside = append(n.reqOutside, k)
 		}
 	}
@@ -391,7 +499,7 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 		n.maxLen, n.str = *s.MaxLength, true
 	}
 	if s.Pattern != nil {
-		n.pattern, n.str = s.Pattern, true
+		n.pattern, n.str = newMatcher(s.Pattern), true
 	}
 
 	// number
@@ -407,46 +515,150 @@ func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
 	return nil
 }
 
-// dispatchSwitch stands for allOf entries of the form
+// A signature is a schema of the form
 //
-//	{"if": {"required": [key], "properties": {key: {"enum": [strings]}}}, "then": T}
+//	{"required": [k1], "properties": {k1: {"required": [k2], "properties": {k2: … {"enum": [strings]}}}}}
 //
-// (or "const" instead of "enum"), which is what dispatch.go emits for a
-// union and what the canonical schemas write by hand for conditional
-// rules. For an object holding key with a string value, exactly the entries
-// listing that value apply their "then"; for an object without key, or with
-// a non-string value, none does; for any other instance every "if" holds
-// vacuously and every "then" applies.
-type dispatchSwitch struct {
+// (each "required" optional, "const" instead of "enum" allowed, any number
+// of levels including none), which dispatch.go emits to tell union arms
+// apart and which the canonical schemas write by hand for conditional
+// rules. Whether it holds depends only on the value found by walking the
+// instance along its path of keys (see resolve), so many signatures on the
+// same path are decided by one walk.
+
+// pathLevel is one step of a signature's path.
+type pathLevel struct {
 	key  string
+	hash uint16 // keyHash(key)
+	req  bool   // the step's "required" lists key
+}
+
+// Outcomes of resolving a path in an instance.
+const (
+	selNone  = iota // no signature on the path holds
+	selAll          // every signature on the path holds (vacuously)
+	selValue        // the signatures listing the string found hold
+)
+
+// resolve walks the instance at token i along path. Where the value at
+// some step is not an object, or lacks an optional key, every signature
+// holds vacuously; where it lacks a required key, none holds. At the end of
+// the path, only a string can equal the signatures' strings.
+func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
+	for _, lv := range path {
+		if t.toks[i].kind != tObject {
+			return selAll, 0
+		}
+		c := member(t, i, lv.key, lv.hash)
+		if c == 0 {
+			if lv.req {
+				return selNone, 0
+			}
+			return selAll, 0
+		}
+		i = c
+	}
+	if t.toks[i].kind != tString {
+		return selNone, 0
+	}
+	return selValue, i
+}
+
+// signatureOf reports whether n is exactly a signature and returns its
+// path and strings.
+func signatureOf(n *fastNode) ([]pathLevel, []string, bool) {
+	var path []pathLevel
+	for range maxSignatureDepth {
+		var vals []any
+		switch {
+		case n.hasConst && n.enum == nil && onlyKeywords(n, kwConst):
+			vals = []any{n.constV}
+		case !n.hasConst && n.enum != nil && onlyKeywords(n, kwEnum):
+			vals = n.enum
+		}
+		if vals != nil {
+			out := make([]string, 0, len(vals))
+			for _, v := range vals {
+				str, ok := v.(string)
+				if !ok {
+					return nil, nil, false
+				}
+				out = append(out, str)
+			}
+			return path, out, true
+		}
+		if !onlyKeywords(n, kwObject) || len(n.propList) != 1 || len(n.reqOutside) != 0 ||
+			n.minProps >= 0 || n.maxProps >= 0 || n.propNames != nil || len(n.patProps) != 0 ||
+			n.addl != nil || n.addlFalse || len(n.required) > 1 {
+			return nil, nil, false
+		}
+		p := n.propList[0]
+		path = append(path, pathLevel{key: p.name, hash: keyHash(p.name), req: len(n.required) == 1})
+		n = p.node
+	}
+	return nil, nil, false
+}
+
+// maxSignatureDepth bounds the paths signatureOf follows.
+const maxSignatureDepth = 8
+
+// pathKey identifies a path, for grouping signatures.
+func pathKey(path []pathLevel) string {
+	var b strings.Builder
+	for _, lv := range path {
+		fmt.Fprintf(&b, "%d:%s:%t;", len(lv.key), lv.key, lv.req)
+	}
+	return b.String()
+}
+
+// dispatchSwitch stands for allOf entries {"if": sig, "then": T} whose
+// signatures share one path: when the path resolves to a string, exactly
+// the entries listing it apply their "then"; when every signature holds
+// vacuously, every "then" applies; otherwise none does.
+type dispatchSwitch struct {
+	path []pathLevel
 	arms map[string][]*fastNode
 	all  []*fastNode
 }
 
-// minSwitch is the number of if/then entries on one key worth a switch.
+// dispatchGuard stands for an anyOf whose entries are all signatures on
+// one path: it holds when they hold vacuously or the path resolves to one
+// of their strings.
+type dispatchGuard struct {
+	path   []pathLevel
+	values map[string]struct{}
+}
+
+// minSwitch is the number of if/then entries on one path worth a switch.
 const minSwitch = 3
 
-// buildSwitches groups n's allOf entries into dispatch switches; the
-// others stay in allOfRest, in order.
+// buildSwitches groups n's allOf entries into dispatch switches (the
+// others stay in allOfRest, in order) and turns an anyOf of signatures on
+// one path into a guard.
 func buildSwitches(n *fastNode) {
 	n.allOfRest = n.allOf
+	buildGuard(n)
 	if len(n.allOf) < minSwitch {
 		return
 	}
 	type entry struct {
-		key    string
+		path   []pathLevel
 		values []string
 		then   *fastNode
 	}
 	groups := map[string][]int{}
 	entries := make([]entry, len(n.allOf))
 	for i, e := range n.allOf {
-		key, values, ok := ifThenOnKey(e)
+		if e.ifN == nil || e.thenN == nil || !onlyKeywords(e, kwIf|kwThen) {
+			continue
+		}
+		path, values, ok := signatureOf(e.ifN)
 		if !ok {
 			continue
 		}
-		entries[i] = entry{key, values, e.thenN}
-		groups[key] = append(groups[key], i)
+		entries[i] = entry{path, values, e.thenN}
+		k := pathKey(path)
+		groups[k] = append(groups[k], i)
 	}
 	used := make([]bool, len(n.allOf))
 	keys := make([]string, 0, len(groups))
@@ -459,7 +671,7 @@ func buildSwitches(n *fastNode) {
 		if len(idx) < minSwitch {
 			continue
 		}
-		sw := &dispatchSwitch{key: k, arms: map[string][]*fastNode{}}
+		sw := &dispatchSwitch{path: entries[idx[0]].path, arms: map[string][]*fastNode{}}
 		for _, i := range idx {
 			used[i] = true
 			e := entries[i]
@@ -485,39 +697,23 @@ func buildSwitches(n *fastNode) {
 	}
 }
 
-// ifThenOnKey reports whether e is exactly {"if": sig, "then": T} with sig
-// exactly {"required": [key], "properties": {key: {"enum"|"const": strings}}}
-// and returns key and the strings.
-func ifThenOnKey(e *fastNode) (string, []string, bool) {
-	if e.ifN == nil || e.thenN == nil || !onlyKeywords(e, kwIf|kwThen) {
-		return "", nil, false
+// buildGuard sets n.guard when n's anyOf lists only signatures on one path.
+func buildGuard(n *fastNode) {
+	if len(n.anyOf) < 2 {
+		return
 	}
-	sig := e.ifN
-	if !onlyKeywords(sig, kwObject) || len(sig.required) != 1 || len(sig.propList) != 1 ||
-		sig.propList[0].name != sig.required[0] || len(sig.reqOutside) != 0 ||
-		sig.minProps >= 0 || sig.maxProps >= 0 || sig.propNames != nil || len(sig.patProps) != 0 ||
-		sig.addl != nil || sig.addlFalse {
-		return "", nil, false
-	}
-	p := sig.propList[0].node
-	var vals []any
-	switch {
-	case p.hasConst && p.enum == nil && onlyKeywords(p, kwConst):
-		vals = []any{p.constV}
-	case !p.hasConst && p.enum != nil && onlyKeywords(p, kwEnum):
-		vals = p.enum
-	default:
-		return "", nil, false
-	}
-	out := make([]string, 0, len(vals))
-	for _, v := range vals {
-		str, ok := v.(string)
-		if !ok {
-			return "", nil, false
+	g := &dispatchGuard{values: map[string]struct{}{}}
+	for i, e := range n.anyOf {
+		path, values, ok := signatureOf(e)
+		if !ok || (i > 0 && pathKey(path) != pathKey(g.path)) {
+			return
 		}
-		out = append(out, str)
+		g.path = path
+		for _, v := range values {
+			g.values[v] = struct{}{}
+		}
 	}
-	return sig.required[0], out, true
+	n.guard = g
 }
 
 // Keyword families for onlyKeywords.
@@ -550,28 +746,6 @@ func onlyKeywords(n *fastNode, allowed int) bool {
 	}
 	if n.enum != nil && allowed&kwEnum == 0 {
 		return false
-	}
-	return true
-}
-
-func (r *fastRun) dispatch(sw *dispatchSwitch, v any) bool {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		for _, t := range sw.all {
-			if !r.valid(t, v) {
-				return false
-			}
-		}
-		return true
-	}
-	str, ok := obj[sw.key].(string)
-	if !ok {
-		return true
-	}
-	for _, t := range sw.arms[str] {
-		if !r.valid(t, v) {
-			return false
-		}
 	}
 	return true
 }
@@ -622,8 +796,8 @@ func checkInPlaceCycles(root *fastNode) error {
 		var out []*fastNode
 		out = append(out, n.propNames, n.addl, n.contains, n.items)
 		out = append(out, n.prefix...)
-		for _, p := range n.props {
-			out = append(out, p)
+		for _, p := range n.propList {
+			out = append(out, p.node)
 		}
 		for _, p := range n.patProps {
 			out = append(out, p.node)
@@ -674,568 +848,4 @@ func checkInPlaceCycles(root *fastNode) error {
 		}
 	}
 	return nil
-}
-
-// fastRun is the state of one fast-path validation. abort is set when the
-// instance holds something the fast path does not model (a Go type that
-// decoded JSON cannot hold, an exotic number, excessive depth); the verdict
-// is then "unknown" whatever valid returned, which keeps negations (not,
-// oneOf, if) from turning an unmodelled case into an accept.
-type fastRun struct {
-	abort bool
-	depth int
-}
-
-func (r *fastRun) valid(n *fastNode, v any) bool {
-	if r.abort {
-		return false
-	}
-	switch n.always {
-	case 1:
-		return true
-	case -1:
-		return false
-	}
-	r.depth++
-	ok := r.check(n, v)
-	r.depth--
-	return ok
-}
-
-func (r *fastRun) check(n *fastNode, v any) bool {
-	if r.depth > maxFastDepth {
-		r.abort = true
-		return false
-	}
-	var t uint8
-	switch x := v.(type) {
-	case nil:
-		t = tNull
-	case bool:
-		t = tBool
-	case json.Number:
-		// Only numbers v6 and the fast path read alike (the JSON grammar,
-		// within the exact-parse limits) are modelled.
-		if _, _, _, ok := scanNumber(string(x)); !ok {
-			r.abort = true
-			return false
-		}
-		t = tNumber
-	case string:
-		t = tString
-	case []any:
-		t = tArray
-	case map[string]any:
-		t = tObject
-	default:
-		r.abort = true
-		return false
-	}
-	if n.types != 0 && n.types&t == 0 {
-		if t != tNumber || n.types&tInteger == 0 || !r.isInteger(v.(json.Number)) {
-			return false
-		}
-	}
-	if n.hasConst && !r.equal(v, n.constV) {
-		return false
-	}
-	if n.enum != nil {
-		found := false
-		for _, e := range n.enum {
-			if r.equal(v, e) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.format != nil && n.format(v) != nil {
-		return false
-	}
-	if n.ref != nil && !r.valid(n.ref, v) {
-		return false
-	}
-
-	switch x := v.(type) {
-	case map[string]any:
-		if n.object && !r.object(n, x) {
-			return false
-		}
-	case []any:
-		if n.array && !r.array(n, x) {
-			return false
-		}
-	case string:
-		if n.str && !r.str(n, x) {
-			return false
-		}
-	case json.Number:
-		if n.num && !r.number(n, x) {
-			return false
-		}
-	}
-
-	if n.not != nil && r.valid(n.not, v) {
-		return false
-	}
-	for _, s := range n.allOfRest {
-		if !r.valid(s, v) {
-			return false
-		}
-	}
-	for _, sw := range n.switches {
-		if !r.dispatch(sw, v) {
-			return false
-		}
-	}
-	if len(n.anyOf) > 0 {
-		matched := false
-		for _, s := range n.anyOf {
-			if r.valid(s, v) {
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			return false
-		}
-	}
-	if len(n.oneOf) > 0 {
-		matched := 0
-		for _, s := range n.oneOf {
-			if r.valid(s, v) {
-				if matched++; matched > 1 {
-					break
-				}
-			}
-		}
-		if matched != 1 {
-			return false
-		}
-	}
-	if n.ifN != nil {
-		if r.valid(n.ifN, v) {
-			if n.thenN != nil && !r.valid(n.thenN, v) {
-				return false
-			}
-		} else if n.elseN != nil && !r.valid(n.elseN, v) {
-			return false
-		}
-	}
-	return !r.abort
-}
-
-func (r *fastRun) object(n *fastNode, obj map[string]any) bool {
-	if n.minProps >= 0 && len(obj) < n.minProps {
-		return false
-	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return false
-	}
-	if len(n.patProps) == 0 && len(n.propList) <= len(obj)+2 {
-		// Walk the schema's properties and look them up, which is cheaper
-		// than iterating the instance map; count the instance members
-		// they cover to find out whether there are others. Required
-		// names among them are checked by the same lookup.
-		for _, k := range n.reqOutside {
-			if _, ok := obj[k]; !ok {
-				return false
-			}
-		}
-		covered := 0
-		for _, p := range n.propList {
-			pv, ok := obj[p.name]
-			if !ok {
-				if p.req {
-					return false
-				}
-				continue
-			}
-			covered++
-			if !r.valid(p.node, pv) {
-				return false
-			}
-		}
-		if covered < len(obj) {
-			if n.addlFalse {
-				return false
-			}
-			if n.addl != nil {
-				for k, pv := range obj {
-					if _, ok := n.props[k]; !ok && !r.valid(n.addl, pv) {
-						return false
-					}
-				}
-			}
-		}
-	} else {
-		for _, k := range n.required {
-			if _, ok := obj[k]; !ok {
-				return false
-			}
-		}
-		for k, pv := range obj {
-			evaluated := false
-			if ps, ok := n.props[k]; ok {
-				evaluated = true
-				if !r.valid(ps, pv) {
-					return false
-				}
-			}
-			for _, pp := range n.patProps {
-				if pp.re.MatchString(k) {
-					evaluated = true
-					if !r.valid(pp.node, pv) {
-						return false
-					}
-				}
-			}
-			if !evaluated {
-				if n.addlFalse {
-					return false
-				}
-				if n.addl != nil && !r.valid(n.addl, pv) {
-					return false
-				}
-			}
-		}
-	}
-	if n.propNames != nil {
-		for k := range obj {
-			if !r.valid(n.propNames, k) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func (r *fastRun) array(n *fastNode, arr []any) bool {
-	if n.minItems >= 0 && len(arr) < n.minItems {
-		return false
-	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return false
-	}
-	if n.unique && len(arr) > 1 && !r.uniqueItems(arr) {
-		return false
-	}
-	evaluated := min(len(n.prefix), len(arr))
-	for i := range evaluated {
-		if !r.valid(n.prefix[i], arr[i]) {
-			return false
-		}
-	}
-	if n.items != nil {
-		for _, e := range arr[evaluated:] {
-			if !r.valid(n.items, e) {
-				return false
-			}
-		}
-	}
-	if n.contains != nil {
-		found := false
-		for _, e := range arr {
-			if r.valid(n.contains, e) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// maxPairwiseUnique bounds the quadratic uniqueItems check; longer arrays
-// of anything but strings defer to v6.
-const maxPairwiseUnique = 64
-
-func (r *fastRun) uniqueItems(arr []any) bool {
-	allStrings := true
-	for _, e := range arr {
-		if _, ok := e.(string); !ok {
-			allStrings = false
-			break
-		}
-	}
-	if allStrings && len(arr) > 8 {
-		seen := make(map[string]struct{}, len(arr))
-		for _, e := range arr {
-			s := e.(string)
-			if _, dup := seen[s]; dup {
-				return false
-			}
-			seen[s] = struct{}{}
-		}
-		return true
-	}
-	if len(arr) > maxPairwiseUnique {
-		r.abort = true
-		return false
-	}
-	for i := 1; i < len(arr); i++ {
-		for j := range i {
-			if r.equal(arr[i], arr[j]) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func (r *fastRun) str(n *fastNode, s string) bool {
-	if n.minLen >= 0 || n.maxLen >= 0 {
-		// Lengths count code points (an invalid byte counts as one, as
-		// in v6).
-		l := len(s)
-		if !asciiOnly(s) {
-			l = utf8.RuneCountInString(s)
-		}
-		if n.minLen >= 0 && l < n.minLen {
-			return false
-		}
-		if n.maxLen >= 0 && l > n.maxLen {
-			return false
-		}
-	}
-	if n.pattern != nil && !n.pattern.MatchString(s) {
-		return false
-	}
-	return true
-}
-
-func asciiOnly(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *fastRun) number(n *fastNode, x json.Number) bool {
-	num, ok := parseNumber(string(x))
-	if !ok {
-		r.abort = true
-		return false
-	}
-	if n.minimum != nil && num.cmp(n.minimum) < 0 {
-		return false
-	}
-	if n.maximum != nil && num.cmp(n.maximum) > 0 {
-		return false
-	}
-	if n.exMinimum != nil && num.cmp(n.exMinimum) <= 0 {
-		return false
-	}
-	if n.exMaximum != nil && num.cmp(n.exMaximum) >= 0 {
-		return false
-	}
-	if n.multi != nil {
-		if num.small && n.multi.small {
-			if num.i%n.multi.i != 0 {
-				return false
-			}
-		} else if !new(big.Rat).Quo(num.exact(), n.multi.rat).IsInt() {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *fastRun) isInteger(x json.Number) bool {
-	num, ok := parseNumber(string(x))
-	if !ok {
-		r.abort = true
-		return false
-	}
-	return num.small || num.rat.IsInt()
-}
-
-// equal is JSON equality as v6 defines it (numbers by value).
-func (r *fastRun) equal(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		if x == y {
-			return true
-		}
-		nx, ok1 := parseNumber(string(x))
-		ny, ok2 := parseNumber(string(y))
-		if !ok1 || !ok2 {
-			r.abort = true
-			return false
-		}
-		return nx.cmpNum(ny) == 0
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !r.equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !r.equal(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	r.abort = true
-	return false
-}
-
-// number is a parsed JSON number: an int64 when it is written as a small
-// integer literal, an exact rational otherwise.
-type number struct {
-	i     int64
-	small bool
-	rat   *big.Rat
-}
-
-// Limits for exact parsing; numbers beyond them defer to v6.
-const (
-	maxNumberLen = 512
-	maxExponent  = 1000
-)
-
-// scanNumber checks that s follows the JSON number grammar exactly and is
-// within the limits of exact parsing here. It reports whether s is a plain
-// integer literal and where its integer digits are.
-func scanNumber(s string) (plain bool, intStart, intEnd int, ok bool) {
-	if len(s) == 0 || len(s) > maxNumberLen {
-		return false, 0, 0, false
-	}
-	i := 0
-	if s[0] == '-' {
-		i++
-	}
-	intStart = i
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false, 0, 0, false
-	}
-	intEnd = i
-	plain = true
-	if i < len(s) && s[i] == '.' {
-		plain = false
-		i++
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false, 0, 0, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		plain = false
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		exp := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			if exp <= maxExponent {
-				exp = exp*10 + int(s[i]-'0')
-			}
-			i++
-		}
-		if i == start || exp > maxExponent {
-			return false, 0, 0, false
-		}
-	}
-	if i != len(s) {
-		return false, 0, 0, false
-	}
-	return plain, intStart, intEnd, true
-}
-
-// parseNumber parses s, which must pass scanNumber; it reports false
-// otherwise.
-func parseNumber(s string) (number, bool) {
-	plain, intStart, intEnd, ok := scanNumber(s)
-	if !ok {
-		return number{}, false
-	}
-	if plain && intEnd-intStart <= 18 {
-		var v int64
-		for _, c := range []byte(s[intStart:intEnd]) {
-			v = v*10 + int64(c-'0')
-		}
-		if s[0] == '-' {
-			v = -v
-		}
-		return number{i: v, small: true}, true
-	}
-	rat, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return number{}, false
-	}
-	return number{rat: rat}, true
-}
-
-func (n number) exact() *big.Rat {
-	if n.small {
-		return new(big.Rat).SetInt64(n.i)
-	}
-	return n.rat
-}
-
-func (n number) cmp(b *bound) int {
-	if n.small && b.small {
-		switch {
-		case n.i < b.i:
-			return -1
-		case n.i > b.i:
-			return 1
-		}
-		return 0
-	}
-	return n.exact().Cmp(b.rat)
-}
-
-func (n number) cmpNum(m number) int {
-	if n.small && m.small {
-		switch {
-		case n.i < m.i:
-			return -1
-		case n.i > m.i:
-			return 1
-		}
-		return 0
-	}
-	return n.exact().Cmp(m.exact())
 }

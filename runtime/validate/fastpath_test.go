@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
@@ -100,14 +102,100 @@ func (vs *verdicts) fast(ref string, value any) (bool, bool) {
 	return fastVerdict(vs.t, vs.oracle, ref, value), fastVerdict(vs.t, vs.plain, ref, value)
 }
 
+// fastVerdict returns the fast verdict on value, which must be the same
+// whether the value is put on a tape directly (as ValidateValue does) or
+// encoded and parsed (as Validate does), plainly or with escapes.
 func fastVerdict(t testing.TB, v *Validator, ref string, value any) bool {
 	key, _, err := v.schema(ref)
 	require.NoError(t, err)
-	f, ok := v.fast.Load(key)
-	require.True(t, ok, key)
-	fs := f.(*fastSchema)
+	fs := v.fastSchema(key)
+	require.NotNil(t, fs, key)
 	require.NotNil(t, fs.root, "%s falls back to v6", key)
-	return fs.valid(value)
+	got := fs.valid(value)
+	plain, err := json.Marshal(value)
+	require.NoError(t, err)
+	tp := new(tape)
+	for _, doc := range [][]byte{plain, escapedJSON(value, 0), escapedJSON(value, 1)} {
+		require.True(t, tp.parse(doc), "%s", doc)
+		require.Equal(t, got, fs.validTape(tp), "verdict on the parsed %s differs from the value's", doc)
+	}
+	return got
+}
+
+// escapedJSON encodes a decoded JSON value with escapes in its strings and
+// keys: every character for which (its index + phase) is even is written as
+// an escape (\uXXXX, a surrogate pair, or a short escape), the others as
+// they are, so both fully and partly escaped strings occur.
+func escapedJSON(v any, phase int) []byte {
+	var b []byte
+	var enc func(v any)
+	str := func(s string) {
+		b = append(b, '"')
+		i := phase
+		for _, r := range s {
+			escape := i%2 == 0
+			i++
+			switch {
+			case r == '"' || r == '\\':
+				b = append(b, '\\', byte(r))
+			case r == '/' && escape:
+				b = append(b, '\\', '/')
+			case r == '\n' && escape:
+				b = append(b, '\\', 'n')
+			case r < 0x20 || escape:
+				if r >= 0x10000 {
+					r1, r2 := utf16.EncodeRune(r)
+					b = fmt.Appendf(b, "\\u%04x\\u%04X", r1, r2)
+				} else {
+					b = fmt.Appendf(b, "\\u%04x", r)
+				}
+			default:
+				b = utf8.AppendRune(b, r)
+			}
+		}
+		b = append(b, '"')
+	}
+	enc = func(v any) {
+		switch x := v.(type) {
+		case nil:
+			b = append(b, "null"...)
+		case bool:
+			b = strconv.AppendBool(b, x)
+		case json.Number:
+			b = append(b, x...)
+		case string:
+			str(x)
+		case []any:
+			b = append(b, '[')
+			for i, e := range x {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				enc(e)
+			}
+			b = append(b, ']')
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			b = append(b, '{')
+			for i, k := range keys {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				str(k)
+				b = append(b, ':')
+				enc(x[k])
+			}
+			b = append(b, '}')
+		default:
+			panic(fmt.Sprintf("escapedJSON: %T", v))
+		}
+	}
+	enc(v)
+	return b
 }
 
 // agree requires both fast verdicts to equal v6's and returns it.
@@ -454,10 +542,15 @@ func TestFastPathKeywords(t *testing.T) {
 		if strings.HasPrefix(sj, `{"allOf":[{"if"`) {
 			require.Len(t, root.switches, 1, "dispatch switch built")
 		}
+		tp := new(tape)
 		for _, ij := range instances {
 			inst := mustDecode(t, []byte(ij))
 			want := sch.Validate(inst) == nil
 			require.Equal(t, want, fs.valid(inst), "schema %s instance %s", sj, ij)
+			for _, doc := range [][]byte{[]byte(ij), escapedJSON(inst, 0), escapedJSON(inst, 1)} {
+				require.True(t, tp.parse(doc), "%s", doc)
+				require.Equal(t, want, fs.validTape(tp), "schema %s instance %s", sj, doc)
+			}
 		}
 	}
 }
@@ -626,13 +719,18 @@ func FuzzFastPathAgreesWithV6(f *testing.F) {
 	for _, m := range fixtureMessages(f) {
 		f.Add(m.raw, uint16(index[m.ref]))
 		if value, derr := decode(m.raw); derr == nil {
+			f.Add(escapedJSON(value, 0), uint16(index[m.ref]))
 			if ev, ok := eventOf(value); ok {
 				b, err := json.Marshal(ev)
 				require.NoError(f, err)
 				f.Add(b, uint16(index["event.schema.json"]))
+				f.Add(escapedJSON(ev, 1), uint16(index["event.schema.json"]))
 			}
 		}
 	}
+	// Duplicate keys, which v6 sees last-wins.
+	f.Add([]byte(`{"jsonrpc":"1.0","jsonrpc":"2.0","method":"hooks/observe","params":{}}`), uint16(index["observe-notification.schema.json"]))
+	f.Add([]byte(`{"kind":"text","kind":"nope","text":"x"}`), uint16(index["content-item.schema.json"]))
 	f.Fuzz(func(t *testing.T, doc []byte, which uint16) {
 		ref := refs[int(which)%len(refs)]
 		key, sch, err := v.schema(ref)
@@ -642,13 +740,18 @@ func FuzzFastPathAgreesWithV6(f *testing.F) {
 			require.Error(t, v.Validate(ref, doc))
 			return
 		}
-		fast, ok := v.fast.Load(key)
-		require.True(t, ok)
-		if fast.(*fastSchema).valid(value) {
-			require.NoError(t, check(key, sch, value), "fast path accepted a document v6 rejects")
+		fs := v.fastSchema(key)
+		require.NotNil(t, fs)
+		want := check(key, sch, value) == nil
+		tp := new(tape)
+		if tp.parse(doc) && fs.validTape(tp) {
+			require.True(t, want, "fast path accepted a document v6 rejects")
+		}
+		if fs.valid(value) {
+			require.True(t, want, "fast path accepted a value v6 rejects")
 		}
 		// The wired path must agree with v6 exactly.
-		require.Equal(t, check(key, sch, value) == nil, v.Validate(ref, doc) == nil)
+		require.Equal(t, want, v.Validate(ref, doc) == nil)
 	})
 }
 

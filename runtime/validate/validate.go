@@ -119,13 +119,20 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 	if err != nil {
 		return err
 	}
-	value, derr := decode(doc)
-	if derr != nil {
-		derr.Schema = key
-		return derr
-	}
-	if v.accepts(key, value) {
-		return nil
+	t := getTape()
+	defer putTape(t)
+	var value any
+	if t.parse(doc) {
+		if v.fastSchema(key).validTape(t) {
+			return nil
+		}
+		value = t.value(0)
+	} else {
+		var derr *Error
+		if value, derr = decodeStd(doc); derr != nil {
+			derr.Schema = key
+			return derr
+		}
 	}
 	return check(key, sch, value)
 }
@@ -142,18 +149,19 @@ func (v *Validator) ValidateValue(ref string, value any) error {
 	if err != nil {
 		return err
 	}
-	if v.accepts(key, value) {
+	if v.fastSchema(key).valid(value) {
 		return nil
 	}
 	return check(key, sch, value)
 }
 
-// accepts reports whether the fast path (fastpath.go) finds value valid
-// against the schema cached under key. false means "not established": the
+// fastSchema returns the fast-path program (fastpath.go) for the schema
+// cached under key, or nil. Whenever it does not establish validity, the
 // caller validates with v6, which also reports the error.
-func (v *Validator) accepts(key string, value any) bool {
-	f, ok := v.fast.Load(key)
-	return ok && f.(*fastSchema).valid(value)
+func (v *Validator) fastSchema(key string) *fastSchema {
+	f, _ := v.fast.Load(key)
+	fs, _ := f.(*fastSchema)
+	return fs
 }
 
 func check(key string, sch *jsonschema.Schema, value any) error {

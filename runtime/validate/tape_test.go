@@ -27,21 +27,54 @@ func stdDecode(doc []byte) (any, bool) {
 	return v, true
 }
 
-// checkQuick asserts the quick decoder's contract on doc: when it succeeds,
-// encoding/json succeeds with the identical tree.
-func checkQuick(t testing.TB, doc []byte) {
-	if !utf8.Valid(doc) {
-		return // decode rejects invalid UTF-8 before either decoder runs
+// tapeDecode parses doc onto a fresh tape and returns the tree it holds.
+func tapeDecode(doc []byte) (any, *tape, bool) {
+	tp := new(tape)
+	if !tp.parse(doc) {
+		return nil, tp, false
 	}
-	got, ok := quickDecode(doc)
+	return tp.value(0), tp, true
+}
+
+// checkTape asserts the tape's contract on doc: when it parses, doc is
+// valid UTF-8, encoding/json succeeds with the identical tree, and the
+// tape is marked dup exactly when some object repeats a key.
+func checkTape(t testing.TB, doc []byte) {
+	got, tp, ok := tapeDecode(doc)
 	want, wantOK := stdDecode(doc)
 	if ok {
-		require.True(t, wantOK, "quick decoder accepted what encoding/json rejects: %q", doc)
+		require.True(t, utf8.Valid(doc), "tape accepted invalid UTF-8: %q", doc)
+		require.True(t, wantOK, "tape accepted what encoding/json rejects: %q", doc)
 		require.Equal(t, want, got, "trees differ for %q", doc)
+		require.Equal(t, hasDuplicateKey(tp, 0), tp.dup, "dup flag for %q", doc)
 	}
 }
 
-func TestQuickDecodeMatchesEncodingJSON(t *testing.T) {
+// hasDuplicateKey reports, the slow way, whether some object under token i
+// repeats a key.
+func hasDuplicateKey(tp *tape, i uint32) bool {
+	k := tp.toks[i]
+	switch k.kind {
+	case tArray:
+		for c := i + 1; c < k.end; c = tp.toks[c].end {
+			if hasDuplicateKey(tp, c) {
+				return true
+			}
+		}
+	case tObject:
+		seen := map[string]bool{}
+		for c := i + 1; c < k.end; c = tp.toks[c+1].end {
+			key := string(tp.bytes(c))
+			if seen[key] || hasDuplicateKey(tp, c+1) {
+				return true
+			}
+			seen[key] = true
+		}
+	}
+	return false
+}
+
+func TestTapeMatchesEncodingJSON(t *testing.T) {
 	cases := []string{
 		`{}`, `[]`, `""`, `0`, `-0`, `1.50`, `1e2`, `-1E-7`, `true`, `false`, `null`, ` {"a" : [1, {"b":null}] } `,
 		`{"a":1,"a":2}`, `"\u00e9\n\t\"\\\/\b\f\r"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`, `"\u12"`, `01`, `1.`, `.5`, `-`,
@@ -49,16 +82,16 @@ func TestQuickDecodeMatchesEncodingJSON(t *testing.T) {
 		`"\x"`, `{"k\u0041y":"v"}`, `[[[[[]]]]]`, `1e`, `1e+`, `-a`, `"é"`, `{"a":"\ud800\udc00"}`,
 	}
 	for _, c := range cases {
-		checkQuick(t, []byte(c))
-		_, quickOK := quickDecode([]byte(c))
+		checkTape(t, []byte(c))
+		_, _, tapeOK := tapeDecode([]byte(c))
 		_, stdOK := stdDecode([]byte(c))
 		if stdOK && !strings.Contains(c, `\ud83d"`) && !strings.Contains(c, `\ude00x`) {
-			// Everything valid except lone surrogates is handled quickly.
-			require.True(t, quickOK, "quick decoder fell back on %q", c)
+			// Everything valid except lone surrogates goes on a tape.
+			require.True(t, tapeOK, "tape refused %q", c)
 		}
 	}
 	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
-	_, ok := quickDecode([]byte(deep))
+	_, _, ok := tapeDecode([]byte(deep))
 	require.False(t, ok, "very deep nesting falls back")
 	root := filepath.Join("..", "..", "testdata", "fixtures", "draft")
 	err := filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
@@ -69,16 +102,16 @@ func TestQuickDecodeMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		checkQuick(t, data)
+		checkTape(t, data)
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			checkQuick(t, line)
+			checkTape(t, line)
 		}
 		return nil
 	})
 	require.NoError(t, err)
 }
 
-func FuzzQuickDecode(f *testing.F) {
+func FuzzTape(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9"],"b":{"c":null,"d":true}}`, `"\ud83d\ude00"`, `[{"":""}]`, `-0.0e-0`} {
 		f.Add([]byte(s))
 	}
@@ -90,6 +123,6 @@ func FuzzQuickDecode(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		checkQuick(t, doc)
+		checkTape(t, doc)
 	})
 }

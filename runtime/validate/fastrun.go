@@ -1,0 +1,746 @@
+package validate
+
+import (
+	"math/big"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// This file is the fast path's interpreter: it runs a compiled fastNode
+// program over a document parsed onto a tape (tape.go).
+
+// matcher is a compiled pattern. Go regular expressions, which are what v6
+// compiles patterns to, are matched on bytes directly; any other engine is
+// given a string.
+type matcher struct {
+	re    *regexp.Regexp
+	other jsonschema.Regexp
+}
+
+func newMatcher(re jsonschema.Regexp) matcher {
+	if g, ok := re.(*regexp.Regexp); ok {
+		return matcher{re: g}
+	}
+	return matcher{other: re}
+}
+
+func (m matcher) ok() bool { return m.re != nil || m.other != nil }
+
+func (m matcher) match(b []byte) bool {
+	if m.re != nil {
+		return m.re.Match(b)
+	}
+	return m.other.MatchString(string(b))
+}
+
+// constTape puts a schema constant (already checked by plainJSON) on a tape
+// of its own; it returns nil if that fails.
+func constTape(v any) *tape {
+	t := new(tape)
+	if !t.fromValue(v) {
+		return nil
+	}
+	return t
+}
+
+// fastRun is the state of one fast-path validation of the document on t.
+// abort is set when the instance holds something the fast path does not
+// model (an exotic number, excessive depth, a long uniqueItems array); the
+// verdict is then "unknown" whatever valid returned, which keeps negations
+// (not, oneOf, if) from turning an unmodelled case into an accept.
+type fastRun struct {
+	t     *tape
+	abort bool
+	depth int
+
+	// Recent format and pattern verdicts: a string is often checked
+	// against the same format or pattern by several subschemas, and both
+	// are pure functions of the string.
+	verdicts  [8]verdict
+	nverdicts int
+}
+
+// verdict is a format's (by name) or a Go regular expression's verdict on
+// the string at token tok.
+type verdict struct {
+	tok    uint32
+	format string
+	re     *regexp.Regexp
+	ok     bool
+}
+
+func (r *fastRun) recall(i uint32, format string, re *regexp.Regexp) (ok, found bool) {
+	for _, v := range r.verdicts[:min(r.nverdicts, len(r.verdicts))] {
+		if v.tok == i && v.re == re && v.format == format {
+			return v.ok, true
+		}
+	}
+	return false, false
+}
+
+func (r *fastRun) remember(v verdict) {
+	r.verdicts[r.nverdicts%len(r.verdicts)] = v
+	r.nverdicts++
+}
+
+// formatOK reports whether the value at token i satisfies n's format.
+func (r *fastRun) formatOK(n *fastNode, i uint32) bool {
+	if r.t.toks[i].kind != tString {
+		return n.format(r.t.value(i)) == nil
+	}
+	if ok, found := r.recall(i, n.fmtName, nil); found {
+		return ok
+	}
+	ok := n.format(string(r.t.bytes(i))) == nil
+	r.remember(verdict{tok: i, format: n.fmtName, ok: ok})
+	return ok
+}
+
+// matches reports whether the string at token i matches m.
+func (r *fastRun) matches(m matcher, i uint32) bool {
+	if m.re == nil {
+		return m.match(r.t.bytes(i))
+	}
+	if ok, found := r.recall(i, "", m.re); found {
+		return ok
+	}
+	ok := m.re.Match(r.t.bytes(i))
+	r.remember(verdict{tok: i, re: m.re, ok: ok})
+	return ok
+}
+
+// valid reports whether the value at token i is valid against n.
+func (r *fastRun) valid(n *fastNode, i uint32) bool {
+	if r.abort {
+		return false
+	}
+	switch n.always {
+	case 1:
+		return true
+	case -1:
+		return false
+	}
+	r.depth++
+	ok := r.check(n, i)
+	r.depth--
+	return ok
+}
+
+func (r *fastRun) check(n *fastNode, i uint32) bool {
+	if r.depth > maxFastDepth {
+		r.abort = true
+		return false
+	}
+	kind := r.t.toks[i].kind
+	if kind == tNumber {
+		// Only numbers v6 and the fast path read alike (within the
+		// exact-parse limits) are modelled.
+		if _, _, _, ok := scanNumber(r.t.bytes(i)); !ok {
+			r.abort = true
+			return false
+		}
+	}
+	if n.types != 0 && n.types&kind == 0 {
+		if kind != tNumber || n.types&tInteger == 0 || !r.isInteger(i) {
+			return false
+		}
+	}
+	if n.hasConst && !r.equal(r.t, i, n.constT, 0) {
+		return false
+	}
+	if n.enumT != nil && !r.inEnum(n, i) {
+		return false
+	}
+	if n.format != nil && !r.formatOK(n, i) {
+		return false
+	}
+	if n.ref != nil && !r.valid(n.ref, i) {
+		return false
+	}
+
+	switch kind {
+	case tObject:
+		if n.object && !r.object(n, i) {
+			return false
+		}
+	case tArray:
+		if n.array && !r.array(n, i) {
+			return false
+		}
+	case tString:
+		if n.str && !r.str(n, i) {
+			return false
+		}
+	case tNumber:
+		if n.num && !r.number(n, i) {
+			return false
+		}
+	}
+
+	if n.not != nil && r.valid(n.not, i) {
+		return false
+	}
+	for _, s := range n.allOfRest {
+		if !r.valid(s, i) {
+			return false
+		}
+	}
+	for _, sw := range n.switches {
+		if !r.dispatch(sw, i) {
+			return false
+		}
+	}
+	if n.guard != nil {
+		if !n.guard.holds(r.t, i) {
+			return false
+		}
+	} else if len(n.anyOf) > 0 {
+		matched := false
+		for _, s := range n.anyOf {
+			if r.valid(s, i) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return false
+		}
+	}
+	if len(n.oneOf) > 0 {
+		matched := 0
+		for _, s := range n.oneOf {
+			if r.valid(s, i) {
+				if matched++; matched > 1 {
+					break
+				}
+			}
+		}
+		if matched != 1 {
+			return false
+		}
+	}
+	if n.ifN != nil {
+		if r.valid(n.ifN, i) {
+			if n.thenN != nil && !r.valid(n.thenN, i) {
+				return false
+			}
+		} else if n.elseN != nil && !r.valid(n.elseN, i) {
+			return false
+		}
+	}
+	return !r.abort
+}
+
+func (r *fastRun) inEnum(n *fastNode, i uint32) bool {
+	if n.enumStr != nil {
+		if r.t.toks[i].kind != tString {
+			return false
+		}
+		_, ok := n.enumStr[string(r.t.bytes(i))]
+		return ok
+	}
+	e := n.enumT
+	for c := uint32(1); c < e.toks[0].end; c = e.toks[c].end {
+		if r.equal(r.t, i, e, c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *fastRun) dispatch(sw *dispatchSwitch, i uint32) bool {
+	sel, v := resolve(r.t, i, sw.path)
+	var arms []*fastNode
+	switch sel {
+	case selAll:
+		arms = sw.all
+	case selValue:
+		arms = sw.arms[string(r.t.bytes(v))]
+	}
+	for _, s := range arms {
+		if !r.valid(s, i) {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *dispatchGuard) holds(t *tape, i uint32) bool {
+	sel, v := resolve(t, i, g.path)
+	switch sel {
+	case selAll:
+		return true
+	case selValue:
+		_, ok := g.values[string(t.bytes(v))]
+		return ok
+	}
+	return false
+}
+
+// maxLookupProps is the largest number of schema properties for which an
+// object is checked by looking each property up in the instance (a linear
+// scan of its members); with more, the instance's members are looked up in
+// the schema's property map instead.
+const maxLookupProps = 4
+
+func (r *fastRun) object(n *fastNode, i uint32) bool {
+	t := r.t
+	obj := t.toks[i]
+	count := int(obj.n)
+	if n.minProps >= 0 && count < n.minProps {
+		return false
+	}
+	if n.maxProps >= 0 && count > n.maxProps {
+		return false
+	}
+	for _, k := range n.reqOutside {
+		if member(t, i, k, keyHash(k)) == 0 {
+			return false
+		}
+	}
+	if len(n.patProps) == 0 && len(n.propList) <= maxLookupProps {
+		// The keys of a tape that reaches here are unique, so counting
+		// the members the properties cover tells whether there are
+		// others.
+		covered := 0
+		for pi := range n.propList {
+			p := &n.propList[pi]
+			v := member(t, i, p.name, p.hash)
+			if v == 0 {
+				if p.req {
+					return false
+				}
+				continue
+			}
+			covered++
+			if !r.valid(p.node, v) {
+				return false
+			}
+		}
+		if covered < count {
+			if n.addlFalse {
+				return false
+			}
+			if n.addl != nil {
+				for c := i + 1; c < obj.end; c = t.toks[c+1].end {
+					if n.propIndex(t.bytes(c), t.toks[c].hash) < 0 && !r.valid(n.addl, c+1) {
+						return false
+					}
+				}
+			}
+		}
+	} else {
+		var seen uint64
+		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
+			key := t.bytes(c)
+			evaluated := false
+			if pi := n.propIndex(key, t.toks[c].hash); pi >= 0 {
+				evaluated = true
+				if pi < 64 {
+					seen |= 1 << pi
+				}
+				if !r.valid(n.propList[pi].node, c+1) {
+					return false
+				}
+			}
+			for _, pp := range n.patProps {
+				if r.matches(pp.re, c) {
+					evaluated = true
+					if !r.valid(pp.node, c+1) {
+						return false
+					}
+				}
+			}
+			if !evaluated {
+				if n.addlFalse {
+					return false
+				}
+				if n.addl != nil && !r.valid(n.addl, c+1) {
+					return false
+				}
+			}
+		}
+		if seen&n.reqMask != n.reqMask {
+			return false
+		}
+		for pi := 64; pi < len(n.propList); pi++ {
+			if p := &n.propList[pi]; p.req && member(t, i, p.name, p.hash) == 0 {
+				return false
+			}
+		}
+	}
+	if n.propNames != nil {
+		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
+			if !r.valid(n.propNames, c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// member returns the index of the value of the member of object i named
+// key, whose keyHash is h, or 0 (never a member's index) when there is
+// none.
+func member[K string | []byte](t *tape, i uint32, key K, h uint16) uint32 {
+	end := t.toks[i].end
+	for c := i + 1; c < end; c = t.toks[c+1].end {
+		if t.toks[c].hash == h && string(t.bytes(c)) == string(key) {
+			return c + 1
+		}
+	}
+	return 0
+}
+
+// propIndex returns the index in n.propList of the property named key,
+// whose keyHash is h, or -1.
+func (n *fastNode) propIndex(key []byte, h uint16) int {
+	if len(n.propTab) == 0 {
+		return -1
+	}
+	mask := len(n.propTab) - 1
+	for j := int(h) & mask; ; j = (j + 1) & mask {
+		e := n.propTab[j]
+		if e == 0 {
+			return -1
+		}
+		if p := &n.propList[e-1]; p.hash == h && p.name == string(key) {
+			return int(e - 1)
+		}
+	}
+}
+
+func (r *fastRun) array(n *fastNode, i uint32) bool {
+	t := r.t
+	arr := t.toks[i]
+	count := int(arr.n)
+	if n.minItems >= 0 && count < n.minItems {
+		return false
+	}
+	if n.maxItems >= 0 && count > n.maxItems {
+		return false
+	}
+	if n.unique && count > 1 && !r.uniqueItems(i) {
+		return false
+	}
+	c := i + 1
+	for k := 0; k < len(n.prefix) && c < arr.end; k++ {
+		if !r.valid(n.prefix[k], c) {
+			return false
+		}
+		c = t.toks[c].end
+	}
+	if n.items != nil {
+		for ; c < arr.end; c = t.toks[c].end {
+			if !r.valid(n.items, c) {
+				return false
+			}
+		}
+	}
+	if n.contains != nil {
+		found := false
+		for c := i + 1; c < arr.end; c = t.toks[c].end {
+			if r.valid(n.contains, c) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPairwiseUnique bounds the quadratic uniqueItems check; longer arrays
+// of anything but strings defer to v6.
+const maxPairwiseUnique = 64
+
+func (r *fastRun) uniqueItems(i uint32) bool {
+	t := r.t
+	arr := t.toks[i]
+	allStrings := true
+	for c := i + 1; c < arr.end; c = t.toks[c].end {
+		if t.toks[c].kind != tString {
+			allStrings = false
+			break
+		}
+	}
+	if allStrings && arr.n > 8 {
+		seen := make(map[string]struct{}, arr.n)
+		for c := i + 1; c < arr.end; c = t.toks[c].end {
+			s := t.bytes(c)
+			if _, dup := seen[string(s)]; dup {
+				return false
+			}
+			seen[string(s)] = struct{}{}
+		}
+		return true
+	}
+	if arr.n > maxPairwiseUnique {
+		r.abort = true
+		return false
+	}
+	for c := t.toks[i+1].end; c < arr.end; c = t.toks[c].end {
+		for d := i + 1; d < c; d = t.toks[d].end {
+			if r.equal(t, c, t, d) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (r *fastRun) str(n *fastNode, i uint32) bool {
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		s := r.t.bytes(i)
+		// Lengths count code points (an invalid byte counts as one, as
+		// in v6).
+		l := len(s)
+		if !asciiOnly(s) {
+			l = utf8.RuneCount(s)
+		}
+		if n.minLen >= 0 && l < n.minLen {
+			return false
+		}
+		if n.maxLen >= 0 && l > n.maxLen {
+			return false
+		}
+	}
+	if n.pattern.ok() && !r.matches(n.pattern, i) {
+		return false
+	}
+	return true
+}
+
+func asciiOnly(s []byte) bool {
+	for _, c := range s {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *fastRun) number(n *fastNode, i uint32) bool {
+	num, ok := parseNumber(r.t.bytes(i))
+	if !ok {
+		r.abort = true
+		return false
+	}
+	if n.minimum != nil && num.cmp(n.minimum) < 0 {
+		return false
+	}
+	if n.maximum != nil && num.cmp(n.maximum) > 0 {
+		return false
+	}
+	if n.exMinimum != nil && num.cmp(n.exMinimum) <= 0 {
+		return false
+	}
+	if n.exMaximum != nil && num.cmp(n.exMaximum) >= 0 {
+		return false
+	}
+	if n.multi != nil {
+		if num.small && n.multi.small {
+			if num.i%n.multi.i != 0 {
+				return false
+			}
+		} else if !new(big.Rat).Quo(num.exact(), n.multi.rat).IsInt() {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *fastRun) isInteger(i uint32) bool {
+	num, ok := parseNumber(r.t.bytes(i))
+	if !ok {
+		r.abort = true
+		return false
+	}
+	return num.small || num.rat.IsInt()
+}
+
+// equal is JSON equality as v6 defines it (numbers by value) between token
+// i of a and token j of b. Neither tape may have duplicate keys.
+func (r *fastRun) equal(a *tape, i uint32, b *tape, j uint32) bool {
+	x, y := &a.toks[i], &b.toks[j]
+	if x.kind != y.kind {
+		return false
+	}
+	switch x.kind {
+	case tNull:
+		return true
+	case tBool:
+		return x.flags&fTrue == y.flags&fTrue
+	case tString:
+		return string(a.bytes(i)) == string(b.bytes(j))
+	case tNumber:
+		xs, ys := a.bytes(i), b.bytes(j)
+		if string(xs) == string(ys) {
+			return true
+		}
+		nx, ok1 := parseNumber(xs)
+		ny, ok2 := parseNumber(ys)
+		if !ok1 || !ok2 {
+			r.abort = true
+			return false
+		}
+		return nx.cmpNum(ny) == 0
+	case tArray:
+		if x.n != y.n {
+			return false
+		}
+		for c, d := i+1, j+1; c < x.end; c, d = a.toks[c].end, b.toks[d].end {
+			if !r.equal(a, c, b, d) {
+				return false
+			}
+		}
+		return true
+	case tObject:
+		if x.n != y.n {
+			return false
+		}
+		for c := i + 1; c < x.end; c = a.toks[c+1].end {
+			d := member(b, j, a.bytes(c), a.toks[c].hash)
+			if d == 0 || !r.equal(a, c+1, b, d) {
+				return false
+			}
+		}
+		return true
+	}
+	r.abort = true
+	return false
+}
+
+// number is a parsed JSON number: an int64 when it is written as a small
+// integer literal, an exact rational otherwise.
+type number struct {
+	i     int64
+	small bool
+	rat   *big.Rat
+}
+
+// Limits for exact parsing; numbers beyond them defer to v6.
+const (
+	maxNumberLen = 512
+	maxExponent  = 1000
+)
+
+// scanNumber checks that s follows the JSON number grammar exactly and is
+// within the limits of exact parsing here. It reports whether s is a plain
+// integer literal and where its integer digits are.
+func scanNumber[T string | []byte](s T) (plain bool, intStart, intEnd int, ok bool) {
+	if len(s) == 0 || len(s) > maxNumberLen {
+		return false, 0, 0, false
+	}
+	i := 0
+	if s[0] == '-' {
+		i++
+	}
+	intStart = i
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false, 0, 0, false
+	}
+	intEnd = i
+	plain = true
+	if i < len(s) && s[i] == '.' {
+		plain = false
+		i++
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false, 0, 0, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		plain = false
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		exp := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if exp <= maxExponent {
+				exp = exp*10 + int(s[i]-'0')
+			}
+			i++
+		}
+		if i == start || exp > maxExponent {
+			return false, 0, 0, false
+		}
+	}
+	if i != len(s) {
+		return false, 0, 0, false
+	}
+	return plain, intStart, intEnd, true
+}
+
+// parseNumber parses s, which must pass scanNumber; it reports false
+// otherwise.
+func parseNumber[T string | []byte](s T) (number, bool) {
+	plain, intStart, intEnd, ok := scanNumber(s)
+	if !ok {
+		return number{}, false
+	}
+	if plain && intEnd-intStart <= 18 {
+		var v int64
+		for k := intStart; k < intEnd; k++ {
+			v = v*10 + int64(s[k]-'0')
+		}
+		if s[0] == '-' {
+			v = -v
+		}
+		return number{i: v, small: true}, true
+	}
+	rat, ok := new(big.Rat).SetString(string(s))
+	if !ok {
+		return number{}, false
+	}
+	return number{rat: rat}, true
+}
+
+func (n number) exact() *big.Rat {
+	if n.small {
+		return new(big.Rat).SetInt64(n.i)
+	}
+	return n.rat
+}
+
+func (n number) cmp(b *bound) int {
+	if n.small && b.small {
+		switch {
+		case n.i < b.i:
+			return -1
+		case n.i > b.i:
+			return 1
+		}
+		return 0
+	}
+	return n.exact().Cmp(b.rat)
+}
+
+func (n number) cmpNum(m number) int {
+	if n.small && m.small {
+		switch {
+		case n.i < m.i:
+			return -1
+		case n.i > m.i:
+			return 1
+		}
+		return 0
+	}
+	return n.exact().Cmp(m.exact())
+}

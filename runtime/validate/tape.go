@@ -1,0 +1,576 @@
+package validate
+
+import (
+	"encoding/json"
+	"math"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A tape is a JSON document parsed into one flat slice of tokens, the form
+// the fast path (fastpath.go) walks. Every value is one token, followed by
+// its children in document order: an array's elements, or an object's
+// members as key (a string token) then value. Each token records the index
+// of the token after its subtree, so siblings are reached without walking
+// into children.
+//
+// Strings and numbers refer to their bytes by offset. A string without
+// escapes points into the document itself; an escaped string is decoded
+// once, while parsing, into the tape's own buffer (fBuf). Nothing else is
+// decoded or allocated: scanning a document into a reused tape allocates
+// only when the tape has to grow.
+//
+// parse accepts exactly the documents that encoding/json with UseNumber
+// accepts as one value followed by whitespace, and the tree it describes
+// (see value) is the one encoding/json builds, except that an object may
+// hold duplicate keys; such a tape is marked dup, and the fast path leaves
+// it to v6, which sees encoding/json's last-member-wins map. Inputs whose
+// handling by encoding/json differs from a plain reading (invalid UTF-8,
+// escaped lone surrogates, very deep nesting) make parse report false, and
+// the caller decodes with encoding/json instead.
+
+// tok is one tape token.
+type tok struct {
+	kind  uint8  // tNull, tBool, tNumber, tString, tArray or tObject
+	flags uint8  // fTrue, fBuf
+	hash  uint16 // object keys: keyHash of the key
+	off   uint32 // strings, numbers: offset of the bytes in src, or in buf with fBuf
+	n     uint32 // strings, numbers: byte length; arrays, objects: number of elements or members
+	end   uint32 // index of the token after this value and its children
+}
+
+// Token flags.
+const (
+	fTrue uint8 = 1 << iota // a true boolean
+	fBuf                    // the bytes are in tape.buf, not in tape.src
+)
+
+// maxTapeDepth bounds the nesting of arrays and objects that parse and
+// fromValue handle; deeper documents are decoded by encoding/json (and
+// validated by v6).
+const maxTapeDepth = 512
+
+// maxTapeBytes bounds the documents that parse handles, so that offsets fit
+// in a tok.
+const maxTapeBytes = math.MaxUint32 - 1
+
+// tape is a document parsed by parse, or a value put on a tape by
+// fromValue (see above).
+type tape struct {
+	src  []byte // the document (nil for a tape built by fromValue)
+	buf  []byte // decoded escaped strings; every string and number for fromValue
+	toks []tok
+	dup  bool // some object has two members with the same key
+
+	keys []uint32 // parse scratch: key tokens of the objects being parsed
+}
+
+// Pooled tapes whose slices grew beyond these capacities are dropped rather
+// than kept for reuse.
+const (
+	maxPooledToks = 1 << 16
+	maxPooledBuf  = 1 << 20
+)
+
+var tapePool = sync.Pool{New: func() any { return new(tape) }}
+
+func getTape() *tape { return tapePool.Get().(*tape) }
+
+func putTape(t *tape) {
+	if reusable(t) {
+		// Decoded strings are not kept around in pooled memory.
+		clear(t.buf)
+		t.src = nil
+		tapePool.Put(t)
+	}
+}
+
+// reusable reports whether t is small enough to keep in the pool.
+func reusable(t *tape) bool {
+	return cap(t.toks) <= maxPooledToks && cap(t.buf) <= maxPooledBuf && cap(t.keys) <= maxPooledToks
+}
+
+func (t *tape) reset(src []byte) {
+	t.src = src
+	t.buf = t.buf[:0]
+	t.toks = t.toks[:0]
+	t.keys = t.keys[:0]
+	t.dup = false
+}
+
+// bytes returns the bytes of string or number token i: a string's decoded
+// contents, a number's text.
+func (t *tape) bytes(i uint32) []byte {
+	k := &t.toks[i]
+	if k.flags&fBuf != 0 {
+		return t.buf[k.off : k.off+k.n]
+	}
+	return t.src[k.off : k.off+k.n]
+}
+
+// parse scans src into t. It reports false when src is not exactly one
+// JSON value with optional surrounding whitespace, or when it is one that
+// encoding/json reads in a way parse does not model; t is then unusable.
+func (t *tape) parse(src []byte) bool {
+	t.reset(src)
+	if uint64(len(src)) > maxTapeBytes {
+		return false
+	}
+	if want := len(src) / 8; cap(t.toks) < want {
+		t.toks = make([]tok, 0, want)
+	}
+	p, ok := t.scanValue(skipSpace(src, 0), 0)
+	return ok && skipSpace(src, p) == len(src)
+}
+
+func skipSpace(src []byte, p int) int {
+	for p < len(src) {
+		switch src[p] {
+		case ' ', '\t', '\n', '\r':
+			p++
+		default:
+			return p
+		}
+	}
+	return p
+}
+
+// scanValue scans the value starting at src[p] (not whitespace) and returns the
+// offset just after it.
+func (t *tape) scanValue(p, depth int) (int, bool) {
+	src := t.src
+	if p >= len(src) {
+		return p, false
+	}
+	i := uint32(len(t.toks))
+	switch c := src[p]; {
+	case c == '"':
+		return t.scanString(p)
+	case c == '{':
+		return t.scanObject(p, depth)
+	case c == '[':
+		return t.scanArray(p, depth)
+	case c == 't':
+		if len(src)-p >= 4 && string(src[p:p+4]) == "true" {
+			t.toks = append(t.toks, tok{kind: tBool, flags: fTrue, end: i + 1})
+			return p + 4, true
+		}
+	case c == 'f':
+		if len(src)-p >= 5 && string(src[p:p+5]) == "false" {
+			t.toks = append(t.toks, tok{kind: tBool, end: i + 1})
+			return p + 5, true
+		}
+	case c == 'n':
+		if len(src)-p >= 4 && string(src[p:p+4]) == "null" {
+			t.toks = append(t.toks, tok{kind: tNull, end: i + 1})
+			return p + 4, true
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return t.scanNumber(p)
+	}
+	return p, false
+}
+
+func (t *tape) scanObject(p, depth int) (int, bool) {
+	if depth >= maxTapeDepth {
+		return p, false
+	}
+	src := t.src
+	i := uint32(len(t.toks))
+	t.toks = append(t.toks, tok{kind: tObject})
+	p = skipSpace(src, p+1)
+	if p < len(src) && src[p] == '}' {
+		t.toks[i].end = i + 1
+		return p + 1, true
+	}
+	keysStart := len(t.keys)
+	var seen uint64 // one bit per key hash, to spot possible duplicates
+	var n uint32
+	for {
+		if p >= len(src) || src[p] != '"' {
+			return p, false
+		}
+		k := uint32(len(t.toks))
+		var ok bool
+		if p, ok = t.scanString(p); !ok {
+			return p, false
+		}
+		key := t.bytes(k)
+		h := keyHash(key)
+		t.toks[k].hash = h
+		if !t.dup {
+			bit := uint64(1) << (h & 63)
+			if seen&bit != 0 {
+				for _, prev := range t.keys[keysStart:] {
+					if string(t.bytes(prev)) == string(key) {
+						t.dup = true
+						break
+					}
+				}
+			}
+			seen |= bit
+			t.keys = append(t.keys, k)
+		}
+		p = skipSpace(src, p)
+		if p >= len(src) || src[p] != ':' {
+			return p, false
+		}
+		if p, ok = t.scanValue(skipSpace(src, p+1), depth+1); !ok {
+			return p, false
+		}
+		n++
+		p = skipSpace(src, p)
+		if p >= len(src) {
+			return p, false
+		}
+		switch src[p] {
+		case ',':
+			p = skipSpace(src, p+1)
+			continue
+		case '}':
+			t.keys = t.keys[:keysStart]
+			t.toks[i].n = n
+			t.toks[i].end = uint32(len(t.toks))
+			return p + 1, true
+		}
+		return p, false
+	}
+}
+
+// keyHash is a cheap hash of an object key, from its length and three of
+// its bytes. It speeds up looking keys up and spotting duplicates; equal
+// hashes are always confirmed by comparing the keys.
+func keyHash[K string | []byte](b K) uint16 {
+	const m = 0x9E3779B1
+	h := uint32(len(b))
+	if len(b) > 0 {
+		h = (h*m ^ uint32(b[0])) * m
+		h = (h ^ uint32(b[len(b)-1])) * m
+		h = (h ^ uint32(b[len(b)/2])) * m
+	}
+	h ^= h >> 16
+	return uint16(h)
+}
+
+func (t *tape) scanArray(p, depth int) (int, bool) {
+	if depth >= maxTapeDepth {
+		return p, false
+	}
+	src := t.src
+	i := uint32(len(t.toks))
+	t.toks = append(t.toks, tok{kind: tArray})
+	p = skipSpace(src, p+1)
+	if p < len(src) && src[p] == ']' {
+		t.toks[i].end = i + 1
+		return p + 1, true
+	}
+	var n uint32
+	for {
+		var ok bool
+		if p, ok = t.scanValue(p, depth+1); !ok {
+			return p, false
+		}
+		n++
+		p = skipSpace(src, p)
+		if p >= len(src) {
+			return p, false
+		}
+		switch src[p] {
+		case ',':
+			p = skipSpace(src, p+1)
+			continue
+		case ']':
+			t.toks[i].n = n
+			t.toks[i].end = uint32(len(t.toks))
+			return p + 1, true
+		}
+		return p, false
+	}
+}
+
+// scanNumber scans a number by the JSON grammar; what follows it is checked
+// by the caller.
+func (t *tape) scanNumber(p int) (int, bool) {
+	src := t.src
+	start := p
+	if src[p] == '-' {
+		p++
+	}
+	if p >= len(src) {
+		return p, false
+	}
+	switch c := src[p]; {
+	case c == '0':
+		p++
+	case c >= '1' && c <= '9':
+		p = skipDigits(src, p+1)
+	default:
+		return p, false
+	}
+	if p < len(src) && src[p] == '.' {
+		p++
+		if p >= len(src) || src[p] < '0' || src[p] > '9' {
+			return p, false
+		}
+		p = skipDigits(src, p+1)
+	}
+	if p < len(src) && (src[p] == 'e' || src[p] == 'E') {
+		p++
+		if p < len(src) && (src[p] == '+' || src[p] == '-') {
+			p++
+		}
+		if p >= len(src) || src[p] < '0' || src[p] > '9' {
+			return p, false
+		}
+		p = skipDigits(src, p+1)
+	}
+	i := uint32(len(t.toks))
+	t.toks = append(t.toks, tok{kind: tNumber, off: uint32(start), n: uint32(p - start), end: i + 1})
+	return p, true
+}
+
+func skipDigits(src []byte, p int) int {
+	for p < len(src) && src[p] >= '0' && src[p] <= '9' {
+		p++
+	}
+	return p
+}
+
+// plainByte marks the bytes that stand for themselves inside a JSON
+// string: printable ASCII other than '"' and '\\'.
+var plainByte = func() (a [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		a[c] = c != '"' && c != '\\'
+	}
+	return a
+}()
+
+// scanString scans the string whose opening quote is at src[p].
+func (t *tape) scanString(p int) (int, bool) {
+	src := t.src
+	start := p + 1
+	i := start
+	for {
+		for i < len(src) && plainByte[src[i]] {
+			i++
+		}
+		if i >= len(src) {
+			return i, false
+		}
+		switch c := src[i]; {
+		case c == '"':
+			k := uint32(len(t.toks))
+			t.toks = append(t.toks, tok{kind: tString, off: uint32(start), n: uint32(i - start), end: k + 1})
+			return i + 1, true
+		case c == '\\':
+			return t.escapedString(start, i)
+		case c < 0x20:
+			return i, false
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i, false
+			}
+			i += size
+		}
+	}
+}
+
+// escapedString finishes scanning a string that starts at src[start] and
+// has its first escape at src[i], decoding it into buf.
+func (t *tape) escapedString(start, i int) (int, bool) {
+	off := len(t.buf)
+	buf, i, ok := unescape(append(t.buf, t.src[start:i]...), t.src, i)
+	t.buf = buf
+	if !ok {
+		return i, false
+	}
+	k := uint32(len(t.toks))
+	t.toks = append(t.toks, tok{kind: tString, flags: fBuf, off: uint32(off), n: uint32(len(buf) - off), end: k + 1})
+	return i + 1, true
+}
+
+// unescape appends to buf the decoded string contents from src[i] up to
+// the closing quote, and returns the offset of that quote.
+func unescape(buf, src []byte, i int) ([]byte, int, bool) {
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '"':
+			return buf, i, true
+		case plainByte[c]:
+			buf = append(buf, c)
+			i++
+			continue
+		case c < 0x20:
+			return buf, i, false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return buf, i, false
+			}
+			buf = append(buf, src[i:i+size]...)
+			i += size
+			continue
+		}
+		// c == '\\'
+		if i+1 >= len(src) {
+			return buf, i, false
+		}
+		switch e := src[i+1]; e {
+		case '"', '\\', '/':
+			buf, i = append(buf, e), i+2
+		case 'b':
+			buf, i = append(buf, '\b'), i+2
+		case 'f':
+			buf, i = append(buf, '\f'), i+2
+		case 'n':
+			buf, i = append(buf, '\n'), i+2
+		case 'r':
+			buf, i = append(buf, '\r'), i+2
+		case 't':
+			buf, i = append(buf, '\t'), i+2
+		case 'u':
+			r, ok := hex4(src, i+2)
+			if !ok {
+				return buf, i, false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				// Only a well-formed pair is handled here; anything else
+				// is left to encoding/json's replacement rules.
+				if i+6 > len(src) || src[i] != '\\' || src[i+1] != 'u' {
+					return buf, i, false
+				}
+				r2, ok := hex4(src, i+2)
+				if !ok {
+					return buf, i, false
+				}
+				dec := utf16.DecodeRune(r, r2)
+				if dec == utf8.RuneError {
+					return buf, i, false
+				}
+				r = dec
+				i += 6
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return buf, i, false
+		}
+	}
+	return buf, i, false
+}
+
+func hex4(data []byte, at int) (rune, bool) {
+	if at+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// value returns the subtree at token i as encoding/json decodes it with
+// UseNumber: map[string]any (the last of duplicate members winning), []any,
+// string, json.Number, bool or nil. Strings are copied out of the tape.
+func (t *tape) value(i uint32) any {
+	k := &t.toks[i]
+	switch k.kind {
+	case tNull:
+		return nil
+	case tBool:
+		return k.flags&fTrue != 0
+	case tNumber:
+		return json.Number(t.bytes(i))
+	case tString:
+		return string(t.bytes(i))
+	case tArray:
+		a := make([]any, 0, k.n)
+		for c := i + 1; c < k.end; c = t.toks[c].end {
+			a = append(a, t.value(c))
+		}
+		return a
+	}
+	m := make(map[string]any, k.n)
+	for c := i + 1; c < k.end; c = t.toks[c+1].end {
+		m[string(t.bytes(c))] = t.value(c + 1)
+	}
+	return m
+}
+
+// fromValue fills t with value, which must consist of the types decoded
+// JSON holds with numbers as json.Number (see [Validator.ValidateValue]).
+// It reports false for anything else, including a json.Number that
+// scanNumber refuses and nesting deeper than maxTapeDepth; every string and
+// number is copied into buf.
+func (t *tape) fromValue(value any) bool {
+	t.reset(nil)
+	return t.add(value, 0)
+}
+
+func (t *tape) add(value any, depth int) bool {
+	i := uint32(len(t.toks))
+	switch x := value.(type) {
+	case nil:
+		t.toks = append(t.toks, tok{kind: tNull, end: i + 1})
+	case bool:
+		k := tok{kind: tBool, end: i + 1}
+		if x {
+			k.flags = fTrue
+		}
+		t.toks = append(t.toks, k)
+	case string:
+		t.addBytes(tString, x)
+	case json.Number:
+		if _, _, _, ok := scanNumber(string(x)); !ok {
+			return false
+		}
+		t.addBytes(tNumber, string(x))
+	case []any:
+		if depth >= maxTapeDepth {
+			return false
+		}
+		t.toks = append(t.toks, tok{kind: tArray, n: uint32(len(x))})
+		for _, e := range x {
+			if !t.add(e, depth+1) {
+				return false
+			}
+		}
+		t.toks[i].end = uint32(len(t.toks))
+	case map[string]any:
+		if depth >= maxTapeDepth {
+			return false
+		}
+		t.toks = append(t.toks, tok{kind: tObject, n: uint32(len(x))})
+		for k, e := range x {
+			t.addBytes(tString, k)
+			t.toks[len(t.toks)-1].hash = keyHash(k)
+			if !t.add(e, depth+1) {
+				return false
+			}
+		}
+		t.toks[i].end = uint32(len(t.toks))
+	default:
+		return false
+	}
+	return uint64(len(t.buf)) <= maxTapeBytes && uint64(len(t.toks)) <= maxTapeBytes
+}
+
+func (t *tape) addBytes(kind uint8, s string) {
+	i := uint32(len(t.toks))
+	off := len(t.buf)
+	t.buf = append(t.buf, s...)
+	t.toks = append(t.toks, tok{kind: kind, flags: fBuf, off: uint32(off), n: uint32(len(s)), end: i + 1})
+}
