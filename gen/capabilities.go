@@ -26,9 +26,9 @@ type Capabilities struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Capabilities) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Capabilities) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -158,9 +158,9 @@ type CapabilitiesModify struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModify) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModify) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -265,9 +265,9 @@ type CapabilitiesModifyInput struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyInput) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyInput) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -317,9 +317,9 @@ type CapabilitiesModifyOutput struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyOutput) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyOutput) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -369,9 +369,9 @@ type CapabilitiesModifyPrompt struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyPrompt) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyPrompt) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -421,9 +421,9 @@ type CapabilitiesModifyRequest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyRequest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -473,9 +473,9 @@ type CapabilitiesModifyResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -525,9 +525,9 @@ type CapabilitiesModifyContent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyContent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyContent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -577,9 +577,9 @@ type CapabilitiesModifyInstructions struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyInstructions) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyInstructions) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -629,9 +629,9 @@ type CapabilitiesModifySummary struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifySummary) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifySummary) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -681,9 +681,9 @@ type CapabilitiesModifyWorkspace struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesModifyWorkspace) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesModifyWorkspace) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -737,9 +737,9 @@ type CapabilitiesFlow struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesFlow) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesFlow) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -834,9 +834,9 @@ type CapabilitiesInject struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesInject) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesInject) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -882,9 +882,9 @@ type CapabilitiesInjectContext struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesInjectContext) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesInjectContext) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -964,9 +964,9 @@ type CapabilitiesElicitation struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesElicitation) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesElicitation) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1082,10 +1082,11 @@ func EncodeCapabilities(v *Capabilities) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeCapabilities of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -13,9 +13,9 @@ type CapabilitiesRequestParams struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesRequestParams) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesRequestParams) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -64,9 +64,9 @@ type CapabilitiesRequest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesRequest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -137,10 +137,11 @@ func EncodeCapabilitiesRequest(v *CapabilitiesRequest) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeCapabilitiesRequest of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

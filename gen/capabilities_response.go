@@ -20,9 +20,9 @@ type CapabilitiesResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -86,9 +86,9 @@ type StaticCapabilityManifest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s StaticCapabilityManifest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *StaticCapabilityManifest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -245,9 +245,9 @@ type StaticCapabilityManifestEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s StaticCapabilityManifestEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *StaticCapabilityManifestEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -413,9 +413,9 @@ type Gap struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Gap) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Gap) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -509,9 +509,9 @@ type StaticCapabilityManifestLimits struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s StaticCapabilityManifestLimits) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *StaticCapabilityManifestLimits) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -581,9 +581,9 @@ type StaticCapabilityManifestManagedPolicy struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s StaticCapabilityManifestManagedPolicy) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *StaticCapabilityManifestManagedPolicy) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -667,9 +667,9 @@ type CapabilitiesResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CapabilitiesResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CapabilitiesResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -732,10 +732,11 @@ func EncodeCapabilitiesResponse(v *CapabilitiesResponse) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeCapabilitiesResponse of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -42,9 +42,9 @@ type ConfigChangeBeforeEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ConfigChangeBeforeEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ConfigChangeBeforeEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -176,9 +176,9 @@ type Turn struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Turn) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Turn) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -253,9 +253,9 @@ type ConfigChangeAfterEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ConfigChangeAfterEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ConfigChangeAfterEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -460,9 +460,9 @@ type UserAttentionEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserAttentionEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserAttentionEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -616,9 +616,9 @@ type UserElicitationRequestEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserElicitationRequestEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserElicitationRequestEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -772,9 +772,9 @@ type UserElicitationResultEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserElicitationResultEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserElicitationResultEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -928,9 +928,9 @@ type UserMessageInboundEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageInboundEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageInboundEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1084,9 +1084,9 @@ type UserMessageOutboundEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageOutboundEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageOutboundEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1249,9 +1249,9 @@ type HookFailureEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s HookFailureEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *HookFailureEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1432,9 +1432,9 @@ var catalogueEventArms = []unionArm{{schema: "catalogue-event.schema.json#/$defs
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u CatalogueEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *CatalogueEvent) encode(e *encoder) {
 	switch {
@@ -1947,10 +1947,11 @@ func EncodeCatalogueEvent(v *CatalogueEvent) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeCatalogueEvent of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
@@ -520,6 +521,31 @@ func jsonKind(v []byte) string {
 type encoder struct {
 	buf []byte
 	err error
+}
+
+// encoders recycles encoding buffers between encodings; every encoding
+// returns an exact-size copy of what it wrote.
+var encoders = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 1024)} }}
+
+// maxPooledEncoder bounds the buffer kept for reuse.
+const maxPooledEncoder = 64 << 10
+
+// getEncoder returns an empty encoder from the pool; finish returns it.
+func getEncoder() *encoder {
+	e := encoders.Get().(*encoder)
+	e.buf, e.err = e.buf[:0], nil
+	return e
+}
+
+// finish returns a copy of the encoding and its error, and gives the
+// encoder back to the pool.
+func (e *encoder) finish() ([]byte, error) {
+	out, err := bytes.Clone(e.buf), e.err
+	if cap(e.buf) <= maxPooledEncoder {
+		e.err = nil
+		encoders.Put(e)
+	}
+	return out, err
 }
 
 func (e *encoder) fail(err error) {

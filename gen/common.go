@@ -24,9 +24,9 @@ type JSONRPCRequest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s JSONRPCRequest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *JSONRPCRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -145,9 +145,9 @@ type JSONRPCSuccessResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s JSONRPCSuccessResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *JSONRPCSuccessResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -275,9 +275,9 @@ type Session struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Session) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Session) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -371,9 +371,9 @@ type SessionAgent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionAgent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionAgent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -432,9 +432,9 @@ type SessionCounters struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionCounters) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionCounters) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -513,9 +513,9 @@ type JSONRPCNotification struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s JSONRPCNotification) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *JSONRPCNotification) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -575,9 +575,9 @@ type JSONRPCErrorResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s JSONRPCErrorResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *JSONRPCErrorResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -637,9 +637,9 @@ type JSONRPCErrorResponseError struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s JSONRPCErrorResponseError) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *JSONRPCErrorResponseError) encode(e *encoder) {
 	e.buf = append(e.buf, '{')

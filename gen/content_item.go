@@ -28,9 +28,9 @@ type TextBodyPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TextBodyPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TextBodyPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -129,9 +129,9 @@ type TextGapPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TextGapPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TextGapPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -230,9 +230,9 @@ type GapPartGap struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s GapPartGap) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *GapPartGap) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -294,9 +294,9 @@ type TextMetadataPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TextMetadataPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TextMetadataPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -403,9 +403,9 @@ type TextOmittedPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TextOmittedPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TextOmittedPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -510,9 +510,9 @@ type AttachmentBodyPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AttachmentBodyPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AttachmentBodyPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -607,9 +607,9 @@ type AttachmentGapPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AttachmentGapPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AttachmentGapPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -716,9 +716,9 @@ type AttachmentMetadataPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AttachmentMetadataPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AttachmentMetadataPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -821,9 +821,9 @@ type AttachmentOmittedPart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AttachmentOmittedPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AttachmentOmittedPart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -928,9 +928,9 @@ var contentItemArms = []unionArm{{schema: "content-item.schema.json#/$defs/textB
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ContentItem) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ContentItem) encode(e *encoder) {
 	switch {
@@ -1140,9 +1140,9 @@ type CanonicalMessage struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CanonicalMessage) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CanonicalMessage) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1245,9 +1245,9 @@ var textPartArms = []unionArm{{schema: "content-item.schema.json#/$defs/textBody
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TextPart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *TextPart) encode(e *encoder) {
 	switch {
@@ -1452,10 +1452,11 @@ func EncodeContentItem(v *ContentItem) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeContentItem of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -27,9 +27,9 @@ type ContentSelection struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContentSelection) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContentSelection) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -269,10 +269,11 @@ func EncodeContentSelection(v *ContentSelection) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeContentSelection of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -24,9 +24,9 @@ type ContentUpload struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContentUpload) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContentUpload) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -92,10 +92,11 @@ func EncodeContentUpload(v *ContentUpload) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeContentUpload of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

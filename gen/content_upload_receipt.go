@@ -20,9 +20,9 @@ type ContentUploadReceipt struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContentUploadReceipt) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContentUploadReceipt) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -80,10 +80,11 @@ func EncodeContentUploadReceipt(v *ContentUploadReceipt) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeContentUploadReceipt of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -16,9 +16,9 @@ type AllowEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AllowEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AllowEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -63,9 +63,9 @@ type AskEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AskEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AskEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -116,9 +116,9 @@ type ModifyMessagesEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModifyMessagesEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModifyMessagesEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -225,9 +225,9 @@ type ModifyTextEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModifyTextEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModifyTextEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -309,9 +309,9 @@ type ModifyWorkspaceEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModifyWorkspaceEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModifyWorkspaceEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -378,9 +378,9 @@ type ModifyFormEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModifyFormEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModifyFormEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -447,9 +447,9 @@ type ModifyInputEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModifyInputEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModifyInputEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -512,9 +512,9 @@ type MessageEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MessageEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MessageEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -565,9 +565,9 @@ type ReturnToolEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ReturnToolEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ReturnToolEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -620,9 +620,9 @@ type StopFlowEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s StopFlowEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *StopFlowEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -683,9 +683,9 @@ type ContinueFlowEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContinueFlowEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContinueFlowEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -753,9 +753,9 @@ type InjectEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InjectEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InjectEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -850,9 +850,9 @@ var effectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDi
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Effect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *Effect) encode(e *encoder) {
 	switch {
@@ -1025,9 +1025,9 @@ type ReturnMessagesEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ReturnMessagesEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ReturnMessagesEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1078,9 +1078,9 @@ type ReturnTextEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ReturnTextEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ReturnTextEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1131,9 +1131,9 @@ type ReturnElicitResultEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ReturnElicitResultEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ReturnElicitResultEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1191,10 +1191,11 @@ func EncodeEffect(v *Effect) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeEffect of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -77,9 +77,9 @@ var eventArms = []unionArm{{schema: "tool-before.schema.json", discs: []unionDis
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Event) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *Event) encode(e *encoder) {
 	switch {
@@ -652,10 +652,11 @@ func EncodeEvent(v *Event) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeEvent of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

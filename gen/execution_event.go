@@ -45,9 +45,9 @@ type ExecutionEventTurnStart struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTurnStart) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTurnStart) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -183,9 +183,9 @@ type ExecutionEventTurn struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTurn) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTurn) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -288,9 +288,9 @@ type ExecutionEventTurnFinishBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTurnFinishBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTurnFinishBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -460,9 +460,9 @@ type LastAssistantItem struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s LastAssistantItem) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *LastAssistantItem) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -526,9 +526,9 @@ type ExecutionEventUsage struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventUsage) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventUsage) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -700,9 +700,9 @@ type ExecutionEventUsageCost struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventUsageCost) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventUsageCost) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -809,9 +809,9 @@ type ExecutionEventTurnEnd struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTurnEnd) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTurnEnd) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -971,9 +971,9 @@ type ExecutionEventError struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventError) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventError) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1122,9 +1122,9 @@ type ExecutionEventTurnProgress struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTurnProgress) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTurnProgress) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1259,9 +1259,9 @@ type ExecutionEventTurnProgressItem struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTurnProgressItem) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTurnProgressItem) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1339,9 +1339,9 @@ type ExecutionEventModelRequestBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelRequestBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelRequestBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1481,9 +1481,9 @@ type ExecutionEventModel struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModel) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModel) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1532,9 +1532,9 @@ type ExecutionEventAttempt struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventAttempt) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventAttempt) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1622,9 +1622,9 @@ type ExecutionEventModelResponseAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelResponseAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelResponseAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1780,9 +1780,9 @@ type ExecutionEventExecutionExecuted struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventExecutionExecuted) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventExecutionExecuted) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1829,9 +1829,9 @@ type ExecutionEventExecutionSkippedSuppliedResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventExecutionSkippedSuppliedResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedSuppliedResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1888,9 +1888,9 @@ type ExecutionEventExecutionSkippedPolicy struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventExecutionSkippedPolicy) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedPolicy) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1954,9 +1954,9 @@ type ExecutionEventExecutionSkippedCancelled struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventExecutionSkippedCancelled) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedCancelled) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2020,9 +2020,9 @@ type ExecutionEventExecutionSkippedTimeout struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventExecutionSkippedTimeout) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedTimeout) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2086,9 +2086,9 @@ type ExecutionEventExecutionSkippedOther struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventExecutionSkippedOther) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedOther) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2160,9 +2160,9 @@ var executionEventExecutionArms = []unionArm{{schema: "execution-event.schema.js
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ExecutionEventExecution) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ExecutionEventExecution) encode(e *encoder) {
 	switch {
@@ -2311,9 +2311,9 @@ type ExecutionEventModelError struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelError) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelError) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2476,9 +2476,9 @@ type ExecutionEventModelErrorExecution struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelErrorExecution) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelErrorExecution) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2555,9 +2555,9 @@ type ExecutionEventModelSwitchBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelSwitchBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelSwitchBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2704,9 +2704,9 @@ type ExecutionEventModelSwitchBeforePricing struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelSwitchBeforePricing) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelSwitchBeforePricing) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2791,9 +2791,9 @@ type ExecutionEventModelSwitchAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventModelSwitchAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventModelSwitchAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2965,9 +2965,9 @@ type ExecutionEventToolPermissionRequest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventToolPermissionRequest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventToolPermissionRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3131,9 +3131,9 @@ type Call struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Call) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Call) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3189,9 +3189,9 @@ type ExecutionEventTool struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTool) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTool) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3279,9 +3279,9 @@ type ExecutionEventMCP struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCP) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCP) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3336,9 +3336,9 @@ type ExecutionEventMCPServer struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCPServer) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCPServer) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3409,9 +3409,9 @@ type ExecutionEventMCPConnectionHTTP struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCPConnectionHTTP) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionHTTP) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3478,9 +3478,9 @@ type ExecutionEventMCPConnectionGap struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCPConnectionGap) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionGap) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3529,9 +3529,9 @@ type ExecutionEventMCPConnectionSSE struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCPConnectionSSE) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionSSE) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3604,9 +3604,9 @@ type ExecutionEventMCPConnectionStdio struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCPConnectionStdio) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionStdio) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3697,9 +3697,9 @@ type ExecutionEventMCPConnectionExtension struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventMCPConnectionExtension) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionExtension) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3775,9 +3775,9 @@ var executionEventMCPConnectionArms = []unionArm{{schema: "execution-event.schem
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ExecutionEventMCPConnection) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ExecutionEventMCPConnection) encode(e *encoder) {
 	switch {
@@ -3871,9 +3871,9 @@ type ExecutionEventBatch struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventBatch) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventBatch) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3972,9 +3972,9 @@ type ExecutionEventToolPermissionResolved struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventToolPermissionResolved) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventToolPermissionResolved) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4205,9 +4205,9 @@ type ExecutionEventToolProgress struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventToolProgress) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventToolProgress) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4386,9 +4386,9 @@ type ExecutionEventToolBatchAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventToolBatchAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventToolBatchAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4533,9 +4533,9 @@ type ExecutionEventToolBatchAfterBatch struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventToolBatchAfterBatch) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventToolBatchAfterBatch) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4593,9 +4593,9 @@ type ExecutionEventToolBatchAfterCall struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventToolBatchAfterCall) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventToolBatchAfterCall) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4714,9 +4714,9 @@ type ExecutionEventContextCompactBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventContextCompactBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventContextCompactBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4882,9 +4882,9 @@ type ExecutionEventTokenCounts struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventTokenCounts) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventTokenCounts) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4967,9 +4967,9 @@ type ExecutionEventContextCompactAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventContextCompactAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventContextCompactAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -5123,9 +5123,9 @@ type ExecutionEventContextCompactAfterRemovedItem struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventContextCompactAfterRemovedItem) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventContextCompactAfterRemovedItem) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -5174,9 +5174,9 @@ type ExecutionEventFileChange struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ExecutionEventFileChange) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ExecutionEventFileChange) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -5295,9 +5295,9 @@ var executionEventArms = []unionArm{{schema: "execution-event.schema.json#/$defs
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ExecutionEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ExecutionEvent) encode(e *encoder) {
 	switch {
@@ -5615,10 +5615,11 @@ func EncodeExecutionEvent(v *ExecutionEvent) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeExecutionEvent of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

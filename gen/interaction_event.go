@@ -20,9 +20,9 @@ type InteractionEventConfigChangeBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventConfigChangeBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventConfigChangeBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -80,9 +80,9 @@ type InteractionEventConfigChangeBeforeChange struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventConfigChangeBeforeChange) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventConfigChangeBeforeChange) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -157,9 +157,9 @@ type InteractionEventConfigChangeAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventConfigChangeAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventConfigChangeAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -219,9 +219,9 @@ type InteractionEventConfigChangeAfterChange struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventConfigChangeAfterChange) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventConfigChangeAfterChange) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -309,9 +309,9 @@ type InteractionEventUserAttention struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserAttention) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserAttention) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -365,9 +365,9 @@ type InteractionEventUserAttentionAttention struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserAttentionAttention) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserAttentionAttention) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -420,9 +420,9 @@ type InteractionEventUserElicitationRequest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserElicitationRequest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserElicitationRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -476,9 +476,9 @@ type InteractionEventUserElicitationRequestElicitation struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserElicitationRequestElicitation) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserElicitationRequestElicitation) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -553,9 +553,9 @@ type InteractionEventUserElicitationResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserElicitationResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserElicitationResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -611,9 +611,9 @@ type InteractionEventUserElicitationResultElicitation struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserElicitationResultElicitation) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserElicitationResultElicitation) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -694,9 +694,9 @@ type InteractionEventUserMessageInbound struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserMessageInbound) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserMessageInbound) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -750,9 +750,9 @@ type InteractionEventUserMessageInboundMessage struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserMessageInboundMessage) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserMessageInboundMessage) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -816,9 +816,9 @@ type InteractionEventUserMessageOutbound struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserMessageOutbound) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserMessageOutbound) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -870,9 +870,9 @@ type InteractionEventUserMessageOutboundMessage struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventUserMessageOutboundMessage) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventUserMessageOutboundMessage) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -934,9 +934,9 @@ type InteractionEventHookFailure struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventHookFailure) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventHookFailure) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -994,9 +994,9 @@ type InteractionEventHookFailureFailure struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InteractionEventHookFailureFailure) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InteractionEventHookFailureFailure) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1080,9 +1080,9 @@ var interactionEventArms = []unionArm{{schema: "interaction-event.schema.json#/$
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u InteractionEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *InteractionEvent) encode(e *encoder) {
 	switch {
@@ -1217,10 +1217,11 @@ func EncodeInteractionEvent(v *InteractionEvent) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeInteractionEvent of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -22,9 +22,9 @@ type InterceptNoEffectResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptNoEffectResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptNoEffectResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -91,9 +91,9 @@ type InterceptNoEffectResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptNoEffectResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptNoEffectResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -156,10 +156,11 @@ func EncodeInterceptNoEffectResponse(v *InterceptNoEffectResponse) ([]byte, erro
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeInterceptNoEffectResponse of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -26,9 +26,9 @@ type InterceptRequestParams struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptRequestParams) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptRequestParams) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -101,9 +101,9 @@ type InterceptState struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptState) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptState) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -218,9 +218,9 @@ type Candidate struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Candidate) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Candidate) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -269,9 +269,9 @@ type CandidateProvenance struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s CandidateProvenance) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *CandidateProvenance) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -338,9 +338,9 @@ type InterceptRequest struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptRequest) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptRequest) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -406,9 +406,9 @@ type MessagesCandidate struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MessagesCandidate) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MessagesCandidate) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -461,9 +461,9 @@ type TextCandidate struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TextCandidate) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TextCandidate) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -516,9 +516,9 @@ type ElicitResultCandidate struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ElicitResultCandidate) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ElicitResultCandidate) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -571,9 +571,9 @@ type ToolCandidate struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolCandidate) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolCandidate) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -632,9 +632,9 @@ type MessagesState struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MessagesState) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MessagesState) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -732,9 +732,9 @@ type TextState struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TextState) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TextState) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -832,9 +832,9 @@ type ElicitResultState struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ElicitResultState) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ElicitResultState) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -932,9 +932,9 @@ type ToolState struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolState) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolState) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1042,10 +1042,11 @@ func EncodeInterceptRequest(v *InterceptRequest) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeInterceptRequest of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

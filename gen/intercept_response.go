@@ -22,9 +22,9 @@ type InterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -91,9 +91,9 @@ type InterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -151,9 +151,9 @@ var sessionStartEffectArms = []unionArm{{schema: "effect.schema.json#/$defs/Inje
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u SessionStartEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *SessionStartEffect) encode(e *encoder) {
 	switch {
@@ -231,9 +231,9 @@ type SessionStartInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionStartInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionStartInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -300,9 +300,9 @@ type SessionStartInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionStartInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionStartInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -360,9 +360,9 @@ var configChangeBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json"
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ConfigChangeBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ConfigChangeBeforeEffect) encode(e *encoder) {
 	switch {
@@ -440,9 +440,9 @@ type ConfigChangeBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ConfigChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ConfigChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -509,9 +509,9 @@ type ConfigChangeBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ConfigChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -571,9 +571,9 @@ type TurnStartModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TurnStartModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TurnStartModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -644,9 +644,9 @@ var turnStartEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: 
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TurnStartEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *TurnStartEffect) encode(e *encoder) {
 	switch {
@@ -751,9 +751,9 @@ type TurnStartInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TurnStartInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TurnStartInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -820,9 +820,9 @@ type TurnStartInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TurnStartInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TurnStartInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -882,9 +882,9 @@ type TurnFinishBeforeModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TurnFinishBeforeModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TurnFinishBeforeModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -953,9 +953,9 @@ var turnFinishBeforeEffectArms = []unionArm{{schema: "intercept-response.schema.
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TurnFinishBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *TurnFinishBeforeEffect) encode(e *encoder) {
 	switch {
@@ -1051,9 +1051,9 @@ type TurnFinishBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TurnFinishBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TurnFinishBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1120,9 +1120,9 @@ type TurnFinishBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TurnFinishBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1182,9 +1182,9 @@ type ModelRequestBeforeModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelRequestBeforeModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelRequestBeforeModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1257,9 +1257,9 @@ var modelRequestBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json"
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ModelRequestBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ModelRequestBeforeEffect) encode(e *encoder) {
 	switch {
@@ -1373,9 +1373,9 @@ type ModelRequestBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelRequestBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelRequestBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1442,9 +1442,9 @@ type ModelRequestBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelRequestBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1507,9 +1507,9 @@ var modelResponseAfterEffectArms = []unionArm{{schema: "intercept-response.schem
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ModelResponseAfterEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ModelResponseAfterEffect) encode(e *encoder) {
 	switch {
@@ -1596,9 +1596,9 @@ type ModelResponseAfterInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelResponseAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelResponseAfterInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1665,9 +1665,9 @@ type ModelResponseAfterInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelResponseAfterInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1727,9 +1727,9 @@ var modelSwitchBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json",
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ModelSwitchBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ModelSwitchBeforeEffect) encode(e *encoder) {
 	switch {
@@ -1816,9 +1816,9 @@ type ModelSwitchBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelSwitchBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelSwitchBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1885,9 +1885,9 @@ type ModelSwitchBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ModelSwitchBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1960,9 +1960,9 @@ var toolBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs:
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ToolBeforeEffect) encode(e *encoder) {
 	switch {
@@ -2094,9 +2094,9 @@ type ToolBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2163,9 +2163,9 @@ type ToolBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2225,9 +2225,9 @@ type ToolAfterModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolAfterModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolAfterModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2298,9 +2298,9 @@ var toolAfterEffectArms = []unionArm{{schema: "intercept-response.schema.json#/$
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolAfterEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ToolAfterEffect) encode(e *encoder) {
 	switch {
@@ -2405,9 +2405,9 @@ type ToolAfterInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolAfterInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2474,9 +2474,9 @@ type ToolAfterInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolAfterInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2543,9 +2543,9 @@ var toolPermissionRequestEffectArms = []unionArm{{schema: "effect.schema.json#/$
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolPermissionRequestEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ToolPermissionRequestEffect) encode(e *encoder) {
 	switch {
@@ -2650,9 +2650,9 @@ type ToolPermissionRequestInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolPermissionRequestInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolPermissionRequestInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2719,9 +2719,9 @@ type ToolPermissionRequestInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolPermissionRequestInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2781,9 +2781,9 @@ var toolBatchAfterEffectArms = []unionArm{{schema: "effect.schema.json#/$defs/St
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolBatchAfterEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ToolBatchAfterEffect) encode(e *encoder) {
 	switch {
@@ -2870,9 +2870,9 @@ type ToolBatchAfterInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolBatchAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolBatchAfterInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -2939,9 +2939,9 @@ type ToolBatchAfterInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ToolBatchAfterInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3001,9 +3001,9 @@ type ContextCompactBeforeModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContextCompactBeforeModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContextCompactBeforeModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3074,9 +3074,9 @@ var contextCompactBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.jso
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ContextCompactBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ContextCompactBeforeEffect) encode(e *encoder) {
 	switch {
@@ -3181,9 +3181,9 @@ type ContextCompactBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContextCompactBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContextCompactBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3250,9 +3250,9 @@ type ContextCompactBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContextCompactBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3312,9 +3312,9 @@ type ContextCompactAfterModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContextCompactAfterModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContextCompactAfterModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3381,9 +3381,9 @@ var contextCompactAfterEffectArms = []unionArm{{schema: "effect.schema.json#/$de
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ContextCompactAfterEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *ContextCompactAfterEffect) encode(e *encoder) {
 	switch {
@@ -3470,9 +3470,9 @@ type ContextCompactAfterInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContextCompactAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContextCompactAfterInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3539,9 +3539,9 @@ type ContextCompactAfterInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ContextCompactAfterInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3604,9 +3604,9 @@ type TaskChangeBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3673,9 +3673,9 @@ type TaskChangeBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3735,9 +3735,9 @@ var userElicitationRequestEffectArms = []unionArm{{schema: "deny-effect.schema.j
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserElicitationRequestEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *UserElicitationRequestEffect) encode(e *encoder) {
 	switch {
@@ -3824,9 +3824,9 @@ type UserElicitationRequestInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserElicitationRequestInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserElicitationRequestInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3893,9 +3893,9 @@ type UserElicitationRequestInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserElicitationRequestInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -3956,9 +3956,9 @@ var userElicitationResultEffectArms = []unionArm{{schema: "intercept-response.sc
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserElicitationResultEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *UserElicitationResultEffect) encode(e *encoder) {
 	switch {
@@ -4036,9 +4036,9 @@ type UserElicitationResultInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserElicitationResultInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserElicitationResultInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4105,9 +4105,9 @@ type UserElicitationResultInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserElicitationResultInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4170,9 +4170,9 @@ var userMessageInboundEffectArms = []unionArm{{schema: "deny-effect.schema.json"
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserMessageInboundEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *UserMessageInboundEffect) encode(e *encoder) {
 	switch {
@@ -4259,9 +4259,9 @@ type UserMessageInboundInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageInboundInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageInboundInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4328,9 +4328,9 @@ type UserMessageInboundInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageInboundInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4390,9 +4390,9 @@ type UserMessageOutboundModifyEffect struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageOutboundModifyEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageOutboundModifyEffect) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4459,9 +4459,9 @@ var userMessageOutboundEffectArms = []unionArm{{schema: "deny-effect.schema.json
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserMessageOutboundEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *UserMessageOutboundEffect) encode(e *encoder) {
 	switch {
@@ -4548,9 +4548,9 @@ type UserMessageOutboundInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageOutboundInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageOutboundInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4617,9 +4617,9 @@ type UserMessageOutboundInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s UserMessageOutboundInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4682,9 +4682,9 @@ var workspaceChangeBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.js
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u WorkspaceChangeBeforeEffect) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *WorkspaceChangeBeforeEffect) encode(e *encoder) {
 	switch {
@@ -4771,9 +4771,9 @@ type WorkspaceChangeBeforeInterceptResponseResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s WorkspaceChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *WorkspaceChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4840,9 +4840,9 @@ type WorkspaceChangeBeforeInterceptResponse struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s WorkspaceChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -4905,10 +4905,11 @@ func EncodeInterceptResponse(v *InterceptResponse) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeInterceptResponse of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

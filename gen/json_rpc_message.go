@@ -21,9 +21,9 @@ var jsonrpcMessageArms = []unionArm{{schema: "common.schema.json#/$defs/request"
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u JSONRPCMessage) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *JSONRPCMessage) encode(e *encoder) {
 	switch {
@@ -122,10 +122,11 @@ func EncodeJSONRPCMessage(v *JSONRPCMessage) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeJSONRPCMessage of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

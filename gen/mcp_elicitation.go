@@ -84,9 +84,9 @@ type MCPElicitationElicitResult struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationElicitResult) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationElicitResult) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -167,9 +167,9 @@ type MCPElicitationBooleanSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationBooleanSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationBooleanSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -245,9 +245,9 @@ type MCPElicitationElicitRequestFormParams struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationElicitRequestFormParams) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationElicitRequestFormParams) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -316,9 +316,9 @@ type ParamsMeta struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ParamsMeta) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ParamsMeta) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -423,9 +423,9 @@ type MCPElicitationElicitRequestFormParamsRequestedSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -506,9 +506,9 @@ type MCPElicitationStringSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationStringSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationStringSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -628,9 +628,9 @@ type MCPElicitationNumberSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationNumberSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationNumberSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -733,9 +733,9 @@ type MCPElicitationUntitledSingleSelectEnumSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationUntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -824,9 +824,9 @@ type MCPElicitationTitledSingleSelectEnumSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationTitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationTitledSingleSelectEnumSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -909,9 +909,9 @@ type MCPElicitationTitledSingleSelectEnumSchemaOneOfItem struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -968,9 +968,9 @@ type MCPElicitationUntitledMultiSelectEnumSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationUntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1062,9 +1062,9 @@ type MCPElicitationUntitledMultiSelectEnumSchemaItems struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationUntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1136,9 +1136,9 @@ type MCPElicitationTitledMultiSelectEnumSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationTitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1228,9 +1228,9 @@ type MCPElicitationTitledMultiSelectEnumSchemaItems struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationTitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1284,9 +1284,9 @@ type MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1341,9 +1341,9 @@ type MCPElicitationLegacyTitledEnumSchema struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationLegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationLegacyTitledEnumSchema) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1453,9 +1453,9 @@ var mcpElicitationPrimitiveSchemaDefinitionArms = []unionArm{{schema: "mcp-elici
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u MCPElicitationPrimitiveSchemaDefinition) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *MCPElicitationPrimitiveSchemaDefinition) encode(e *encoder) {
 	switch {
@@ -1557,9 +1557,9 @@ type MCPElicitationTaskMetadata struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationTaskMetadata) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationTaskMetadata) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1616,9 +1616,9 @@ type MCPElicitationElicitRequestURLParams struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s MCPElicitationElicitRequestURLParams) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *MCPElicitationElicitRequestURLParams) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1694,9 +1694,9 @@ var mcpElicitationElicitRequestParamsArms = []unionArm{{schema: "mcp-elicitation
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u MCPElicitationElicitRequestParams) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *MCPElicitationElicitRequestParams) encode(e *encoder) {
 	switch {

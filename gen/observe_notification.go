@@ -17,9 +17,9 @@ type ObserveNotificationParams struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ObserveNotificationParams) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ObserveNotificationParams) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -71,9 +71,9 @@ type ObserveNotification struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ObserveNotification) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ObserveNotification) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -140,10 +140,11 @@ func EncodeObserveNotification(v *ObserveNotification) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeObserveNotification of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -22,9 +22,9 @@ type AuthenticationBearer struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AuthenticationBearer) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AuthenticationBearer) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -98,9 +98,9 @@ type AuthenticationOauth struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s AuthenticationOauth) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *AuthenticationOauth) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -205,9 +205,9 @@ var authenticationArms = []unionArm{{schema: "registration.schema.json#/$defs/au
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Authentication) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *Authentication) encode(e *encoder) {
 	switch {
@@ -283,9 +283,9 @@ type Registration struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Registration) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Registration) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -350,9 +350,9 @@ type Backend struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Backend) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Backend) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -433,9 +433,9 @@ type StdioTransport struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s StdioTransport) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *StdioTransport) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -532,9 +532,9 @@ type HTTPTransport struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s HTTPTransport) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *HTTPTransport) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -588,9 +588,9 @@ var transportArms = []unionArm{{schema: "registration.schema.json#/$defs/stdioTr
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Transport) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *Transport) encode(e *encoder) {
 	switch {
@@ -682,9 +682,9 @@ type InterceptSubscription struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s InterceptSubscription) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *InterceptSubscription) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -868,9 +868,9 @@ type SubscriptionFilters struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SubscriptionFilters) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SubscriptionFilters) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -971,9 +971,9 @@ type ObserveSubscription struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s ObserveSubscription) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *ObserveSubscription) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1156,9 +1156,9 @@ var subscriptionArms = []unionArm{{schema: "registration.schema.json#/$defs/inte
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Subscription) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *Subscription) encode(e *encoder) {
 	switch {
@@ -1238,9 +1238,9 @@ type RegistrationContentReceiver struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s RegistrationContentReceiver) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *RegistrationContentReceiver) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1306,10 +1306,11 @@ func EncodeRegistration(v *Registration) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeRegistration of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

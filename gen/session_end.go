@@ -46,9 +46,9 @@ type SessionEndEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionEndEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionEndEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -215,10 +215,11 @@ func EncodeSessionEnd(v *SessionEndEvent) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeSessionEnd of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -50,9 +50,9 @@ type SessionStartEvent struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionStartEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionStartEvent) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -225,9 +225,9 @@ type SessionStartEventResumedFrom struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionStartEventResumedFrom) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionStartEventResumedFrom) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -277,9 +277,9 @@ type SessionStartEventHarness struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s SessionStartEventHarness) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *SessionStartEventHarness) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -333,10 +333,11 @@ func EncodeSessionStart(v *SessionStartEvent) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeSessionStart of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -42,9 +42,9 @@ type TaskWorkspaceEventTaskChangeBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskWorkspaceEventTaskChangeBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskWorkspaceEventTaskChangeBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -182,9 +182,9 @@ type Task struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Task) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Task) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -300,9 +300,9 @@ type TaskWorkspaceEventTaskChangeAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskWorkspaceEventTaskChangeAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskWorkspaceEventTaskChangeAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -456,9 +456,9 @@ type TaskWorkspaceEventWorkspaceChangeBefore struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskWorkspaceEventWorkspaceChangeBefore) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -592,9 +592,9 @@ type Workspace struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s Workspace) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *Workspace) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -676,9 +676,9 @@ type WorkspaceChange struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s WorkspaceChange) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *WorkspaceChange) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -761,9 +761,9 @@ type TaskWorkspaceEventWorkspaceChangeAfter struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskWorkspaceEventWorkspaceChangeAfter) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -917,9 +917,9 @@ type TaskWorkspaceEventFileChanged struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskWorkspaceEventFileChanged) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskWorkspaceEventFileChanged) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1066,9 +1066,9 @@ type TaskWorkspaceEventFileChangedChange struct {
 
 // MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
 func (s TaskWorkspaceEventFileChangedChange) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	s.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	s.encode(e)
+	return e.finish()
 }
 func (s *TaskWorkspaceEventFileChangedChange) encode(e *encoder) {
 	e.buf = append(e.buf, '{')
@@ -1141,9 +1141,9 @@ var taskWorkspaceEventArms = []unionArm{{schema: "task-workspace-event.schema.js
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TaskWorkspaceEvent) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *TaskWorkspaceEvent) encode(e *encoder) {
 	switch {
@@ -1311,10 +1311,11 @@ func EncodeTaskWorkspaceEvent(v *TaskWorkspaceEvent) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeTaskWorkspaceEvent of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

@@ -25,9 +25,9 @@ var wireMessageArms = []unionArm{{schema: "intercept-request.schema.json", discs
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u WireMessage) MarshalJSON() ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	u.encode(&e)
-	return e.buf, e.err
+	e := getEncoder()
+	u.encode(e)
+	return e.finish()
 }
 func (u *WireMessage) encode(e *encoder) {
 	switch {
@@ -149,10 +149,11 @@ func EncodeWireMessage(v *WireMessage) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: EncodeWireMessage of nil", ErrInvalid)
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	v.encode(&e)
-	if e.err != nil {
-		return nil, e.err
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
 	}
-	return e.buf, nil
+	return out, nil
 }

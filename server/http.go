@@ -3,9 +3,9 @@ package server
 import (
 	"bytes"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -48,7 +48,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case outReply:
 		hdr := w.Header()
 		hdr.Set("Content-Type", "application/json")
-		hdr.Set("Content-Length", strconv.Itoa(len(res.body)))
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		hdr.Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
@@ -80,12 +79,23 @@ func isJSONContentType(v string) bool {
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	rd := http.MaxBytesReader(w, r.Body, limit)
 	defer rd.Close()
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= limit {
-		buf.Grow(int(n) + 1) // +1 so that reading EOF does not grow the buffer
+	if n := r.ContentLength; n >= 0 && n <= limit {
+		// The declared length, read in one buffer of that size (plus one
+		// byte to see the end of the body).
+		buf := make([]byte, n+1)
+		got, err := io.ReadFull(rd, buf)
+		switch {
+		case err == nil: // more than declared: net/http reports the mismatch
+			return nil, errors.New("server: body longer than Content-Length")
+		case int64(got) == n && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
+			return buf[:got], nil
+		default:
+			return nil, err
+		}
 	}
-	if _, err := buf.ReadFrom(rd); err != nil {
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(rd); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return b.Bytes(), nil
 }

@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -96,6 +99,20 @@ func TestHTTPBinding(t *testing.T) {
 		r := decodeReply(t, raw)
 		require.Equal(t, jsonrpc.CodeParseError, r.code())
 		require.Equal(t, "null", string(r.ID))
+	})
+
+	t.Run("body shorter than its Content-Length", func(t *testing.T) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		require.NoError(t, err)
+		defer conn.Close()
+		head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+		_, err = conn.Write(append([]byte(head), body[:len(body)/2]...))
+		require.NoError(t, err)
+		require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "a truncated body is never dispatched")
 	})
 
 	t.Run("response headers", func(t *testing.T) {

@@ -257,9 +257,9 @@ func emitObject(f *jen.File, t *goType, where string) {
 	// MarshalJSON
 	f.Comment("MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.")
 	f.Func().Params(jen.Id("s").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Id("e").Op(":=").Id("encoder").Values(jen.Id("buf").Op(":").Make(jen.Index().Byte(), jen.Lit(0), jen.Lit(256))),
-		jen.Id("s").Dot("encode").Call(jen.Op("&").Id("e")),
-		jen.Return(jen.Id("e").Dot("buf"), jen.Id("e").Dot("err")),
+		jen.Id("e").Op(":=").Id("getEncoder").Call(),
+		jen.Id("s").Dot("encode").Call(jen.Id("e")),
+		jen.Return(jen.Id("e").Dot("finish").Call()),
 	)
 
 	// encode
@@ -392,9 +392,9 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 
 	f.Comment("MarshalJSON implements json.Marshaler by encoding the arm that is set.")
 	f.Func().Params(jen.Id("u").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Id("e").Op(":=").Id("encoder").Values(jen.Id("buf").Op(":").Make(jen.Index().Byte(), jen.Lit(0), jen.Lit(256))),
-		jen.Id("u").Dot("encode").Call(jen.Op("&").Id("e")),
-		jen.Return(jen.Id("e").Dot("buf"), jen.Id("e").Dot("err")),
+		jen.Id("e").Op(":=").Id("getEncoder").Call(),
+		jen.Id("u").Dot("encode").Call(jen.Id("e")),
+		jen.Return(jen.Id("e").Dot("finish").Call()),
 	)
 	var encCases []jen.Code
 	for _, a := range t.Arms {

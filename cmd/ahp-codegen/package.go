@@ -221,10 +221,11 @@ func emitRoot(f *jen.File, r *root) {
 	f.Comment(fmt.Sprintf("%s encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.", encode))
 	f.Func().Id(encode).Params(jen.Id("v").Op("*").Id(name)).Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.If(jen.Id("v").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: "+encode+" of nil"), jen.Id("ErrInvalid")))),
-		jen.Id("e").Op(":=").Id("encoder").Values(jen.Id("buf").Op(":").Make(jen.Index().Byte(), jen.Lit(0), jen.Lit(1024))),
-		jen.Id("v").Dot("encode").Call(jen.Op("&").Id("e")),
-		jen.If(jen.Id("e").Dot("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("e").Dot("err"))),
-		jen.Return(jen.Id("e").Dot("buf"), jen.Nil()),
+		jen.Id("e").Op(":=").Id("getEncoder").Call(),
+		jen.Id("v").Dot("encode").Call(jen.Id("e")),
+		jen.List(jen.Id("out"), jen.Id("err")).Op(":=").Id("e").Dot("finish").Call(),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Return(jen.Id("out"), jen.Nil()),
 	)
 	f.Line()
 }
