@@ -180,29 +180,49 @@ type fastNode struct {
 // newFastSchema compiles sch for the fast path; an unsupported schema
 // yields a fastSchema that always defers to v6.
 func newFastSchema(sch *jsonschema.Schema) *fastSchema {
-	root, err := compileFast(sch)
+	return newFastCompiler().schema(sch)
+}
+
+// schema compiles sch for the fast path, sharing the nodes of every
+// subschema compiled before; an unsupported schema yields a fastSchema that
+// always defers to v6.
+func (c *fastCompiler) schema(sch *jsonschema.Schema) *fastSchema {
+	root, err := c.compile(sch)
 	if err != nil {
 		return &fastSchema{}
 	}
 	return &fastSchema{root: root}
 }
 
-// compileFast compiles the graph reachable from sch.
+// compileFast compiles the graph reachable from sch on its own.
 func compileFast(sch *jsonschema.Schema) (*fastNode, error) {
-	c := fastCompiler{memo: map[*jsonschema.Schema]*fastNode{}}
+	return newFastCompiler().compile(sch)
+}
+
+// compile compiles the graph reachable from sch. Nodes created by an
+// earlier compile are reused as they are (already finished); the new ones
+// are finished here, or forgotten again when sch is not supported, so that
+// the memo only ever holds finished nodes.
+func (c *fastCompiler) compile(sch *jsonschema.Schema) (*fastNode, error) {
+	start := len(c.order)
 	root, err := c.node(sch)
+	if err == nil {
+		err = checkInPlaceCycles(root)
+	}
 	if err != nil {
+		for _, s := range c.order[start:] {
+			delete(c.memo, s)
+		}
+		c.order = c.order[:start]
 		return nil, err
 	}
-	if err := checkInPlaceCycles(root); err != nil {
-		return nil, err
-	}
+	fresh := c.order[start:]
 	// Without in-place cycles, every chain of pure references ends.
-	for _, n := range c.memo {
-		skipRefs(n)
+	for _, s := range fresh {
+		skipRefs(c.memo[s])
 	}
-	for _, n := range c.memo {
-		buildSwitches(n)
+	for _, s := range fresh {
+		buildSwitches(c.memo[s])
 	}
 	return follow(root), nil
 }
@@ -241,8 +261,14 @@ func skipRefs(n *fastNode) {
 	}
 }
 
+// fastCompiler turns v6 schemas into fastNodes, one node per schema.
 type fastCompiler struct {
-	memo map[*jsonschema.Schema]*fastNode
+	memo  map[*jsonschema.Schema]*fastNode
+	order []*jsonschema.Schema // memo keys in creation order
+}
+
+func newFastCompiler() *fastCompiler {
+	return &fastCompiler{memo: map[*jsonschema.Schema]*fastNode{}}
 }
 
 func (c *fastCompiler) node(s *jsonschema.Schema) (*fastNode, error) {
@@ -254,6 +280,7 @@ func (c *fastCompiler) node(s *jsonschema.Schema) (*fastNode, error) {
 	}
 	n := &fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
 	c.memo[s] = n
+	c.order = append(c.order, s)
 	if err := c.fill(n, s); err != nil {
 		return nil, err
 	}

@@ -32,8 +32,9 @@ type Validator struct {
 	cache sync.Map // canonical reference -> *jsonschema.Schema
 	fast  sync.Map // canonical reference -> *fastSchema (see fastpath.go)
 
-	mu       sync.Mutex // guards compiler
+	mu       sync.Mutex // guards compiler and fastc
 	compiler *jsonschema.Compiler
+	fastc    *fastCompiler // shared by every reference, so common subschemas compile once
 }
 
 // New compiles the embedded schema documents and returns a Validator for
@@ -55,7 +56,7 @@ func newValidator(dispatch bool) (*Validator, error) {
 	if len(names) == 0 {
 		return nil, errors.New("ahp: no embedded schema documents")
 	}
-	v := &Validator{docs: make(map[string]bool, len(names)), compiler: c}
+	v := &Validator{docs: make(map[string]bool, len(names)), compiler: c, fastc: newFastCompiler()}
 	docs := make(map[string]any, len(names))
 	for _, name := range names {
 		raw, err := schemas.Read(name)
@@ -86,7 +87,7 @@ func newValidator(dispatch bool) (*Validator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ahp: compile schema %s: %w", name, err)
 		}
-		v.fast.Store(name, newFastSchema(sch))
+		v.fast.Store(name, v.fastc.schema(sch))
 		v.cache.Store(name, sch)
 	}
 	return v, nil
@@ -199,7 +200,7 @@ func (v *Validator) schema(ref string) (string, *jsonschema.Schema, error) {
 		// that exist in the embedded documents.
 		return "", nil, fmt.Errorf("%w: %q: %w", ErrUnknownSchema, ref, err)
 	}
-	v.fast.Store(key, newFastSchema(sch))
+	v.fast.Store(key, v.fastc.schema(sch))
 	v.cache.Store(key, sch)
 	return key, sch, nil
 }
