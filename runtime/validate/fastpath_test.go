@@ -443,6 +443,9 @@ func TestFastPathMutations(t *testing.T) {
 				// accept, and a deterministic sample of fast rejections.
 				compare := func(what, ref string, mv any) {
 					total.Add(1)
+					if raceEnabled && !sampled("race "+what, 5) {
+						return
+					}
 					got, gotPlain := vs.fast(ref, mv)
 					if !got && !gotPlain && !sampled(what, every) {
 						return
@@ -802,6 +805,9 @@ func TestFastPathDefs(t *testing.T) {
 	checks, valid := 0, 0
 	for _, ref := range refs {
 		for i, value := range values {
+			if raceEnabled && !sampled(fmt.Sprintf("race %s %d", ref, i), 5) {
+				continue
+			}
 			if vs.agree(fmt.Sprintf("value %d", i), ref, value) {
 				valid++
 			}
