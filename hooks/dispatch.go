@@ -113,6 +113,9 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	stop := context.AfterFunc(h.closing, func() { cancel(ErrClosed) })
 	defer stop()
 	c := &call{h: h, ctx: cctx, parent: ctx, entry: e, caps: caps, occ: occ, base: ev, cur: ev, curJSON: encoded}
+	if o.grant == nil && !countsContinuations(e.caps) {
+		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
+	}
 	return c.run(intercept)
 }
 

@@ -453,7 +453,7 @@ func modifyPairs(c, b *gen.CapabilitiesModify) [][2]*[2]bool {
 // consumed: the continue operation carries the remaining allowance and is
 // dropped (with flow itself, if nothing is left) when none remains.
 func advertise(base gen.Capabilities, used int) gen.Capabilities {
-	if base.Flow == nil || !slices.Contains(base.Flow.Operations, gen.FlowOperationContinue) {
+	if !countsContinuations(base) {
 		return base // immutable once configured: shared, never modified
 	}
 	c := cloneCaps(base)
@@ -479,6 +479,11 @@ func advertise(base gen.Capabilities, used int) gen.Capabilities {
 		c.Effects = slices.DeleteFunc(c.Effects, func(e gen.EffectFamily) bool { return e == gen.EffectFamilyFlow })
 	}
 	return c
+}
+
+// countsContinuations reports whether advertise adjusts c per call.
+func countsContinuations(c gen.Capabilities) bool {
+	return c.Flow != nil && slices.Contains(c.Flow.Operations, gen.FlowOperationContinue)
 }
 
 // cloneCaps deep-copies a capabilities object through its codec.

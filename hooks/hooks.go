@@ -152,6 +152,7 @@ type eventEntry struct {
 	declared     bool // the manifest declares the event
 	intercept    bool // the manifest grants intercept mode
 	caps         gen.Capabilities
+	capsJSON     []byte // caps encoded, shared by calls that advertise caps unchanged
 	interceptors []*subscription
 	observers    []*subscription
 }

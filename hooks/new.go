@@ -74,6 +74,9 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 		if slices.Contains(e.Modes, gen.StaticCapabilityManifestEventModeIntercept) && e.Capabilities != nil {
 			entry.intercept = true
 			entry.caps = cloneCaps(*e.Capabilities)
+			if data, err := entry.caps.MarshalJSON(); err == nil {
+				entry.capsJSON = data
+			}
 		}
 	}
 	subs, err := h.loadRegistration(reg)
