@@ -66,35 +66,34 @@ func (s *Capabilities) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Capabilities) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "effects":
+		return decArray(&s.Effects, b, i, decNamedAt[EffectFamily])
+	case "modify":
+		s.Modify = new(CapabilitiesModify)
+		return s.Modify.decode(b, i)
+	case "flow":
+		s.Flow = new(CapabilitiesFlow)
+		return s.Flow.decode(b, i)
+	case "inject":
+		s.Inject = new(CapabilitiesInject)
+		return s.Inject.decode(b, i)
+	case "elicitation":
+		s.Elicitation = new(CapabilitiesElicitation)
+		return s.Elicitation.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Capabilities) decode(b []byte, i int) (int, error) {
+	*s = Capabilities{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Capabilities) UnmarshalJSON(data []byte) error {
 	var out Capabilities
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "effects":
-			out.Effects, err = decArray(v, decNamed[EffectFamily])
-		case "modify":
-			out.Modify = new(CapabilitiesModify)
-			err = out.Modify.UnmarshalJSON(v)
-		case "flow":
-			out.Flow = new(CapabilitiesFlow)
-			err = out.Flow.UnmarshalJSON(v)
-		case "inject":
-			out.Inject = new(CapabilitiesInject)
-			err = out.Inject.UnmarshalJSON(v)
-		case "elicitation":
-			out.Elicitation = new(CapabilitiesElicitation)
-			err = out.Elicitation.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -205,48 +204,47 @@ func (s *CapabilitiesModify) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModify) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "input":
+		s.Input = new(CapabilitiesModifyInput)
+		return s.Input.decode(b, i)
+	case "output":
+		s.Output = new(CapabilitiesModifyOutput)
+		return s.Output.decode(b, i)
+	case "prompt":
+		s.Prompt = new(CapabilitiesModifyPrompt)
+		return s.Prompt.decode(b, i)
+	case "request":
+		s.Request = new(CapabilitiesModifyRequest)
+		return s.Request.decode(b, i)
+	case "response":
+		s.Response = new(CapabilitiesModifyResponse)
+		return s.Response.decode(b, i)
+	case "content":
+		s.Content = new(CapabilitiesModifyContent)
+		return s.Content.decode(b, i)
+	case "instructions":
+		s.Instructions = new(CapabilitiesModifyInstructions)
+		return s.Instructions.decode(b, i)
+	case "summary":
+		s.Summary = new(CapabilitiesModifySummary)
+		return s.Summary.decode(b, i)
+	case "workspace":
+		s.Workspace = new(CapabilitiesModifyWorkspace)
+		return s.Workspace.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModify) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModify{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModify) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModify
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "input":
-			out.Input = new(CapabilitiesModifyInput)
-			err = out.Input.UnmarshalJSON(v)
-		case "output":
-			out.Output = new(CapabilitiesModifyOutput)
-			err = out.Output.UnmarshalJSON(v)
-		case "prompt":
-			out.Prompt = new(CapabilitiesModifyPrompt)
-			err = out.Prompt.UnmarshalJSON(v)
-		case "request":
-			out.Request = new(CapabilitiesModifyRequest)
-			err = out.Request.UnmarshalJSON(v)
-		case "response":
-			out.Response = new(CapabilitiesModifyResponse)
-			err = out.Response.UnmarshalJSON(v)
-		case "content":
-			out.Content = new(CapabilitiesModifyContent)
-			err = out.Content.UnmarshalJSON(v)
-		case "instructions":
-			out.Instructions = new(CapabilitiesModifyInstructions)
-			err = out.Instructions.UnmarshalJSON(v)
-		case "summary":
-			out.Summary = new(CapabilitiesModifySummary)
-			err = out.Summary.UnmarshalJSON(v)
-		case "workspace":
-			out.Workspace = new(CapabilitiesModifyWorkspace)
-			err = out.Workspace.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -280,25 +278,24 @@ func (s *CapabilitiesModifyInput) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyInput) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyInput) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyInput{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInput) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyInput
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -332,25 +329,24 @@ func (s *CapabilitiesModifyOutput) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyOutput) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyOutput) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyOutput{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyOutput) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyOutput
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -384,25 +380,24 @@ func (s *CapabilitiesModifyPrompt) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyPrompt) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyPrompt) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyPrompt{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyPrompt) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyPrompt
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -436,25 +431,24 @@ func (s *CapabilitiesModifyRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyRequest) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyRequest) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyRequest{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyRequest) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyRequest
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -488,25 +482,24 @@ func (s *CapabilitiesModifyResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyResponse) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyResponse) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -540,25 +533,24 @@ func (s *CapabilitiesModifyContent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyContent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyContent) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyContent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyContent) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyContent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -592,25 +584,24 @@ func (s *CapabilitiesModifyInstructions) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyInstructions) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyInstructions) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyInstructions{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInstructions) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyInstructions
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -644,25 +635,24 @@ func (s *CapabilitiesModifySummary) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifySummary) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifySummary) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifySummary{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifySummary) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifySummary
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -696,25 +686,24 @@ func (s *CapabilitiesModifyWorkspace) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesModifyWorkspace) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "replace":
+		return decBoolAt(&s.Replace, b, i)
+	case "merge":
+		return decBoolAt(&s.Merge, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesModifyWorkspace) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesModifyWorkspace{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyWorkspace) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesModifyWorkspace
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "replace":
-			out.Replace, err = decBool(v)
-		case "merge":
-			out.Merge, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -773,32 +762,31 @@ func (s *CapabilitiesFlow) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesFlow) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "operations":
+		return decArray(&s.Operations, b, i, decNamedAt[FlowOperation])
+	case "remainingContinuations":
+		s.RemainingContinuations = new(json.Number)
+		return decNumAt(s.RemainingContinuations, b, i)
+	case "continuationCount":
+		s.ContinuationCount = new(json.Number)
+		return decNumAt(s.ContinuationCount, b, i)
+	case "maxContinuations":
+		s.MaxContinuations = new(json.Number)
+		return decNumAt(s.MaxContinuations, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesFlow) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesFlow{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesFlow) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesFlow
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "operations":
-			out.Operations, err = decArray(v, decNamed[FlowOperation])
-		case "remainingContinuations":
-			out.RemainingContinuations = new(json.Number)
-			(*out.RemainingContinuations), err = decNumber(v)
-		case "continuationCount":
-			out.ContinuationCount = new(json.Number)
-			(*out.ContinuationCount), err = decNumber(v)
-		case "maxContinuations":
-			out.MaxContinuations = new(json.Number)
-			(*out.MaxContinuations), err = decNumber(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -847,23 +835,22 @@ func (s *CapabilitiesInject) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesInject) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "context":
+		return s.Context.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesInject) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesInject{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInject) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesInject
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "context":
-			err = out.Context.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -908,25 +895,24 @@ func (s *CapabilitiesInjectContext) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesInjectContext) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "append":
+		return decBoolAt(&s.Append, b, i)
+	case "deliverAt":
+		return decArray(&s.DeliverAt, b, i, decNamedAt[DeliverAt])
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesInjectContext) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesInjectContext{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInjectContext) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesInjectContext
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "append":
-			out.Append, err = decBool(v)
-		case "deliverAt":
-			out.DeliverAt, err = decArray(v, decNamed[DeliverAt])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -983,25 +969,24 @@ func (s *CapabilitiesElicitation) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesElicitation) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "form":
+		return decRawAt(&s.Form, b, i)
+	case "url":
+		return decRawAt(&s.URL, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesElicitation) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesElicitation{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesElicitation) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesElicitation
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "form":
-			out.Form = cloneRaw(v)
-		case "url":
-			out.URL = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -35,25 +35,24 @@ func (s *CapabilitiesResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "manifest":
+		return s.Manifest.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesResponseResult) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponseResult) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "manifest":
-			err = out.Manifest.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -192,39 +191,38 @@ func (s *StaticCapabilityManifest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *StaticCapabilityManifest) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "events":
+		return decArray(&s.Events, b, i, (*StaticCapabilityManifestEvent).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "transports":
+		return decArray(&s.Transports, b, i, decNamedAt[StaticCapabilityManifestTransport])
+	case "authentication":
+		return decArray(&s.Authentication, b, i, decNamedAt[StaticCapabilityManifestAuthenticationItem])
+	case "limits":
+		return s.Limits.decode(b, i)
+	case "toolPaths":
+		return decArray(&s.ToolPaths, b, i, decStrAt)
+	case "contentCategories":
+		return decArray(&s.ContentCategories, b, i, decStrAt)
+	case "managedPolicy":
+		return s.ManagedPolicy.decode(b, i)
+	case "correlationIdentityFields":
+		return decArray(&s.CorrelationIdentityFields, b, i, decStrAt)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *StaticCapabilityManifest) decode(b []byte, i int) (int, error) {
+	*s = StaticCapabilityManifest{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifest) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifest
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "events":
-			out.Events, err = decArray(v, decUnmarshaler[StaticCapabilityManifestEvent])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "transports":
-			out.Transports, err = decArray(v, decNamed[StaticCapabilityManifestTransport])
-		case "authentication":
-			out.Authentication, err = decArray(v, decNamed[StaticCapabilityManifestAuthenticationItem])
-		case "limits":
-			err = out.Limits.UnmarshalJSON(v)
-		case "toolPaths":
-			out.ToolPaths, err = decArray(v, decStringElem)
-		case "contentCategories":
-			out.ContentCategories, err = decArray(v, decStringElem)
-		case "managedPolicy":
-			err = out.ManagedPolicy.UnmarshalJSON(v)
-		case "correlationIdentityFields":
-			out.CorrelationIdentityFields, err = decArray(v, decStringElem)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -275,28 +273,27 @@ func (s *StaticCapabilityManifestEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *StaticCapabilityManifestEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "event":
+		return decNamedAt[StaticCapabilityManifestEventEvent](&s.Event, b, i)
+	case "modes":
+		return decArray(&s.Modes, b, i, decNamedAt[StaticCapabilityManifestEventMode])
+	case "capabilities":
+		s.Capabilities = new(Capabilities)
+		return s.Capabilities.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *StaticCapabilityManifestEvent) decode(b []byte, i int) (int, error) {
+	*s = StaticCapabilityManifestEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestEvent) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifestEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "event":
-			err = decNamed(v, &out.Event)
-		case "modes":
-			out.Modes, err = decArray(v, decNamed[StaticCapabilityManifestEventMode])
-		case "capabilities":
-			out.Capabilities = new(Capabilities)
-			err = out.Capabilities.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -428,25 +425,24 @@ func (s *Gap) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Gap) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Gap) decode(b []byte, i int) (int, error) {
+	*s = Gap{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Gap) UnmarshalJSON(data []byte) error {
 	var out Gap
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "path":
-			out.Path, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -536,33 +532,32 @@ func (s *StaticCapabilityManifestLimits) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *StaticCapabilityManifestLimits) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "maxUploadBytes":
+		s.MaxUploadBytes = new(json.Number)
+		return decNumAt(s.MaxUploadBytes, b, i)
+	case "maxContinuations":
+		s.MaxContinuations = new(json.Number)
+		return decNumAt(s.MaxContinuations, b, i)
+	case "minTimeoutMs":
+		s.MinTimeoutMs = new(json.Number)
+		return decNumAt(s.MinTimeoutMs, b, i)
+	case "maxTimeoutMs":
+		s.MaxTimeoutMs = new(json.Number)
+		return decNumAt(s.MaxTimeoutMs, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *StaticCapabilityManifestLimits) decode(b []byte, i int) (int, error) {
+	*s = StaticCapabilityManifestLimits{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestLimits) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifestLimits
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "maxUploadBytes":
-			out.MaxUploadBytes = new(json.Number)
-			(*out.MaxUploadBytes), err = decNumber(v)
-		case "maxContinuations":
-			out.MaxContinuations = new(json.Number)
-			(*out.MaxContinuations), err = decNumber(v)
-		case "minTimeoutMs":
-			out.MinTimeoutMs = new(json.Number)
-			(*out.MinTimeoutMs), err = decNumber(v)
-		case "maxTimeoutMs":
-			out.MaxTimeoutMs = new(json.Number)
-			(*out.MaxTimeoutMs), err = decNumber(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -607,25 +602,24 @@ func (s *StaticCapabilityManifestManagedPolicy) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *StaticCapabilityManifestManagedPolicy) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "scopes":
+		return decArray(&s.Scopes, b, i, decNamedAt[StaticCapabilityManifestManagedPolicyScope])
+	case "disableable":
+		return decBoolAt(&s.Disableable, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *StaticCapabilityManifestManagedPolicy) decode(b []byte, i int) (int, error) {
+	*s = StaticCapabilityManifestManagedPolicy{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestManagedPolicy) UnmarshalJSON(data []byte) error {
 	var out StaticCapabilityManifestManagedPolicy
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "scopes":
-			out.Scopes, err = decArray(v, decNamed[StaticCapabilityManifestManagedPolicyScope])
-		case "disableable":
-			out.Disableable, err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -688,27 +682,26 @@ func (s *CapabilitiesResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CapabilitiesResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CapabilitiesResponse) decode(b []byte, i int) (int, error) {
+	*s = CapabilitiesResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 	var out CapabilitiesResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

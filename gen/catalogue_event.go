@@ -113,51 +113,50 @@ func (s *ConfigChangeBeforeEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ConfigChangeBeforeEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "change":
+		return s.Change.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ConfigChangeBeforeEvent) decode(b []byte, i int) (int, error) {
+	*s = ConfigChangeBeforeEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeEvent) UnmarshalJSON(data []byte) error {
 	var out ConfigChangeBeforeEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "change":
-			err = out.Change.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -193,26 +192,25 @@ func (s *Turn) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Turn) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Turn) decode(b []byte, i int) (int, error) {
+	*s = Turn{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Turn) UnmarshalJSON(data []byte) error {
 	var out Turn
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -324,51 +322,50 @@ func (s *ConfigChangeAfterEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ConfigChangeAfterEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "change":
+		return s.Change.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ConfigChangeAfterEvent) decode(b []byte, i int) (int, error) {
+	*s = ConfigChangeAfterEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeAfterEvent) UnmarshalJSON(data []byte) error {
 	var out ConfigChangeAfterEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "change":
-			err = out.Change.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -531,51 +528,50 @@ func (s *UserAttentionEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserAttentionEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "attention":
+		return s.Attention.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserAttentionEvent) decode(b []byte, i int) (int, error) {
+	*s = UserAttentionEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserAttentionEvent) UnmarshalJSON(data []byte) error {
 	var out UserAttentionEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "attention":
-			err = out.Attention.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -687,51 +683,50 @@ func (s *UserElicitationRequestEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserElicitationRequestEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "elicitation":
+		return s.Elicitation.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserElicitationRequestEvent) decode(b []byte, i int) (int, error) {
+	*s = UserElicitationRequestEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestEvent) UnmarshalJSON(data []byte) error {
 	var out UserElicitationRequestEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "elicitation":
-			err = out.Elicitation.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -843,51 +838,50 @@ func (s *UserElicitationResultEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserElicitationResultEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "elicitation":
+		return s.Elicitation.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserElicitationResultEvent) decode(b []byte, i int) (int, error) {
+	*s = UserElicitationResultEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultEvent) UnmarshalJSON(data []byte) error {
 	var out UserElicitationResultEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "elicitation":
-			err = out.Elicitation.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -999,51 +993,50 @@ func (s *UserMessageInboundEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageInboundEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "message":
+		return s.Message.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserMessageInboundEvent) decode(b []byte, i int) (int, error) {
+	*s = UserMessageInboundEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundEvent) UnmarshalJSON(data []byte) error {
 	var out UserMessageInboundEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "message":
-			err = out.Message.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1155,51 +1148,50 @@ func (s *UserMessageOutboundEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageOutboundEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "message":
+		return s.Message.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserMessageOutboundEvent) decode(b []byte, i int) (int, error) {
+	*s = UserMessageOutboundEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundEvent) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "message":
-			err = out.Message.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1318,50 +1310,49 @@ func (s *HookFailureEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *HookFailureEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "failure":
+		return s.Failure.decode(b, i)
+	case "parentEventId":
+		return decStrAt(&s.ParentEventID, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *HookFailureEvent) decode(b []byte, i int) (int, error) {
+	*s = HookFailureEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *HookFailureEvent) UnmarshalJSON(data []byte) error {
 	var out HookFailureEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "failure":
-			err = out.Failure.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID, err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1499,101 +1490,112 @@ func (u *CatalogueEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *CatalogueEvent) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *CatalogueEvent) pick(m *unionMembers) error {
+	*u = CatalogueEvent{}
+	idx, err := m.selectArm(catalogueEventArms)
+	switch idx {
+	case 0:
+		u.ConfigChangeBefore = new(ConfigChangeBeforeEvent)
+		return m.decode(u.ConfigChangeBefore.member)
+	case 1:
+		u.ConfigChangeAfter = new(ConfigChangeAfterEvent)
+		return m.decode(u.ConfigChangeAfter.member)
+	case 2:
+		u.TurnStart = new(TurnStartEvent)
+		return m.decode(u.TurnStart.member)
+	case 3:
+		u.TurnFinishBefore = new(TurnFinishBeforeEvent)
+		return m.decode(u.TurnFinishBefore.member)
+	case 4:
+		u.TurnEnd = new(TurnEndEvent)
+		return m.decode(u.TurnEnd.member)
+	case 5:
+		u.TurnProgress = new(TurnProgressEvent)
+		return m.decode(u.TurnProgress.member)
+	case 6:
+		u.ModelRequestBefore = new(ModelRequestBeforeEvent)
+		return m.decode(u.ModelRequestBefore.member)
+	case 7:
+		u.ModelResponseAfter = new(ModelResponseAfterEvent)
+		return m.decode(u.ModelResponseAfter.member)
+	case 8:
+		u.ModelError = new(ModelErrorEvent)
+		return m.decode(u.ModelError.member)
+	case 9:
+		u.ModelSwitchBefore = new(ModelSwitchBeforeEvent)
+		return m.decode(u.ModelSwitchBefore.member)
+	case 10:
+		u.ModelSwitchAfter = new(ModelSwitchAfterEvent)
+		return m.decode(u.ModelSwitchAfter.member)
+	case 11:
+		u.ToolPermissionRequest = new(ToolPermissionRequestEvent)
+		return m.decode(u.ToolPermissionRequest.member)
+	case 12:
+		u.ToolPermissionResolved = new(ToolPermissionResolvedEvent)
+		return m.decode(u.ToolPermissionResolved.member)
+	case 13:
+		u.ToolProgress = new(ToolProgressEvent)
+		return m.decode(u.ToolProgress.member)
+	case 14:
+		u.ToolBatchAfter = new(ToolBatchAfterEvent)
+		return m.decode(u.ToolBatchAfter.member)
+	case 15:
+		u.ContextCompactBefore = new(ContextCompactBeforeEvent)
+		return m.decode(u.ContextCompactBefore.member)
+	case 16:
+		u.ContextCompactAfter = new(ContextCompactAfterEvent)
+		return m.decode(u.ContextCompactAfter.member)
+	case 17:
+		u.TaskChangeBefore = new(TaskChangeBeforeEvent)
+		return m.decode(u.TaskChangeBefore.member)
+	case 18:
+		u.TaskChangeAfter = new(TaskChangeAfterEvent)
+		return m.decode(u.TaskChangeAfter.member)
+	case 19:
+		u.UserAttention = new(UserAttentionEvent)
+		return m.decode(u.UserAttention.member)
+	case 20:
+		u.UserElicitationRequest = new(UserElicitationRequestEvent)
+		return m.decode(u.UserElicitationRequest.member)
+	case 21:
+		u.UserElicitationResult = new(UserElicitationResultEvent)
+		return m.decode(u.UserElicitationResult.member)
+	case 22:
+		u.UserMessageInbound = new(UserMessageInboundEvent)
+		return m.decode(u.UserMessageInbound.member)
+	case 23:
+		u.UserMessageOutbound = new(UserMessageOutboundEvent)
+		return m.decode(u.UserMessageOutbound.member)
+	case 24:
+		u.WorkspaceChangeBefore = new(WorkspaceChangeBeforeEvent)
+		return m.decode(u.WorkspaceChangeBefore.member)
+	case 25:
+		u.WorkspaceChangeAfter = new(WorkspaceChangeAfterEvent)
+		return m.decode(u.WorkspaceChangeAfter.member)
+	case 26:
+		u.FileChanged = new(FileChangedEvent)
+		return m.decode(u.FileChanged.member)
+	case 27:
+		u.HookFailure = new(HookFailureEvent)
+		return m.decode(u.HookFailure.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *CatalogueEvent) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, catalogueEventArms)
-	if err != nil {
-		return err
-	}
 	var out CatalogueEvent
-	switch idx {
-	case 0:
-		out.ConfigChangeBefore = new(ConfigChangeBeforeEvent)
-		err = out.ConfigChangeBefore.UnmarshalJSON(data)
-	case 1:
-		out.ConfigChangeAfter = new(ConfigChangeAfterEvent)
-		err = out.ConfigChangeAfter.UnmarshalJSON(data)
-	case 2:
-		out.TurnStart = new(TurnStartEvent)
-		err = out.TurnStart.UnmarshalJSON(data)
-	case 3:
-		out.TurnFinishBefore = new(TurnFinishBeforeEvent)
-		err = out.TurnFinishBefore.UnmarshalJSON(data)
-	case 4:
-		out.TurnEnd = new(TurnEndEvent)
-		err = out.TurnEnd.UnmarshalJSON(data)
-	case 5:
-		out.TurnProgress = new(TurnProgressEvent)
-		err = out.TurnProgress.UnmarshalJSON(data)
-	case 6:
-		out.ModelRequestBefore = new(ModelRequestBeforeEvent)
-		err = out.ModelRequestBefore.UnmarshalJSON(data)
-	case 7:
-		out.ModelResponseAfter = new(ModelResponseAfterEvent)
-		err = out.ModelResponseAfter.UnmarshalJSON(data)
-	case 8:
-		out.ModelError = new(ModelErrorEvent)
-		err = out.ModelError.UnmarshalJSON(data)
-	case 9:
-		out.ModelSwitchBefore = new(ModelSwitchBeforeEvent)
-		err = out.ModelSwitchBefore.UnmarshalJSON(data)
-	case 10:
-		out.ModelSwitchAfter = new(ModelSwitchAfterEvent)
-		err = out.ModelSwitchAfter.UnmarshalJSON(data)
-	case 11:
-		out.ToolPermissionRequest = new(ToolPermissionRequestEvent)
-		err = out.ToolPermissionRequest.UnmarshalJSON(data)
-	case 12:
-		out.ToolPermissionResolved = new(ToolPermissionResolvedEvent)
-		err = out.ToolPermissionResolved.UnmarshalJSON(data)
-	case 13:
-		out.ToolProgress = new(ToolProgressEvent)
-		err = out.ToolProgress.UnmarshalJSON(data)
-	case 14:
-		out.ToolBatchAfter = new(ToolBatchAfterEvent)
-		err = out.ToolBatchAfter.UnmarshalJSON(data)
-	case 15:
-		out.ContextCompactBefore = new(ContextCompactBeforeEvent)
-		err = out.ContextCompactBefore.UnmarshalJSON(data)
-	case 16:
-		out.ContextCompactAfter = new(ContextCompactAfterEvent)
-		err = out.ContextCompactAfter.UnmarshalJSON(data)
-	case 17:
-		out.TaskChangeBefore = new(TaskChangeBeforeEvent)
-		err = out.TaskChangeBefore.UnmarshalJSON(data)
-	case 18:
-		out.TaskChangeAfter = new(TaskChangeAfterEvent)
-		err = out.TaskChangeAfter.UnmarshalJSON(data)
-	case 19:
-		out.UserAttention = new(UserAttentionEvent)
-		err = out.UserAttention.UnmarshalJSON(data)
-	case 20:
-		out.UserElicitationRequest = new(UserElicitationRequestEvent)
-		err = out.UserElicitationRequest.UnmarshalJSON(data)
-	case 21:
-		out.UserElicitationResult = new(UserElicitationResultEvent)
-		err = out.UserElicitationResult.UnmarshalJSON(data)
-	case 22:
-		out.UserMessageInbound = new(UserMessageInboundEvent)
-		err = out.UserMessageInbound.UnmarshalJSON(data)
-	case 23:
-		out.UserMessageOutbound = new(UserMessageOutboundEvent)
-		err = out.UserMessageOutbound.UnmarshalJSON(data)
-	case 24:
-		out.WorkspaceChangeBefore = new(WorkspaceChangeBeforeEvent)
-		err = out.WorkspaceChangeBefore.UnmarshalJSON(data)
-	case 25:
-		out.WorkspaceChangeAfter = new(WorkspaceChangeAfterEvent)
-		err = out.WorkspaceChangeAfter.UnmarshalJSON(data)
-	case 26:
-		out.FileChanged = new(FileChangedEvent)
-		err = out.FileChanged.UnmarshalJSON(data)
-	case 27:
-		out.HookFailure = new(HookFailureEvent)
-		err = out.HookFailure.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

@@ -134,15 +134,8 @@ func (m OrderedMap[T]) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *OrderedMap[T]) UnmarshalJSON(data []byte) error {
-	out := OrderedMap[T]{}
-	err := forEachMember(data, func(k, v []byte) error {
-		var val T
-		if err := json.Unmarshal(v, &val); err != nil {
-			return wrapAt(string(k), err)
-		}
-		out = append(out, MapEntry[T]{Name: string(k), Value: val})
-		return nil
-	})
+	var out OrderedMap[T]
+	err := decodeAll(data, func(b []byte, i int) (int, error) { return decMap(&out, b, i) })
 	if err != nil {
 		return err
 	}
@@ -220,6 +213,11 @@ func isNull(v []byte) bool {
 	return len(v) == 4 && string(v) == "null"
 }
 
+// isNullAt reports whether the JSON literal null starts at b[i].
+func isNullAt(b []byte, i int) bool {
+	return len(b)-i >= 4 && string(b[i:i+4]) == "null"
+}
+
 func skipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
@@ -232,186 +230,142 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// structural marks the bytes valueEnd must look at inside a container.
-var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+// Decoding reads the input once. A decoder takes the input b and the index
+// i of the first byte of a JSON value (past any whitespace), stores the
+// value and returns the index just after it. Only values kept as JSON text
+// (unknown members, raw values) are skipped over, by skipValue, which checks
+// their syntax, and then copied.
 
-// valueEnd returns the index just after the JSON value starting at b[i].
-func valueEnd(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return 0, decodeErr("json", "unexpected end of input")
+// decodeAll decodes the JSON value of data with dec; only whitespace may
+// surround it.
+func decodeAll(data []byte, dec func(b []byte, i int) (int, error)) error {
+	i, err := dec(data, skipSpace(data, 0))
+	if err != nil {
+		return err
 	}
-	switch c := b[i]; {
-	case c == '"':
-		return stringEnd(b, i)
-	case c == '{' || c == '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			if !structural[b[j]] {
-				continue
-			}
-			switch b[j] {
-			case '"':
-				end, err := stringEnd(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, decodeErr("json", "unterminated value")
-	default:
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return j, nil
-			}
-			j++
-		}
-		return j, nil
+	if skipSpace(data, i) != len(data) {
+		return decodeErr("json", "unexpected data after the value")
 	}
+	return nil
 }
 
-// stringEnd returns the index just after the JSON string starting at b[i]:
-// the first quote not escaped by an odd run of backslashes.
-func stringEnd(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			break
-		}
-		q := j + k
-		n := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, nil
-		}
-		j = q + 1
+// decObject decodes the object at b[i]: it calls member with each member's
+// decoded name and the index of its value, in document order; member
+// returns the index after the value. Errors under a member are wrapped with
+// its name.
+func decObject(b []byte, i int, member func(k, b []byte, i int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return i, decodeErr("type", "expected an object")
 	}
-	return 0, decodeErr("json", "unterminated string")
-}
-
-// forEachMember calls fn for each member of the JSON object in data, in
-// order. key holds the decoded member name; it is only valid during the
-// call (it may alias data).
-func forEachMember(data []byte, fn func(key, value []byte) error) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return decodeErr("type", "expected an object")
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return nil
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
 	}
 	for {
-		i = skipSpace(data, i)
-		if i >= len(data) || data[i] != '"' {
-			return decodeErr("json", "expected a member name")
-		}
-		kend, err := stringEnd(data, i)
+		k, j, err := memberName(b, i)
 		if err != nil {
-			return err
+			return j, err
 		}
-		key := data[i+1 : kend-1]
-		if !simpleString(key) {
-			s, err := decString(data[i:kend])
-			if err != nil {
-				return err
-			}
-			key = []byte(s)
+		if j, err = member(k, b, j); err != nil {
+			return j, wrapAt(string(k), err)
 		}
-		i = skipSpace(data, kend)
-		if i >= len(data) || data[i] != ':' {
-			return decodeErr("json", "expected ':'")
+		i = skipSpace(b, j)
+		if i >= len(b) {
+			return i, decodeErr("json", "unterminated object")
 		}
-		i = skipSpace(data, i+1)
-		vend, err := valueEnd(data, i)
-		if err != nil {
-			return err
+		switch b[i] {
+		case '}':
+			return i + 1, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return i, decodeErr("json", "expected ',' or '}'")
 		}
-		if err := fn(key, data[i:vend]); err != nil {
-			return err
-		}
-		i = skipSpace(data, vend)
-		if i >= len(data) {
-			return decodeErr("json", "unterminated object")
-		}
-		if data[i] == '}' {
-			return nil
-		}
-		if data[i] != ',' {
-			return decodeErr("json", "expected ',' or '}'")
-		}
-		i++
 	}
 }
 
-// forEachElement calls fn for each element of the JSON array in data.
-func forEachElement(data []byte, fn func(index int, value []byte) error) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
-		return decodeErr("type", "expected an array")
+// memberName reads the member name at b[i] and the colon after it, and
+// returns the decoded name and the index of the member's value. The name
+// aliases b unless it had to be unescaped.
+func memberName(b []byte, i int) ([]byte, int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, i, decodeErr("json", "expected a member name")
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return nil
-	}
-	for n := 0; ; n++ {
-		i = skipSpace(data, i)
-		vend, err := valueEnd(data, i)
-		if err != nil {
-			return err
-		}
-		if err := fn(n, data[i:vend]); err != nil {
-			return wrapAt(strconv.Itoa(n), err)
-		}
-		i = skipSpace(data, vend)
-		if i >= len(data) {
-			return decodeErr("json", "unterminated array")
-		}
-		if data[i] == ']' {
-			return nil
-		}
-		if data[i] != ',' {
-			return decodeErr("json", "expected ',' or ']'")
-		}
-		i++
-	}
-}
-
-func decArray[T any](data []byte, dec func([]byte, *T) error) ([]T, error) {
-	out := make([]T, 0, 4)
-	err := forEachElement(data, func(_ int, v []byte) error {
-		var x T
-		if err := dec(v, &x); err != nil {
-			return err
-		}
-		out = append(out, x)
-		return nil
-	})
+	end, plain, err := stringSpan(b, i)
 	if err != nil {
-		return nil, err
+		return nil, end, err
 	}
-	return out, nil
+	k := b[i+1 : end-1]
+	if !plain {
+		s, err := unquote(b[i:end])
+		if err != nil {
+			return nil, end, err
+		}
+		k = []byte(s)
+	}
+	j := skipSpace(b, end)
+	if j >= len(b) || b[j] != ':' {
+		return nil, j, decodeErr("json", "expected ':'")
+	}
+	return k, skipSpace(b, j+1), nil
 }
 
-func decString(v []byte) (string, error) {
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return "", decodeErr("type", "expected a string")
+// strSafe marks the bytes a JSON string may hold as they are.
+var strSafe = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
-	inner := v[1 : len(v)-1]
-	if simpleString(inner) {
-		return string(inner), nil
+	return t
+}()
+
+// stringSpan checks the JSON string at b[i] (b[i] is '"') and returns the
+// index after it. plain reports that the bytes between the quotes are the
+// string's value: no escapes and valid UTF-8.
+func stringSpan(b []byte, i int) (end int, plain bool, err error) {
+	j := i + 1
+	var high byte
+	for j < len(b) && strSafe[b[j]] {
+		high |= b[j]
+		j++
 	}
+	if j < len(b) && b[j] == '"' {
+		return j + 1, high < utf8.RuneSelf || utf8.Valid(b[i+1:j]), nil
+	}
+	for j < len(b) {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, false, nil
+		case c == '\\':
+			if j+1 >= len(b) {
+				return j, false, decodeErr("json", "unterminated string")
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if len(b)-j < 6 || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) || !isHex(b[j+5]) {
+					return j, false, decodeErr("json", "invalid escape")
+				}
+				j += 6
+			default:
+				return j, false, decodeErr("json", "invalid escape")
+			}
+		case c < 0x20:
+			return j, false, decodeErr("json", "control character in string")
+		default:
+			j++
+		}
+	}
+	return j, false, decodeErr("json", "unterminated string")
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// unquote decodes a JSON string that has escapes or invalid UTF-8 the way
+// encoding/json does (invalid UTF-8 becomes U+FFFD).
+func unquote(v []byte) (string, error) {
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", decodeErr("type", "invalid string")
@@ -419,32 +373,260 @@ func decString(v []byte) (string, error) {
 	return s, nil
 }
 
-// simpleString reports whether the inner bytes of a JSON string are printable
-// ASCII without escapes, and so are the string's value as they are.
-func simpleString(inner []byte) bool {
-	for _, c := range inner {
-		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
-			return false
-		}
+// numChar marks the bytes a JSON number may hold.
+var numChar = [256]bool{'-': true, '+': true, '.': true, 'e': true, 'E': true,
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true}
+
+// numberEnd returns the index after the JSON number at b[i].
+func numberEnd(b []byte, i int) (int, error) {
+	j := i
+	for j < len(b) && numChar[b[j]] {
+		j++
 	}
-	return true
+	if !validNumber(b[i:j]) {
+		return i, decodeErr("type", "expected a number")
+	}
+	return j, nil
 }
 
-func decNumber(v []byte) (json.Number, error) {
-	if !validNumber(v) {
-		return "", decodeErr("type", "expected a number")
+// skipValue checks the syntax of the JSON value at b[i] and returns the
+// index after it. It keeps its own stack of open containers, so deep
+// nesting costs no recursion.
+func skipValue(b []byte, i int) (int, error) {
+	var stackBuf [32]byte
+	stack := stackBuf[:0] // the closing bracket of each open container
+	for {
+		// A value starts at b[i].
+		if i >= len(b) {
+			return i, decodeErr("json", "unexpected end of input")
+		}
+		var err error
+		switch c := b[i]; c {
+		case '{', '[':
+			closer := byte(']')
+			if c == '{' {
+				closer = '}'
+			}
+			j := skipSpace(b, i+1)
+			if j < len(b) && b[j] == closer {
+				i = j + 1
+				break
+			}
+			stack = append(stack, closer)
+			if c == '{' {
+				if j, err = skipName(b, j); err != nil {
+					return j, err
+				}
+			}
+			i = j
+			continue
+		case '"':
+			i, _, err = stringSpan(b, i)
+		case 't':
+			i, err = literalEnd(b, i, "true")
+		case 'f':
+			i, err = literalEnd(b, i, "false")
+		case 'n':
+			i, err = literalEnd(b, i, "null")
+		default:
+			i, err = numberEnd(b, i)
+		}
+		if err != nil {
+			return i, err
+		}
+		// After a value: close containers, or go on to the next element.
+		for {
+			if len(stack) == 0 {
+				return i, nil
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return i, decodeErr("json", "unterminated value")
+			}
+			closer := stack[len(stack)-1]
+			if b[i] == closer {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			if b[i] != ',' {
+				return i, decodeErr("json", "expected ',' or a closing bracket")
+			}
+			i = skipSpace(b, i+1)
+			if closer == '}' {
+				if i, err = skipName(b, i); err != nil {
+					return i, err
+				}
+			}
+			break
+		}
 	}
-	return json.Number(v), nil
+}
+
+// skipName checks a member name and its colon at b[i] and returns the index
+// of the value.
+func skipName(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return i, decodeErr("json", "expected a member name")
+	}
+	end, _, err := stringSpan(b, i)
+	if err != nil {
+		return end, err
+	}
+	j := skipSpace(b, end)
+	if j >= len(b) || b[j] != ':' {
+		return j, decodeErr("json", "expected ':'")
+	}
+	return skipSpace(b, j+1), nil
+}
+
+func literalEnd(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, decodeErr("json", "invalid literal")
+	}
+	return i + len(lit), nil
+}
+
+// decArray decodes the array at b[i] into *p, each element with dec.
+func decArray[T any](p *[]T, b []byte, i int, dec func(*T, []byte, int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != '[' {
+		return i, decodeErr("type", "expected an array")
+	}
+	out := make([]T, 0, 4)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		*p = out
+		return i + 1, nil
+	}
+	var zero T
+	for n := 0; ; n++ {
+		out = append(out, zero)
+		j, err := dec(&out[n], b, i)
+		if err != nil {
+			return j, wrapAt(strconv.Itoa(n), err)
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) {
+			return i, decodeErr("json", "unterminated array")
+		}
+		switch b[i] {
+		case ']':
+			*p = out
+			return i + 1, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return i, decodeErr("json", "expected ',' or ']'")
+		}
+	}
+}
+
+// decMap decodes the object at b[i] into an OrderedMap, each member value
+// with encoding/json.
+func decMap[T any](p *OrderedMap[T], b []byte, i int) (int, error) {
+	out := OrderedMap[T]{}
+	j, err := decObject(b, i, func(k, b []byte, i int) (int, error) {
+		j, err := skipValue(b, i)
+		if err != nil {
+			return j, err
+		}
+		var val T
+		if err := json.Unmarshal(b[i:j], &val); err != nil {
+			return j, err
+		}
+		out = append(out, MapEntry[T]{Name: string(k), Value: val})
+		return j, nil
+	})
+	if err != nil {
+		return j, err
+	}
+	*p = out
+	return j, nil
+}
+
+// decUnknown keeps the member k whose value is at b[i] in *p.
+func decUnknown(p *[]Member, k, b []byte, i int) (int, error) {
+	j, err := skipValue(b, i)
+	if err != nil {
+		return j, err
+	}
+	*p = append(*p, Member{Name: string(k), Value: cloneRaw(b[i:j])})
+	return j, nil
+}
+
+// notAllowed rejects a member the schema does not allow.
+func notAllowed(_ []byte, i int) (int, error) {
+	return i, decodeErr("additionalProperties", "member not allowed")
+}
+
+func decStrAt(p *string, b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return i, decodeErr("type", "expected a string")
+	}
+	end, plain, err := stringSpan(b, i)
+	if err != nil {
+		return end, err
+	}
+	if plain {
+		*p = string(b[i+1 : end-1])
+		return end, nil
+	}
+	*p, err = unquote(b[i:end])
+	return end, err
+}
+
+// decNamedAt decodes a JSON string into a named string type.
+func decNamedAt[T ~string](p *T, b []byte, i int) (int, error) {
+	var s string
+	j, err := decStrAt(&s, b, i)
+	*p = T(s)
+	return j, err
+}
+
+func decNumAt(p *json.Number, b []byte, i int) (int, error) {
+	j, err := numberEnd(b, i)
+	if err == nil {
+		*p = json.Number(b[i:j])
+	}
+	return j, err
+}
+
+func decBoolAt(p *bool, b []byte, i int) (int, error) {
+	switch {
+	case len(b)-i >= 4 && string(b[i:i+4]) == "true":
+		*p = true
+		return i + 4, nil
+	case len(b)-i >= 5 && string(b[i:i+5]) == "false":
+		*p = false
+		return i + 5, nil
+	}
+	return i, decodeErr("type", "expected a boolean")
+}
+
+func decRawAt(p *json.RawMessage, b []byte, i int) (int, error) {
+	j, err := skipValue(b, i)
+	if err == nil {
+		*p = cloneRaw(b[i:j])
+	}
+	return j, err
+}
+
+func decString(v []byte) (string, error) {
+	var s string
+	j, err := decStrAt(&s, v, 0)
+	if err == nil && j != len(v) {
+		err = decodeErr("type", "expected a string")
+	}
+	return s, err
 }
 
 func decBool(v []byte) (bool, error) {
-	switch string(v) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	var x bool
+	j, err := decBoolAt(&x, v, 0)
+	if err == nil && j != len(v) {
+		err = decodeErr("type", "expected a boolean")
 	}
-	return false, decodeErr("type", "expected a boolean")
+	return x, err
 }
 
 func cloneRaw(v []byte) json.RawMessage {
@@ -692,52 +874,91 @@ type unionArm struct {
 }
 
 // unionMembers holds the members of one union candidate object, in order,
-// for arm selection; the first 16 live on the stack.
+// for arm selection and then for decoding the chosen arm; the first 16 live
+// on the stack. A value is kept as its extent in b.
 type unionMembers struct {
+	b        []byte
 	keys     [16][]byte
-	vals     [16][]byte
+	vals     [16][2]int
 	n        int
 	moreKeys [][]byte
-	moreVals [][]byte
+	moreVals [][2]int
+	obj      []byte // the whole object, for validation
+}
+
+// collect reads the object at b[i], checking the syntax of every member
+// value, and returns the index after it.
+func (m *unionMembers) collect(b []byte, i int) (int, error) {
+	m.b = b
+	j, err := decObject(b, i, m.add)
+	if err == nil {
+		m.obj = b[i:j]
+	}
+	return j, err
+}
+
+func (m *unionMembers) add(k, b []byte, i int) (int, error) {
+	j, err := skipValue(b, i)
+	if err != nil {
+		return j, err
+	}
+	if m.n < len(m.keys) {
+		m.keys[m.n], m.vals[m.n] = k, [2]int{i, j}
+		m.n++
+	} else {
+		m.moreKeys = append(m.moreKeys, k)
+		m.moreVals = append(m.moreVals, [2]int{i, j})
+	}
+	return j, nil
 }
 
 // lookup returns the last value of member k (encoding/json's last-wins).
 func (m *unionMembers) lookup(k string) ([]byte, bool) {
 	for i := len(m.moreKeys) - 1; i >= 0; i-- {
 		if string(m.moreKeys[i]) == k {
-			return m.moreVals[i], true
+			return m.b[m.moreVals[i][0]:m.moreVals[i][1]], true
 		}
 	}
 	for i := m.n - 1; i >= 0; i-- {
 		if string(m.keys[i]) == k {
-			return m.vals[i], true
+			return m.b[m.vals[i][0]:m.vals[i][1]], true
 		}
 	}
 	return nil, false
 }
 
-// selectArm picks the union arm for data: first by required members and
-// discriminating values, then, when several remain, by canonical validation
-// of each remaining arm (the first valid arm wins for anyOf).
-func selectArm(data []byte, arms []unionArm) (int, error) {
-	var m unionMembers
-	err := forEachMember(data, func(k, v []byte) error {
-		if m.n < len(m.keys) {
-			m.keys[m.n], m.vals[m.n] = k, v
-			m.n++
-			return nil
+// decode calls member for every member, in document order, as decObject
+// does.
+func (m *unionMembers) decode(member func(k, b []byte, i int) (int, error)) error {
+	for n := 0; n < m.n+len(m.moreKeys); n++ {
+		k, v := m.at(n)
+		j, err := member(k, m.b, v[0])
+		if err == nil && j != v[1] {
+			err = decodeErr("json", "unexpected data in value")
 		}
-		m.moreKeys = append(m.moreKeys, k)
-		m.moreVals = append(m.moreVals, v)
-		return nil
-	})
-	if err != nil {
-		return -1, err
+		if err != nil {
+			return wrapAt(string(k), err)
+		}
 	}
+	return nil
+}
+
+func (m *unionMembers) at(n int) ([]byte, [2]int) {
+	if n < m.n {
+		return m.keys[n], m.vals[n]
+	}
+	return m.moreKeys[n-m.n], m.moreVals[n-m.n]
+}
+
+// selectArm picks the union arm for the collected object: first by
+// required members and discriminating values, then, when several remain, by
+// canonical validation of each remaining arm (the first valid arm wins for
+// anyOf).
+func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 	var candBuf [8]int
 	cand := candBuf[:0]
 	for i := range arms {
-		if armMatches(&arms[i], &m) {
+		if armMatches(&arms[i], m) {
 			cand = append(cand, i)
 		}
 	}
@@ -748,7 +969,7 @@ func selectArm(data []byte, arms []unionArm) (int, error) {
 		return cand[0], nil
 	}
 	for _, i := range cand {
-		if validArm(arms[i].schema, data) {
+		if validArm(arms[i].schema, m.obj) {
 			return i, nil
 		}
 	}
@@ -795,39 +1016,4 @@ func discMatches(v []byte, values []string) bool {
 		return false
 	}
 	return slices.Contains(values, s)
-}
-
-func decStringElem(v []byte, p *string) (err error) {
-	*p, err = decString(v)
-	return err
-}
-
-func decNumberElem(v []byte, p *json.Number) (err error) {
-	*p, err = decNumber(v)
-	return err
-}
-
-func decBoolElem(v []byte, p *bool) (err error) {
-	*p, err = decBool(v)
-	return err
-}
-
-func decRawElem(v []byte, p *json.RawMessage) error {
-	*p = cloneRaw(v)
-	return nil
-}
-
-// decNamed decodes a JSON string into a named string type.
-func decNamed[T ~string](v []byte, p *T) error {
-	s, err := decString(v)
-	*p = T(s)
-	return err
-}
-
-// decUnmarshaler decodes into a generated type through its UnmarshalJSON.
-func decUnmarshaler[T any, P interface {
-	*T
-	UnmarshalJSON([]byte) error
-}](v []byte, p *T) error {
-	return P(p).UnmarshalJSON(v)
 }

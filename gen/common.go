@@ -47,29 +47,28 @@ func (s *JSONRPCRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *JSONRPCRequest) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "method":
+		return decStrAt(&s.Method, b, i)
+	case "params":
+		return decRawAt(&s.Params, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *JSONRPCRequest) decode(b []byte, i int) (int, error) {
+	*s = JSONRPCRequest{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	var out JSONRPCRequest
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "method":
-			out.Method, err = decString(v)
-		case "params":
-			out.Params = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -84,6 +83,14 @@ func (u JSONRPCID) MarshalJSON() ([]byte, error) {
 	e := encoder{}
 	e.raw([]byte(u))
 	return e.buf, e.err
+}
+func (u *JSONRPCID) decode(b []byte, i int) (int, error) {
+	switch jsonKind(b[i:]) {
+	case "number", "string":
+	default:
+		return i, decodeErr("type", "unexpected JSON type")
+	}
+	return decRawAt((*json.RawMessage)(u), b, i)
 }
 
 // UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.
@@ -166,27 +173,26 @@ func (s *JSONRPCSuccessResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *JSONRPCSuccessResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return decRawAt(&s.Result, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *JSONRPCSuccessResponse) decode(b []byte, i int) (int, error) {
+	*s = JSONRPCSuccessResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCSuccessResponse) UnmarshalJSON(data []byte) error {
 	var out JSONRPCSuccessResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			out.Result = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -201,6 +207,14 @@ func (u JSONRPCResponseID) MarshalJSON() ([]byte, error) {
 	e := encoder{}
 	e.raw([]byte(u))
 	return e.buf, e.err
+}
+func (u *JSONRPCResponseID) decode(b []byte, i int) (int, error) {
+	switch jsonKind(b[i:]) {
+	case "number", "null", "string":
+	default:
+		return i, decodeErr("type", "unexpected JSON type")
+	}
+	return decRawAt((*json.RawMessage)(u), b, i)
 }
 
 // UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.
@@ -319,40 +333,39 @@ func (s *Session) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Session) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "cwd":
+		s.Cwd = new(string)
+		return decStrAt(s.Cwd, b, i)
+	case "workspaceRoots":
+		return decArray(&s.WorkspaceRoots, b, i, decStrAt)
+	case "model":
+		s.Model = new(string)
+		return decStrAt(s.Model, b, i)
+	case "agent":
+		s.Agent = new(SessionAgent)
+		return s.Agent.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "counters":
+		s.Counters = new(SessionCounters)
+		return s.Counters.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Session) decode(b []byte, i int) (int, error) {
+	*s = Session{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Session) UnmarshalJSON(data []byte) error {
 	var out Session
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "cwd":
-			out.Cwd = new(string)
-			(*out.Cwd), err = decString(v)
-		case "workspaceRoots":
-			out.WorkspaceRoots, err = decArray(v, decStringElem)
-		case "model":
-			out.Model = new(string)
-			(*out.Model), err = decString(v)
-		case "agent":
-			out.Agent = new(SessionAgent)
-			err = out.Agent.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "counters":
-			out.Counters = new(SessionCounters)
-			err = out.Counters.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -388,26 +401,25 @@ func (s *SessionAgent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionAgent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "type":
+		s.Type = new(string)
+		return decStrAt(s.Type, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SessionAgent) decode(b []byte, i int) (int, error) {
+	*s = SessionAgent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionAgent) UnmarshalJSON(data []byte) error {
 	var out SessionAgent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "type":
-			out.Type = new(string)
-			(*out.Type), err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -463,36 +475,35 @@ func (s *SessionCounters) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionCounters) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "turns":
+		s.Turns = new(json.Number)
+		return decNumAt(s.Turns, b, i)
+	case "modelRequests":
+		s.ModelRequests = new(json.Number)
+		return decNumAt(s.ModelRequests, b, i)
+	case "toolCalls":
+		s.ToolCalls = new(json.Number)
+		return decNumAt(s.ToolCalls, b, i)
+	case "inputTokens":
+		s.InputTokens = new(json.Number)
+		return decNumAt(s.InputTokens, b, i)
+	case "outputTokens":
+		s.OutputTokens = new(json.Number)
+		return decNumAt(s.OutputTokens, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SessionCounters) decode(b []byte, i int) (int, error) {
+	*s = SessionCounters{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionCounters) UnmarshalJSON(data []byte) error {
 	var out SessionCounters
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "turns":
-			out.Turns = new(json.Number)
-			(*out.Turns), err = decNumber(v)
-		case "modelRequests":
-			out.ModelRequests = new(json.Number)
-			(*out.ModelRequests), err = decNumber(v)
-		case "toolCalls":
-			out.ToolCalls = new(json.Number)
-			(*out.ToolCalls), err = decNumber(v)
-		case "inputTokens":
-			out.InputTokens = new(json.Number)
-			(*out.InputTokens), err = decNumber(v)
-		case "outputTokens":
-			out.OutputTokens = new(json.Number)
-			(*out.OutputTokens), err = decNumber(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -534,27 +545,26 @@ func (s *JSONRPCNotification) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *JSONRPCNotification) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "method":
+		return decStrAt(&s.Method, b, i)
+	case "params":
+		return decRawAt(&s.Params, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *JSONRPCNotification) decode(b []byte, i int) (int, error) {
+	*s = JSONRPCNotification{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
 	var out JSONRPCNotification
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "method":
-			out.Method, err = decString(v)
-		case "params":
-			out.Params = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -596,27 +606,26 @@ func (s *JSONRPCErrorResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *JSONRPCErrorResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "error":
+		return s.Error.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *JSONRPCErrorResponse) decode(b []byte, i int) (int, error) {
+	*s = JSONRPCErrorResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponse) UnmarshalJSON(data []byte) error {
 	var out JSONRPCErrorResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "error":
-			err = out.Error.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -656,27 +665,26 @@ func (s *JSONRPCErrorResponseError) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *JSONRPCErrorResponseError) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "code":
+		return decNumAt(&s.Code, b, i)
+	case "message":
+		return decStrAt(&s.Message, b, i)
+	case "data":
+		return decRawAt(&s.Data, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *JSONRPCErrorResponseError) decode(b []byte, i int) (int, error) {
+	*s = JSONRPCErrorResponseError{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponseError) UnmarshalJSON(data []byte) error {
 	var out JSONRPCErrorResponseError
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "code":
-			out.Code, err = decNumber(v)
-		case "message":
-			out.Message, err = decString(v)
-		case "data":
-			out.Data = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

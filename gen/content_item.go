@@ -68,37 +68,36 @@ func (s *TextBodyPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TextBodyPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	case "text":
+		return decStrAt(&s.Text, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TextBodyPart) decode(b []byte, i int) (int, error) {
+	*s = TextBodyPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextBodyPart) UnmarshalJSON(data []byte) error {
 	var out TextBodyPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		case "text":
-			out.Text, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -177,43 +176,42 @@ func (s *TextGapPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TextGapPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "gap":
+		return s.Gap.decode(b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "size":
+		s.Size = new(json.Number)
+		return decNumAt(s.Size, b, i)
+	case "sha256":
+		s.SHA256 = new(string)
+		return decStrAt(s.SHA256, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TextGapPart) decode(b []byte, i int) (int, error) {
+	*s = TextGapPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextGapPart) UnmarshalJSON(data []byte) error {
 	var out TextGapPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "gap":
-			err = out.Gap.UnmarshalJSON(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "size":
-			out.Size = new(json.Number)
-			(*out.Size), err = decNumber(v)
-		case "sha256":
-			out.SHA256 = new(string)
-			(*out.SHA256), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -246,26 +244,25 @@ func (s *GapPartGap) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *GapPartGap) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "path":
+		s.Path = new(string)
+		return decStrAt(s.Path, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *GapPartGap) decode(b []byte, i int) (int, error) {
+	*s = GapPartGap{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *GapPartGap) UnmarshalJSON(data []byte) error {
 	var out GapPartGap
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "reason":
-			out.Reason, err = decString(v)
-		case "path":
-			out.Path = new(string)
-			(*out.Path), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -340,41 +337,40 @@ func (s *TextMetadataPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TextMetadataPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "size":
+		s.Size = new(json.Number)
+		return decNumAt(s.Size, b, i)
+	case "sha256":
+		s.SHA256 = new(string)
+		return decStrAt(s.SHA256, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TextMetadataPart) decode(b []byte, i int) (int, error) {
+	*s = TextMetadataPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextMetadataPart) UnmarshalJSON(data []byte) error {
 	var out TextMetadataPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "size":
-			out.Size = new(json.Number)
-			(*out.Size), err = decNumber(v)
-		case "sha256":
-			out.SHA256 = new(string)
-			(*out.SHA256), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -449,41 +445,40 @@ func (s *TextOmittedPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TextOmittedPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "size":
+		s.Size = new(json.Number)
+		return decNumAt(s.Size, b, i)
+	case "sha256":
+		s.SHA256 = new(string)
+		return decStrAt(s.SHA256, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TextOmittedPart) decode(b []byte, i int) (int, error) {
+	*s = TextOmittedPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextOmittedPart) UnmarshalJSON(data []byte) error {
 	var out TextOmittedPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "size":
-			out.Size = new(json.Number)
-			(*out.Size), err = decNumber(v)
-		case "sha256":
-			out.SHA256 = new(string)
-			(*out.SHA256), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -546,37 +541,36 @@ func (s *AttachmentBodyPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AttachmentBodyPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "body":
+		return s.Body.decode(b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *AttachmentBodyPart) decode(b []byte, i int) (int, error) {
+	*s = AttachmentBodyPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentBodyPart) UnmarshalJSON(data []byte) error {
 	var out AttachmentBodyPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "body":
-			err = out.Body.UnmarshalJSON(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -651,43 +645,42 @@ func (s *AttachmentGapPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AttachmentGapPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "gap":
+		return s.Gap.decode(b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "size":
+		s.Size = new(json.Number)
+		return decNumAt(s.Size, b, i)
+	case "sha256":
+		s.SHA256 = new(string)
+		return decStrAt(s.SHA256, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *AttachmentGapPart) decode(b []byte, i int) (int, error) {
+	*s = AttachmentGapPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentGapPart) UnmarshalJSON(data []byte) error {
 	var out AttachmentGapPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "gap":
-			err = out.Gap.UnmarshalJSON(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "size":
-			out.Size = new(json.Number)
-			(*out.Size), err = decNumber(v)
-		case "sha256":
-			out.SHA256 = new(string)
-			(*out.SHA256), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -758,41 +751,40 @@ func (s *AttachmentMetadataPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AttachmentMetadataPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "size":
+		s.Size = new(json.Number)
+		return decNumAt(s.Size, b, i)
+	case "sha256":
+		s.SHA256 = new(string)
+		return decStrAt(s.SHA256, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *AttachmentMetadataPart) decode(b []byte, i int) (int, error) {
+	*s = AttachmentMetadataPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentMetadataPart) UnmarshalJSON(data []byte) error {
 	var out AttachmentMetadataPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "size":
-			out.Size = new(json.Number)
-			(*out.Size), err = decNumber(v)
-		case "sha256":
-			out.SHA256 = new(string)
-			(*out.SHA256), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -863,41 +855,40 @@ func (s *AttachmentOmittedPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AttachmentOmittedPart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "mediaType":
+		return decStrAt(&s.MediaType, b, i)
+	case "selection":
+		return decStrAt(&s.Selection, b, i)
+	case "category":
+		s.Category = new(string)
+		return decStrAt(s.Category, b, i)
+	case "size":
+		s.Size = new(json.Number)
+		return decNumAt(s.Size, b, i)
+	case "sha256":
+		s.SHA256 = new(string)
+		return decStrAt(s.SHA256, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *AttachmentOmittedPart) decode(b []byte, i int) (int, error) {
+	*s = AttachmentOmittedPart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentOmittedPart) UnmarshalJSON(data []byte) error {
 	var out AttachmentOmittedPart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "kind":
-			out.Kind, err = decString(v)
-		case "mediaType":
-			out.MediaType, err = decString(v)
-		case "selection":
-			out.Selection, err = decString(v)
-		case "category":
-			out.Category = new(string)
-			(*out.Category), err = decString(v)
-		case "size":
-			out.Size = new(json.Number)
-			(*out.Size), err = decNumber(v)
-		case "sha256":
-			out.SHA256 = new(string)
-			(*out.SHA256), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -955,41 +946,52 @@ func (u *ContentItem) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ContentItem) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ContentItem) pick(m *unionMembers) error {
+	*u = ContentItem{}
+	idx, err := m.selectArm(contentItemArms)
+	switch idx {
+	case 0:
+		u.TextBodyPart = new(TextBodyPart)
+		return m.decode(u.TextBodyPart.member)
+	case 1:
+		u.TextGapPart = new(TextGapPart)
+		return m.decode(u.TextGapPart.member)
+	case 2:
+		u.TextMetadataPart = new(TextMetadataPart)
+		return m.decode(u.TextMetadataPart.member)
+	case 3:
+		u.TextOmittedPart = new(TextOmittedPart)
+		return m.decode(u.TextOmittedPart.member)
+	case 4:
+		u.AttachmentBodyPart = new(AttachmentBodyPart)
+		return m.decode(u.AttachmentBodyPart.member)
+	case 5:
+		u.AttachmentGapPart = new(AttachmentGapPart)
+		return m.decode(u.AttachmentGapPart.member)
+	case 6:
+		u.AttachmentMetadataPart = new(AttachmentMetadataPart)
+		return m.decode(u.AttachmentMetadataPart.member)
+	case 7:
+		u.AttachmentOmittedPart = new(AttachmentOmittedPart)
+		return m.decode(u.AttachmentOmittedPart.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContentItem) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, contentItemArms)
-	if err != nil {
-		return err
-	}
 	var out ContentItem
-	switch idx {
-	case 0:
-		out.TextBodyPart = new(TextBodyPart)
-		err = out.TextBodyPart.UnmarshalJSON(data)
-	case 1:
-		out.TextGapPart = new(TextGapPart)
-		err = out.TextGapPart.UnmarshalJSON(data)
-	case 2:
-		out.TextMetadataPart = new(TextMetadataPart)
-		err = out.TextMetadataPart.UnmarshalJSON(data)
-	case 3:
-		out.TextOmittedPart = new(TextOmittedPart)
-		err = out.TextOmittedPart.UnmarshalJSON(data)
-	case 4:
-		out.AttachmentBodyPart = new(AttachmentBodyPart)
-		err = out.AttachmentBodyPart.UnmarshalJSON(data)
-	case 5:
-		out.AttachmentGapPart = new(AttachmentGapPart)
-		err = out.AttachmentGapPart.UnmarshalJSON(data)
-	case 6:
-		out.AttachmentMetadataPart = new(AttachmentMetadataPart)
-		err = out.AttachmentMetadataPart.UnmarshalJSON(data)
-	case 7:
-		out.AttachmentOmittedPart = new(AttachmentOmittedPart)
-		err = out.AttachmentOmittedPart.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1171,30 +1173,29 @@ func (s *CanonicalMessage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CanonicalMessage) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "role":
+		return decNamedAt[CanonicalMessageRole](&s.Role, b, i)
+	case "parts":
+		return decArray(&s.Parts, b, i, (*ContentItem).decode)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *CanonicalMessage) decode(b []byte, i int) (int, error) {
+	*s = CanonicalMessage{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CanonicalMessage) UnmarshalJSON(data []byte) error {
 	var out CanonicalMessage
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "role":
-			err = decNamed(v, &out.Role)
-		case "parts":
-			out.Parts, err = decArray(v, decUnmarshaler[ContentItem])
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1264,29 +1265,40 @@ func (u *TextPart) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *TextPart) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *TextPart) pick(m *unionMembers) error {
+	*u = TextPart{}
+	idx, err := m.selectArm(textPartArms)
+	switch idx {
+	case 0:
+		u.Body = new(TextBodyPart)
+		return m.decode(u.Body.member)
+	case 1:
+		u.Gap = new(TextGapPart)
+		return m.decode(u.Gap.member)
+	case 2:
+		u.Metadata = new(TextMetadataPart)
+		return m.decode(u.Metadata.member)
+	case 3:
+		u.Omitted = new(TextOmittedPart)
+		return m.decode(u.Omitted.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TextPart) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, textPartArms)
-	if err != nil {
-		return err
-	}
 	var out TextPart
-	switch idx {
-	case 0:
-		out.Body = new(TextBodyPart)
-		err = out.Body.UnmarshalJSON(data)
-	case 1:
-		out.Gap = new(TextGapPart)
-		err = out.Gap.UnmarshalJSON(data)
-	case 2:
-		out.Metadata = new(TextMetadataPart)
-		err = out.Metadata.UnmarshalJSON(data)
-	case 3:
-		out.Omitted = new(TextOmittedPart)
-		err = out.Omitted.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1402,11 +1414,18 @@ func (a TextParts) encode(e *encoder) {
 	}
 	e.buf = append(e.buf, ']')
 }
+func (a *TextParts) decode(b []byte, i int) (int, error) {
+	return decArray((*[]TextPart)(a), b, i, (*TextPart).decode)
+}
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (a *TextParts) UnmarshalJSON(data []byte) (err error) {
-	(*a), err = decArray(data, decUnmarshaler[TextPart])
-	return
+func (a *TextParts) UnmarshalJSON(data []byte) error {
+	var out TextParts
+	if err := decodeAll(data, out.decode); err != nil {
+		return err
+	}
+	*a = out
+	return nil
 }
 
 // CanonicalMessages is the array defined at content-item.schema.json#/$defs/messages.
@@ -1428,11 +1447,18 @@ func (a CanonicalMessages) encode(e *encoder) {
 	}
 	e.buf = append(e.buf, ']')
 }
+func (a *CanonicalMessages) decode(b []byte, i int) (int, error) {
+	return decArray((*[]CanonicalMessage)(a), b, i, (*CanonicalMessage).decode)
+}
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (a *CanonicalMessages) UnmarshalJSON(data []byte) (err error) {
-	(*a), err = decArray(data, decUnmarshaler[CanonicalMessage])
-	return
+func (a *CanonicalMessages) UnmarshalJSON(data []byte) error {
+	var out CanonicalMessages
+	if err := decodeAll(data, out.decode); err != nil {
+		return err
+	}
+	*a = out
+	return nil
 }
 
 // ParseContentItem validates data against the canonical schema content-item.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -25,23 +25,22 @@ func (s *ContentReference) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContentReference) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "ref":
+		return decStrAt(&s.Ref, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ContentReference) decode(b []byte, i int) (int, error) {
+	*s = ContentReference{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentReference) UnmarshalJSON(data []byte) error {
 	var out ContentReference
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "ref":
-			out.Ref, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

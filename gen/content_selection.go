@@ -64,41 +64,40 @@ func (s *ContentSelection) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContentSelection) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		return decNamedAt[ContentSelectionDefault](&s.Default, b, i)
+	case "text":
+		s.Text = new(ContentSelectionText)
+		return decNamedAt[ContentSelectionText](s.Text, b, i)
+	case "reasoning":
+		s.Reasoning = new(ContentSelectionReasoning)
+		return decNamedAt[ContentSelectionReasoning](s.Reasoning, b, i)
+	case "images":
+		s.Images = new(ContentSelectionImages)
+		return decNamedAt[ContentSelectionImages](s.Images, b, i)
+	case "audio":
+		s.Audio = new(ContentSelectionAudio)
+		return decNamedAt[ContentSelectionAudio](s.Audio, b, i)
+	case "video":
+		s.Video = new(ContentSelectionVideo)
+		return decNamedAt[ContentSelectionVideo](s.Video, b, i)
+	case "files":
+		s.Files = new(ContentSelectionFiles)
+		return decNamedAt[ContentSelectionFiles](s.Files, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ContentSelection) decode(b []byte, i int) (int, error) {
+	*s = ContentSelection{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentSelection) UnmarshalJSON(data []byte) error {
 	var out ContentSelection
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			err = decNamed(v, &out.Default)
-		case "text":
-			out.Text = new(ContentSelectionText)
-			err = decNamed(v, out.Text)
-		case "reasoning":
-			out.Reasoning = new(ContentSelectionReasoning)
-			err = decNamed(v, out.Reasoning)
-		case "images":
-			out.Images = new(ContentSelectionImages)
-			err = decNamed(v, out.Images)
-		case "audio":
-			out.Audio = new(ContentSelectionAudio)
-			err = decNamed(v, out.Audio)
-		case "video":
-			out.Video = new(ContentSelectionVideo)
-			err = decNamed(v, out.Video)
-		case "files":
-			out.Files = new(ContentSelectionFiles)
-			err = decNamed(v, out.Files)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

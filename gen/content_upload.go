@@ -45,30 +45,29 @@ func (s *ContentUpload) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContentUpload) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "endpoint":
+		return decStrAt(&s.Endpoint, b, i)
+	case "auth":
+		s.Auth = new(Authentication)
+		return s.Auth.decode(b, i)
+	case "timeoutMs":
+		return decNumAt(&s.TimeoutMs, b, i)
+	case "maxBytes":
+		return decNumAt(&s.MaxBytes, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ContentUpload) decode(b []byte, i int) (int, error) {
+	*s = ContentUpload{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentUpload) UnmarshalJSON(data []byte) error {
 	var out ContentUpload
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "endpoint":
-			out.Endpoint, err = decString(v)
-		case "auth":
-			out.Auth = new(Authentication)
-			err = out.Auth.UnmarshalJSON(v)
-		case "timeoutMs":
-			out.TimeoutMs, err = decNumber(v)
-		case "maxBytes":
-			out.MaxBytes, err = decNumber(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

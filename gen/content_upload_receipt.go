@@ -36,27 +36,26 @@ func (s *ContentUploadReceipt) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContentUploadReceipt) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "ref":
+		return decStrAt(&s.Ref, b, i)
+	case "size":
+		return decNumAt(&s.Size, b, i)
+	case "sha256":
+		return decStrAt(&s.SHA256, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ContentUploadReceipt) decode(b []byte, i int) (int, error) {
+	*s = ContentUploadReceipt{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContentUploadReceipt) UnmarshalJSON(data []byte) error {
 	var out ContentUploadReceipt
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "ref":
-			out.Ref, err = decString(v)
-		case "size":
-			out.Size, err = decNumber(v)
-		case "sha256":
-			out.SHA256, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -48,30 +48,29 @@ func (s *DenyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *DenyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "code":
+		s.Code = new(string)
+		return decStrAt(s.Code, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *DenyEffect) decode(b []byte, i int) (int, error) {
+	*s = DenyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *DenyEffect) UnmarshalJSON(data []byte) error {
 	var out DenyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "code":
-			out.Code = new(string)
-			(*out.Code), err = decString(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -32,23 +32,22 @@ func (s *AllowEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AllowEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *AllowEffect) decode(b []byte, i int) (int, error) {
+	*s = AllowEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AllowEffect) UnmarshalJSON(data []byte) error {
 	var out AllowEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -79,23 +78,22 @@ func (s *AskEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AskEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *AskEffect) decode(b []byte, i int) (int, error) {
+	*s = AskEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AskEffect) UnmarshalJSON(data []byte) error {
 	var out AskEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -138,29 +136,28 @@ func (s *ModifyMessagesEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModifyMessagesEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decNamedAt[ModifyMessagesEffectTarget](&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ModifyMessagesEffect) decode(b []byte, i int) (int, error) {
+	*s = ModifyMessagesEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyMessagesEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyMessagesEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			err = decNamed(v, &out.Target)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -247,29 +244,28 @@ func (s *ModifyTextEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModifyTextEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decNamedAt[ModifyTextEffectTarget](&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ModifyTextEffect) decode(b []byte, i int) (int, error) {
+	*s = ModifyTextEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyTextEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyTextEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			err = decNamed(v, &out.Target)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -335,29 +331,28 @@ func (s *ModifyWorkspaceEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModifyWorkspaceEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ModifyWorkspaceEffect) decode(b []byte, i int) (int, error) {
+	*s = ModifyWorkspaceEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyWorkspaceEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyWorkspaceEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -404,29 +399,28 @@ func (s *ModifyFormEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModifyFormEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return decMap(&s.Value, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ModifyFormEffect) decode(b []byte, i int) (int, error) {
+	*s = ModifyFormEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyFormEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyFormEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -473,29 +467,28 @@ func (s *ModifyInputEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModifyInputEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return decRawAt(&s.Value, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ModifyInputEffect) decode(b []byte, i int) (int, error) {
+	*s = ModifyInputEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyInputEffect) UnmarshalJSON(data []byte) error {
 	var out ModifyInputEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			out.Value = cloneRaw(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -530,25 +523,24 @@ func (s *MessageEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MessageEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "text":
+		return decStrAt(&s.Text, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MessageEffect) decode(b []byte, i int) (int, error) {
+	*s = MessageEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessageEffect) UnmarshalJSON(data []byte) error {
 	var out MessageEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "text":
-			out.Text, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -583,25 +575,24 @@ func (s *ReturnToolEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ReturnToolEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "value":
+		return decRawAt(&s.Value, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ReturnToolEffect) decode(b []byte, i int) (int, error) {
+	*s = ReturnToolEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnToolEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnToolEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "value":
-			out.Value = cloneRaw(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -644,27 +635,26 @@ func (s *StopFlowEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *StopFlowEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "operation":
+		return decStrAt(&s.Operation, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *StopFlowEffect) decode(b []byte, i int) (int, error) {
+	*s = StopFlowEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StopFlowEffect) UnmarshalJSON(data []byte) error {
 	var out StopFlowEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "operation":
-			out.Operation, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -709,28 +699,27 @@ func (s *ContinueFlowEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContinueFlowEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "operation":
+		return decStrAt(&s.Operation, b, i)
+	case "instruction":
+		s.Instruction = new(string)
+		return decStrAt(s.Instruction, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ContinueFlowEffect) decode(b []byte, i int) (int, error) {
+	*s = ContinueFlowEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContinueFlowEffect) UnmarshalJSON(data []byte) error {
 	var out ContinueFlowEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "operation":
-			out.Operation, err = decString(v)
-		case "instruction":
-			out.Instruction = new(string)
-			(*out.Instruction), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -785,31 +774,30 @@ func (s *InjectEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InjectEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decStrAt(&s.Operation, b, i)
+	case "deliverAt":
+		return decNamedAt[DeliverAt](&s.DeliverAt, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *InjectEffect) decode(b []byte, i int) (int, error) {
+	*s = InjectEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InjectEffect) UnmarshalJSON(data []byte) error {
 	var out InjectEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			out.Operation, err = decString(v)
-		case "deliverAt":
-			err = decNamed(v, &out.DeliverAt)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -887,56 +875,67 @@ func (u *Effect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *Effect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *Effect) pick(m *unionMembers) error {
+	*u = Effect{}
+	idx, err := m.selectArm(effectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Allow = new(AllowEffect)
+		return m.decode(u.Allow.member)
+	case 2:
+		u.Ask = new(AskEffect)
+		return m.decode(u.Ask.member)
+	case 3:
+		u.ModifyMessages = new(ModifyMessagesEffect)
+		return m.decode(u.ModifyMessages.member)
+	case 4:
+		u.ModifyText = new(ModifyTextEffect)
+		return m.decode(u.ModifyText.member)
+	case 5:
+		u.ModifyWorkspace = new(ModifyWorkspaceEffect)
+		return m.decode(u.ModifyWorkspace.member)
+	case 6:
+		u.ModifyForm = new(ModifyFormEffect)
+		return m.decode(u.ModifyForm.member)
+	case 7:
+		u.ModifyInput = new(ModifyInputEffect)
+		return m.decode(u.ModifyInput.member)
+	case 8:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	case 9:
+		u.ReturnTool = new(ReturnToolEffect)
+		return m.decode(u.ReturnTool.member)
+	case 10:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 11:
+		u.ContinueFlow = new(ContinueFlowEffect)
+		return m.decode(u.ContinueFlow.member)
+	case 12:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Effect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, effectArms)
-	if err != nil {
-		return err
-	}
 	var out Effect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Allow = new(AllowEffect)
-		err = out.Allow.UnmarshalJSON(data)
-	case 2:
-		out.Ask = new(AskEffect)
-		err = out.Ask.UnmarshalJSON(data)
-	case 3:
-		out.ModifyMessages = new(ModifyMessagesEffect)
-		err = out.ModifyMessages.UnmarshalJSON(data)
-	case 4:
-		out.ModifyText = new(ModifyTextEffect)
-		err = out.ModifyText.UnmarshalJSON(data)
-	case 5:
-		out.ModifyWorkspace = new(ModifyWorkspaceEffect)
-		err = out.ModifyWorkspace.UnmarshalJSON(data)
-	case 6:
-		out.ModifyForm = new(ModifyFormEffect)
-		err = out.ModifyForm.UnmarshalJSON(data)
-	case 7:
-		out.ModifyInput = new(ModifyInputEffect)
-		err = out.ModifyInput.UnmarshalJSON(data)
-	case 8:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	case 9:
-		out.ReturnTool = new(ReturnToolEffect)
-		err = out.ReturnTool.UnmarshalJSON(data)
-	case 10:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 11:
-		out.ContinueFlow = new(ContinueFlowEffect)
-		err = out.ContinueFlow.UnmarshalJSON(data)
-	case 12:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1043,25 +1042,24 @@ func (s *ReturnMessagesEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ReturnMessagesEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ReturnMessagesEffect) decode(b []byte, i int) (int, error) {
+	*s = ReturnMessagesEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnMessagesEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnMessagesEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1096,25 +1094,24 @@ func (s *ReturnTextEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ReturnTextEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ReturnTextEffect) decode(b []byte, i int) (int, error) {
+	*s = ReturnTextEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnTextEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnTextEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1149,25 +1146,24 @@ func (s *ReturnElicitResultEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ReturnElicitResultEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ReturnElicitResultEffect) decode(b []byte, i int) (int, error) {
+	*s = ReturnElicitResultEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
 	var out ReturnElicitResultEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

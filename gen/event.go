@@ -152,113 +152,124 @@ func (u *Event) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *Event) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *Event) pick(m *unionMembers) error {
+	*u = Event{}
+	idx, err := m.selectArm(eventArms)
+	switch idx {
+	case 0:
+		u.ToolBefore = new(ToolBeforeEvent)
+		return m.decode(u.ToolBefore.member)
+	case 1:
+		u.ToolAfter = new(ToolAfterEvent)
+		return m.decode(u.ToolAfter.member)
+	case 2:
+		u.SessionStart = new(SessionStartEvent)
+		return m.decode(u.SessionStart.member)
+	case 3:
+		u.SessionEnd = new(SessionEndEvent)
+		return m.decode(u.SessionEnd.member)
+	case 4:
+		u.ConfigChangeBefore = new(ConfigChangeBeforeEvent)
+		return m.decode(u.ConfigChangeBefore.member)
+	case 5:
+		u.ConfigChangeAfter = new(ConfigChangeAfterEvent)
+		return m.decode(u.ConfigChangeAfter.member)
+	case 6:
+		u.TurnStart = new(TurnStartEvent)
+		return m.decode(u.TurnStart.member)
+	case 7:
+		u.TurnFinishBefore = new(TurnFinishBeforeEvent)
+		return m.decode(u.TurnFinishBefore.member)
+	case 8:
+		u.TurnEnd = new(TurnEndEvent)
+		return m.decode(u.TurnEnd.member)
+	case 9:
+		u.TurnProgress = new(TurnProgressEvent)
+		return m.decode(u.TurnProgress.member)
+	case 10:
+		u.ModelRequestBefore = new(ModelRequestBeforeEvent)
+		return m.decode(u.ModelRequestBefore.member)
+	case 11:
+		u.ModelResponseAfter = new(ModelResponseAfterEvent)
+		return m.decode(u.ModelResponseAfter.member)
+	case 12:
+		u.ModelError = new(ModelErrorEvent)
+		return m.decode(u.ModelError.member)
+	case 13:
+		u.ModelSwitchBefore = new(ModelSwitchBeforeEvent)
+		return m.decode(u.ModelSwitchBefore.member)
+	case 14:
+		u.ModelSwitchAfter = new(ModelSwitchAfterEvent)
+		return m.decode(u.ModelSwitchAfter.member)
+	case 15:
+		u.ToolPermissionRequest = new(ToolPermissionRequestEvent)
+		return m.decode(u.ToolPermissionRequest.member)
+	case 16:
+		u.ToolPermissionResolved = new(ToolPermissionResolvedEvent)
+		return m.decode(u.ToolPermissionResolved.member)
+	case 17:
+		u.ToolProgress = new(ToolProgressEvent)
+		return m.decode(u.ToolProgress.member)
+	case 18:
+		u.ToolBatchAfter = new(ToolBatchAfterEvent)
+		return m.decode(u.ToolBatchAfter.member)
+	case 19:
+		u.ContextCompactBefore = new(ContextCompactBeforeEvent)
+		return m.decode(u.ContextCompactBefore.member)
+	case 20:
+		u.ContextCompactAfter = new(ContextCompactAfterEvent)
+		return m.decode(u.ContextCompactAfter.member)
+	case 21:
+		u.TaskChangeBefore = new(TaskChangeBeforeEvent)
+		return m.decode(u.TaskChangeBefore.member)
+	case 22:
+		u.TaskChangeAfter = new(TaskChangeAfterEvent)
+		return m.decode(u.TaskChangeAfter.member)
+	case 23:
+		u.UserAttention = new(UserAttentionEvent)
+		return m.decode(u.UserAttention.member)
+	case 24:
+		u.UserElicitationRequest = new(UserElicitationRequestEvent)
+		return m.decode(u.UserElicitationRequest.member)
+	case 25:
+		u.UserElicitationResult = new(UserElicitationResultEvent)
+		return m.decode(u.UserElicitationResult.member)
+	case 26:
+		u.UserMessageInbound = new(UserMessageInboundEvent)
+		return m.decode(u.UserMessageInbound.member)
+	case 27:
+		u.UserMessageOutbound = new(UserMessageOutboundEvent)
+		return m.decode(u.UserMessageOutbound.member)
+	case 28:
+		u.WorkspaceChangeBefore = new(WorkspaceChangeBeforeEvent)
+		return m.decode(u.WorkspaceChangeBefore.member)
+	case 29:
+		u.WorkspaceChangeAfter = new(WorkspaceChangeAfterEvent)
+		return m.decode(u.WorkspaceChangeAfter.member)
+	case 30:
+		u.FileChanged = new(FileChangedEvent)
+		return m.decode(u.FileChanged.member)
+	case 31:
+		u.HookFailure = new(HookFailureEvent)
+		return m.decode(u.HookFailure.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Event) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, eventArms)
-	if err != nil {
-		return err
-	}
 	var out Event
-	switch idx {
-	case 0:
-		out.ToolBefore = new(ToolBeforeEvent)
-		err = out.ToolBefore.UnmarshalJSON(data)
-	case 1:
-		out.ToolAfter = new(ToolAfterEvent)
-		err = out.ToolAfter.UnmarshalJSON(data)
-	case 2:
-		out.SessionStart = new(SessionStartEvent)
-		err = out.SessionStart.UnmarshalJSON(data)
-	case 3:
-		out.SessionEnd = new(SessionEndEvent)
-		err = out.SessionEnd.UnmarshalJSON(data)
-	case 4:
-		out.ConfigChangeBefore = new(ConfigChangeBeforeEvent)
-		err = out.ConfigChangeBefore.UnmarshalJSON(data)
-	case 5:
-		out.ConfigChangeAfter = new(ConfigChangeAfterEvent)
-		err = out.ConfigChangeAfter.UnmarshalJSON(data)
-	case 6:
-		out.TurnStart = new(TurnStartEvent)
-		err = out.TurnStart.UnmarshalJSON(data)
-	case 7:
-		out.TurnFinishBefore = new(TurnFinishBeforeEvent)
-		err = out.TurnFinishBefore.UnmarshalJSON(data)
-	case 8:
-		out.TurnEnd = new(TurnEndEvent)
-		err = out.TurnEnd.UnmarshalJSON(data)
-	case 9:
-		out.TurnProgress = new(TurnProgressEvent)
-		err = out.TurnProgress.UnmarshalJSON(data)
-	case 10:
-		out.ModelRequestBefore = new(ModelRequestBeforeEvent)
-		err = out.ModelRequestBefore.UnmarshalJSON(data)
-	case 11:
-		out.ModelResponseAfter = new(ModelResponseAfterEvent)
-		err = out.ModelResponseAfter.UnmarshalJSON(data)
-	case 12:
-		out.ModelError = new(ModelErrorEvent)
-		err = out.ModelError.UnmarshalJSON(data)
-	case 13:
-		out.ModelSwitchBefore = new(ModelSwitchBeforeEvent)
-		err = out.ModelSwitchBefore.UnmarshalJSON(data)
-	case 14:
-		out.ModelSwitchAfter = new(ModelSwitchAfterEvent)
-		err = out.ModelSwitchAfter.UnmarshalJSON(data)
-	case 15:
-		out.ToolPermissionRequest = new(ToolPermissionRequestEvent)
-		err = out.ToolPermissionRequest.UnmarshalJSON(data)
-	case 16:
-		out.ToolPermissionResolved = new(ToolPermissionResolvedEvent)
-		err = out.ToolPermissionResolved.UnmarshalJSON(data)
-	case 17:
-		out.ToolProgress = new(ToolProgressEvent)
-		err = out.ToolProgress.UnmarshalJSON(data)
-	case 18:
-		out.ToolBatchAfter = new(ToolBatchAfterEvent)
-		err = out.ToolBatchAfter.UnmarshalJSON(data)
-	case 19:
-		out.ContextCompactBefore = new(ContextCompactBeforeEvent)
-		err = out.ContextCompactBefore.UnmarshalJSON(data)
-	case 20:
-		out.ContextCompactAfter = new(ContextCompactAfterEvent)
-		err = out.ContextCompactAfter.UnmarshalJSON(data)
-	case 21:
-		out.TaskChangeBefore = new(TaskChangeBeforeEvent)
-		err = out.TaskChangeBefore.UnmarshalJSON(data)
-	case 22:
-		out.TaskChangeAfter = new(TaskChangeAfterEvent)
-		err = out.TaskChangeAfter.UnmarshalJSON(data)
-	case 23:
-		out.UserAttention = new(UserAttentionEvent)
-		err = out.UserAttention.UnmarshalJSON(data)
-	case 24:
-		out.UserElicitationRequest = new(UserElicitationRequestEvent)
-		err = out.UserElicitationRequest.UnmarshalJSON(data)
-	case 25:
-		out.UserElicitationResult = new(UserElicitationResultEvent)
-		err = out.UserElicitationResult.UnmarshalJSON(data)
-	case 26:
-		out.UserMessageInbound = new(UserMessageInboundEvent)
-		err = out.UserMessageInbound.UnmarshalJSON(data)
-	case 27:
-		out.UserMessageOutbound = new(UserMessageOutboundEvent)
-		err = out.UserMessageOutbound.UnmarshalJSON(data)
-	case 28:
-		out.WorkspaceChangeBefore = new(WorkspaceChangeBeforeEvent)
-		err = out.WorkspaceChangeBefore.UnmarshalJSON(data)
-	case 29:
-		out.WorkspaceChangeAfter = new(WorkspaceChangeAfterEvent)
-		err = out.WorkspaceChangeAfter.UnmarshalJSON(data)
-	case 30:
-		out.FileChanged = new(FileChangedEvent)
-		err = out.FileChanged.UnmarshalJSON(data)
-	case 31:
-		out.HookFailure = new(HookFailureEvent)
-		err = out.HookFailure.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

@@ -120,53 +120,52 @@ func (s *ExecutionEventTurnStart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTurnStart) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "trigger":
+		return decNamedAt[ExecutionEventTurnStartTrigger](&s.Trigger, b, i)
+	case "expandedFrom":
+		s.ExpandedFrom = new(string)
+		return decStrAt(s.ExpandedFrom, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventTurnStart) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTurnStart{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnStart
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "trigger":
-			err = decNamed(v, &out.Trigger)
-		case "expandedFrom":
-			out.ExpandedFrom = new(string)
-			(*out.ExpandedFrom), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -199,26 +198,25 @@ func (s *ExecutionEventTurn) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTurn) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventTurn) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTurn{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurn
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -369,58 +367,57 @@ func (s *ExecutionEventTurnFinishBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTurnFinishBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "outcome":
+		return decNamedAt[Outcome](&s.Outcome, b, i)
+	case "lastAssistantItem":
+		s.LastAssistantItem = new(LastAssistantItem)
+		return s.LastAssistantItem.decode(b, i)
+	case "continuationCount":
+		return decNumAt(&s.ContinuationCount, b, i)
+	case "usage":
+		s.Usage = new(ExecutionEventTurnUsage)
+		return s.Usage.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventTurnFinishBefore) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTurnFinishBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnFinishBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "outcome":
-			err = decNamed(v, &out.Outcome)
-		case "lastAssistantItem":
-			out.LastAssistantItem = new(LastAssistantItem)
-			err = out.LastAssistantItem.UnmarshalJSON(v)
-		case "continuationCount":
-			out.ContinuationCount, err = decNumber(v)
-		case "usage":
-			out.Usage = new(ExecutionEventTurnUsage)
-			err = out.Usage.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -476,26 +473,25 @@ func (s *LastAssistantItem) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *LastAssistantItem) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *LastAssistantItem) decode(b []byte, i int) (int, error) {
+	*s = LastAssistantItem{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
 	var out LastAssistantItem
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -564,44 +560,43 @@ func (s *ExecutionEventUsage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventUsage) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "kind":
+		return decNamedAt[ExecutionEventUsageKind](&s.Kind, b, i)
+	case "scope":
+		return decNamedAt[ExecutionEventUsageScope](&s.Scope, b, i)
+	case "completeness":
+		return decNamedAt[ExecutionEventUsageCompleteness](&s.Completeness, b, i)
+	case "provenance":
+		return decNamedAt[ExecutionEventUsageProvenance](&s.Provenance, b, i)
+	case "inputTokens":
+		s.InputTokens = new(json.Number)
+		return decNumAt(s.InputTokens, b, i)
+	case "outputTokens":
+		s.OutputTokens = new(json.Number)
+		return decNumAt(s.OutputTokens, b, i)
+	case "cacheReadTokens":
+		s.CacheReadTokens = new(json.Number)
+		return decNumAt(s.CacheReadTokens, b, i)
+	case "cacheWriteTokens":
+		s.CacheWriteTokens = new(json.Number)
+		return decNumAt(s.CacheWriteTokens, b, i)
+	case "cost":
+		s.Cost = new(ExecutionEventUsageCost)
+		return s.Cost.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventUsage) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventUsage{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsage) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventUsage
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "kind":
-			err = decNamed(v, &out.Kind)
-		case "scope":
-			err = decNamed(v, &out.Scope)
-		case "completeness":
-			err = decNamed(v, &out.Completeness)
-		case "provenance":
-			err = decNamed(v, &out.Provenance)
-		case "inputTokens":
-			out.InputTokens = new(json.Number)
-			(*out.InputTokens), err = decNumber(v)
-		case "outputTokens":
-			out.OutputTokens = new(json.Number)
-			(*out.OutputTokens), err = decNumber(v)
-		case "cacheReadTokens":
-			out.CacheReadTokens = new(json.Number)
-			(*out.CacheReadTokens), err = decNumber(v)
-		case "cacheWriteTokens":
-			out.CacheWriteTokens = new(json.Number)
-			(*out.CacheWriteTokens), err = decNumber(v)
-		case "cost":
-			out.Cost = new(ExecutionEventUsageCost)
-			err = out.Cost.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -716,27 +711,26 @@ func (s *ExecutionEventUsageCost) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventUsageCost) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "amount":
+		return decNumAt(&s.Amount, b, i)
+	case "currency":
+		return decStrAt(&s.Currency, b, i)
+	case "basis":
+		return decNamedAt[ExecutionEventUsageCostBasis](&s.Basis, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventUsageCost) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventUsageCost{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsageCost) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventUsageCost
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "amount":
-			out.Amount, err = decNumber(v)
-		case "currency":
-			out.Currency, err = decString(v)
-		case "basis":
-			err = decNamed(v, &out.Basis)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -894,61 +888,60 @@ func (s *ExecutionEventTurnEnd) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTurnEnd) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "outcome":
+		return decNamedAt[Outcome](&s.Outcome, b, i)
+	case "lastAssistantItem":
+		s.LastAssistantItem = new(LastAssistantItem)
+		return s.LastAssistantItem.decode(b, i)
+	case "continuationCount":
+		return decNumAt(&s.ContinuationCount, b, i)
+	case "usage":
+		s.Usage = new(ExecutionEventTurnUsage)
+		return s.Usage.decode(b, i)
+	case "error":
+		s.Error = new(ExecutionEventError)
+		return s.Error.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventTurnEnd) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTurnEnd{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnEnd
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "outcome":
-			err = decNamed(v, &out.Outcome)
-		case "lastAssistantItem":
-			out.LastAssistantItem = new(LastAssistantItem)
-			err = out.LastAssistantItem.UnmarshalJSON(v)
-		case "continuationCount":
-			out.ContinuationCount, err = decNumber(v)
-		case "usage":
-			out.Usage = new(ExecutionEventTurnUsage)
-			err = out.Usage.UnmarshalJSON(v)
-		case "error":
-			out.Error = new(ExecutionEventError)
-			err = out.Error.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -997,32 +990,31 @@ func (s *ExecutionEventError) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventError) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "message":
+		return decStrAt(&s.Message, b, i)
+	case "class":
+		return decStrAt(&s.Class, b, i)
+	case "code":
+		s.Code = new(string)
+		return decStrAt(s.Code, b, i)
+	case "status":
+		return s.Status.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventError) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventError{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventError) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventError
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "message":
-			out.Message, err = decString(v)
-		case "class":
-			out.Class, err = decString(v)
-		case "code":
-			out.Code = new(string)
-			(*out.Code), err = decString(v)
-		case "status":
-			err = out.Status.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1037,6 +1029,14 @@ func (u ExecutionEventErrorStatus) MarshalJSON() ([]byte, error) {
 	e := encoder{}
 	e.raw([]byte(u))
 	return e.buf, e.err
+}
+func (u *ExecutionEventErrorStatus) decode(b []byte, i int) (int, error) {
+	switch jsonKind(b[i:]) {
+	case "number", "string":
+	default:
+		return i, decodeErr("type", "unexpected JSON type")
+	}
+	return decRawAt((*json.RawMessage)(u), b, i)
 }
 
 // UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.
@@ -1195,54 +1195,53 @@ func (s *ExecutionEventTurnProgress) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTurnProgress) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "item":
+		return s.Item.decode(b, i)
+	case "delta":
+		return s.Delta.decode(b, i)
+	case "final":
+		return decBoolAt(&s.Final, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventTurnProgress) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTurnProgress{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnProgress
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "item":
-			err = out.Item.UnmarshalJSON(v)
-		case "delta":
-			err = out.Delta.UnmarshalJSON(v)
-		case "final":
-			out.Final, err = decBool(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1275,26 +1274,25 @@ func (s *ExecutionEventTurnProgressItem) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTurnProgressItem) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventTurnProgressItem) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTurnProgressItem{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTurnProgressItem
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1416,55 +1414,54 @@ func (s *ExecutionEventModelRequestBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelRequestBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "model":
+		return s.Model.decode(b, i)
+	case "attempt":
+		return s.Attempt.decode(b, i)
+	case "params":
+		return decRawAt(&s.Params, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventModelRequestBefore) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelRequestBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelRequestBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "model":
-			err = out.Model.UnmarshalJSON(v)
-		case "attempt":
-			err = out.Attempt.UnmarshalJSON(v)
-		case "params":
-			out.Params = cloneRaw(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1495,25 +1492,24 @@ func (s *ExecutionEventModel) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModel) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "provider":
+		return decStrAt(&s.Provider, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventModel) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModel{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModel) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModel
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "provider":
-			out.Provider, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1550,28 +1546,27 @@ func (s *ExecutionEventAttempt) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventAttempt) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "number":
+		return decNumAt(&s.Number, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventAttempt) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventAttempt{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventAttempt) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventAttempt
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "number":
-			out.Number, err = decNumber(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1709,63 +1704,62 @@ func (s *ExecutionEventModelResponseAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelResponseAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "model":
+		return s.Model.decode(b, i)
+	case "attempt":
+		return s.Attempt.decode(b, i)
+	case "execution":
+		return s.Execution.decode(b, i)
+	case "usage":
+		s.Usage = new(ExecutionEventAttemptUsage)
+		return s.Usage.decode(b, i)
+	case "finishReason":
+		return decStrAt(&s.FinishReason, b, i)
+	case "latencyMs":
+		s.LatencyMs = new(json.Number)
+		return decNumAt(s.LatencyMs, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventModelResponseAfter) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelResponseAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelResponseAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "model":
-			err = out.Model.UnmarshalJSON(v)
-		case "attempt":
-			err = out.Attempt.UnmarshalJSON(v)
-		case "execution":
-			err = out.Execution.UnmarshalJSON(v)
-		case "usage":
-			out.Usage = new(ExecutionEventAttemptUsage)
-			err = out.Usage.UnmarshalJSON(v)
-		case "finishReason":
-			out.FinishReason, err = decString(v)
-		case "latencyMs":
-			out.LatencyMs = new(json.Number)
-			(*out.LatencyMs), err = decNumber(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1796,23 +1790,22 @@ func (s *ExecutionEventExecutionExecuted) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventExecutionExecuted) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		return decStrAt(&s.Status, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventExecutionExecuted) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventExecutionExecuted{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionExecuted) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionExecuted
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1851,25 +1844,24 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventExecutionSkippedSuppliedResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		return decStrAt(&s.Status, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventExecutionSkippedSuppliedResult) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventExecutionSkippedSuppliedResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedSuppliedResult) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedSuppliedResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1914,28 +1906,27 @@ func (s *ExecutionEventExecutionSkippedPolicy) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventExecutionSkippedPolicy) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		return decStrAt(&s.Status, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "detail":
+		s.Detail = new(string)
+		return decStrAt(s.Detail, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventExecutionSkippedPolicy) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventExecutionSkippedPolicy{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedPolicy) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedPolicy
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "detail":
-			out.Detail = new(string)
-			(*out.Detail), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1980,28 +1971,27 @@ func (s *ExecutionEventExecutionSkippedCancelled) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventExecutionSkippedCancelled) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		return decStrAt(&s.Status, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "detail":
+		s.Detail = new(string)
+		return decStrAt(s.Detail, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventExecutionSkippedCancelled) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventExecutionSkippedCancelled{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedCancelled) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedCancelled
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "detail":
-			out.Detail = new(string)
-			(*out.Detail), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2046,28 +2036,27 @@ func (s *ExecutionEventExecutionSkippedTimeout) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventExecutionSkippedTimeout) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		return decStrAt(&s.Status, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "detail":
+		s.Detail = new(string)
+		return decStrAt(s.Detail, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventExecutionSkippedTimeout) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventExecutionSkippedTimeout{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedTimeout) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedTimeout
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "detail":
-			out.Detail = new(string)
-			(*out.Detail), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2112,28 +2101,27 @@ func (s *ExecutionEventExecutionSkippedOther) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventExecutionSkippedOther) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		return decStrAt(&s.Status, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "detail":
+		s.Detail = new(string)
+		return decStrAt(s.Detail, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventExecutionSkippedOther) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventExecutionSkippedOther{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedOther) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventExecutionSkippedOther
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "detail":
-			out.Detail = new(string)
-			(*out.Detail), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2183,35 +2171,46 @@ func (u *ExecutionEventExecution) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ExecutionEventExecution) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ExecutionEventExecution) pick(m *unionMembers) error {
+	*u = ExecutionEventExecution{}
+	idx, err := m.selectArm(executionEventExecutionArms)
+	switch idx {
+	case 0:
+		u.Executed = new(ExecutionEventExecutionExecuted)
+		return m.decode(u.Executed.member)
+	case 1:
+		u.SkippedSuppliedResult = new(ExecutionEventExecutionSkippedSuppliedResult)
+		return m.decode(u.SkippedSuppliedResult.member)
+	case 2:
+		u.SkippedPolicy = new(ExecutionEventExecutionSkippedPolicy)
+		return m.decode(u.SkippedPolicy.member)
+	case 3:
+		u.SkippedCancelled = new(ExecutionEventExecutionSkippedCancelled)
+		return m.decode(u.SkippedCancelled.member)
+	case 4:
+		u.SkippedTimeout = new(ExecutionEventExecutionSkippedTimeout)
+		return m.decode(u.SkippedTimeout.member)
+	case 5:
+		u.SkippedOther = new(ExecutionEventExecutionSkippedOther)
+		return m.decode(u.SkippedOther.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEventExecution) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, executionEventExecutionArms)
-	if err != nil {
-		return err
-	}
 	var out ExecutionEventExecution
-	switch idx {
-	case 0:
-		out.Executed = new(ExecutionEventExecutionExecuted)
-		err = out.Executed.UnmarshalJSON(data)
-	case 1:
-		out.SkippedSuppliedResult = new(ExecutionEventExecutionSkippedSuppliedResult)
-		err = out.SkippedSuppliedResult.UnmarshalJSON(data)
-	case 2:
-		out.SkippedPolicy = new(ExecutionEventExecutionSkippedPolicy)
-		err = out.SkippedPolicy.UnmarshalJSON(data)
-	case 3:
-		out.SkippedCancelled = new(ExecutionEventExecutionSkippedCancelled)
-		err = out.SkippedCancelled.UnmarshalJSON(data)
-	case 4:
-		out.SkippedTimeout = new(ExecutionEventExecutionSkippedTimeout)
-		err = out.SkippedTimeout.UnmarshalJSON(data)
-	case 5:
-		out.SkippedOther = new(ExecutionEventExecutionSkippedOther)
-		err = out.SkippedOther.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -2400,66 +2399,65 @@ func (s *ExecutionEventModelError) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelError) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "model":
+		return s.Model.decode(b, i)
+	case "attempt":
+		return s.Attempt.decode(b, i)
+	case "execution":
+		return s.Execution.decode(b, i)
+	case "error":
+		return s.Error.decode(b, i)
+	case "usage":
+		s.Usage = new(ExecutionEventAttemptUsage)
+		return s.Usage.decode(b, i)
+	case "latencyMs":
+		s.LatencyMs = new(json.Number)
+		return decNumAt(s.LatencyMs, b, i)
+	case "recovery":
+		s.Recovery = new(string)
+		return decStrAt(s.Recovery, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventModelError) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelError{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelError
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "model":
-			err = out.Model.UnmarshalJSON(v)
-		case "attempt":
-			err = out.Attempt.UnmarshalJSON(v)
-		case "execution":
-			err = out.Execution.UnmarshalJSON(v)
-		case "error":
-			err = out.Error.UnmarshalJSON(v)
-		case "usage":
-			out.Usage = new(ExecutionEventAttemptUsage)
-			err = out.Usage.UnmarshalJSON(v)
-		case "latencyMs":
-			out.LatencyMs = new(json.Number)
-			(*out.LatencyMs), err = decNumber(v)
-		case "recovery":
-			out.Recovery = new(string)
-			(*out.Recovery), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2491,24 +2489,23 @@ func (s *ExecutionEventModelErrorExecution) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelErrorExecution) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "status":
+		s.Status = new(string)
+		return decStrAt(s.Status, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventModelErrorExecution) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelErrorExecution{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelErrorExecution) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelErrorExecution
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "status":
-			out.Status = new(string)
-			(*out.Status), err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2634,58 +2631,57 @@ func (s *ExecutionEventModelSwitchBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelSwitchBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "current":
+		return s.Current.decode(b, i)
+	case "proposed":
+		return s.Proposed.decode(b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "pricing":
+		s.Pricing = new(ExecutionEventModelSwitchBeforePricing)
+		return s.Pricing.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventModelSwitchBefore) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelSwitchBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelSwitchBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "current":
-			err = out.Current.UnmarshalJSON(v)
-		case "proposed":
-			err = out.Proposed.UnmarshalJSON(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "pricing":
-			out.Pricing = new(ExecutionEventModelSwitchBeforePricing)
-			err = out.Pricing.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2724,29 +2720,28 @@ func (s *ExecutionEventModelSwitchBeforePricing) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelSwitchBeforePricing) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "currency":
+		return decStrAt(&s.Currency, b, i)
+	case "inputPerMillionTokens":
+		s.InputPerMillionTokens = new(json.Number)
+		return decNumAt(s.InputPerMillionTokens, b, i)
+	case "outputPerMillionTokens":
+		s.OutputPerMillionTokens = new(json.Number)
+		return decNumAt(s.OutputPerMillionTokens, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventModelSwitchBeforePricing) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelSwitchBeforePricing{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBeforePricing) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelSwitchBeforePricing
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "currency":
-			out.Currency, err = decString(v)
-		case "inputPerMillionTokens":
-			out.InputPerMillionTokens = new(json.Number)
-			(*out.InputPerMillionTokens), err = decNumber(v)
-		case "outputPerMillionTokens":
-			out.OutputPerMillionTokens = new(json.Number)
-			(*out.OutputPerMillionTokens), err = decNumber(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2866,55 +2861,54 @@ func (s *ExecutionEventModelSwitchAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventModelSwitchAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "previous":
+		return s.Previous.decode(b, i)
+	case "current":
+		return s.Current.decode(b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventModelSwitchAfter) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventModelSwitchAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventModelSwitchAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "previous":
-			err = out.Previous.UnmarshalJSON(v)
-		case "current":
-			err = out.Current.UnmarshalJSON(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3059,62 +3053,61 @@ func (s *ExecutionEventToolPermissionRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventToolPermissionRequest) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "call":
+		return s.Call.decode(b, i)
+	case "tool":
+		return s.Tool.decode(b, i)
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "batch":
+		s.Batch = new(ExecutionEventBatch)
+		return s.Batch.decode(b, i)
+	case "suggestions":
+		return decArray(&s.Suggestions, b, i, decRawAt)
+	case "sandboxBypass":
+		return decBoolAt(&s.SandboxBypass, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventToolPermissionRequest) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventToolPermissionRequest{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolPermissionRequest
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "call":
-			err = out.Call.UnmarshalJSON(v)
-		case "tool":
-			err = out.Tool.UnmarshalJSON(v)
-		case "path":
-			out.Path, err = decString(v)
-		case "batch":
-			out.Batch = new(ExecutionEventBatch)
-			err = out.Batch.UnmarshalJSON(v)
-		case "suggestions":
-			out.Suggestions, err = decArray(v, decRawElem)
-		case "sandboxBypass":
-			out.SandboxBypass, err = decBool(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3147,26 +3140,25 @@ func (s *Call) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Call) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *Call) decode(b []byte, i int) (int, error) {
+	*s = Call{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Call) UnmarshalJSON(data []byte) error {
 	var out Call
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3213,33 +3205,32 @@ func (s *ExecutionEventTool) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTool) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "name":
+		return decStrAt(&s.Name, b, i)
+	case "kind":
+		s.Kind = new(string)
+		return decStrAt(s.Kind, b, i)
+	case "input":
+		return decRawAt(&s.Input, b, i)
+	case "origin":
+		return decNamedAt[ExecutionEventToolOrigin](&s.Origin, b, i)
+	case "mcp":
+		s.MCP = new(ExecutionEventMCP)
+		return s.MCP.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventTool) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTool{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTool) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTool
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "name":
-			out.Name, err = decString(v)
-		case "kind":
-			out.Kind = new(string)
-			(*out.Kind), err = decString(v)
-		case "input":
-			out.Input = cloneRaw(v)
-		case "origin":
-			err = decNamed(v, &out.Origin)
-		case "mcp":
-			out.MCP = new(ExecutionEventMCP)
-			err = out.MCP.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3297,29 +3288,28 @@ func (s *ExecutionEventMCP) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCP) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "server":
+		return s.Server.decode(b, i)
+	case "toolName":
+		return decStrAt(&s.ToolName, b, i)
+	case "provenance":
+		return decNamedAt[ExecutionEventMCPProvenance](&s.Provenance, b, i)
+	case "connection":
+		return s.Connection.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCP) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCP{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCP) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCP
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "server":
-			err = out.Server.UnmarshalJSON(v)
-		case "toolName":
-			out.ToolName, err = decString(v)
-		case "provenance":
-			err = decNamed(v, &out.Provenance)
-		case "connection":
-			err = out.Connection.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3352,26 +3342,25 @@ func (s *ExecutionEventMCPServer) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCPServer) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "name":
+		s.Name = new(string)
+		return decStrAt(s.Name, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCPServer) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCPServer{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPServer) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPServer
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "name":
-			out.Name = new(string)
-			(*out.Name), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3440,28 +3429,27 @@ func (s *ExecutionEventMCPConnectionHTTP) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCPConnectionHTTP) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "transport":
+		return decStrAt(&s.Transport, b, i)
+	case "url":
+		s.URL = new(string)
+		return decStrAt(s.URL, b, i)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*ExecutionEventMCPConnectionGap).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCPConnectionHTTP) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCPConnectionHTTP{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionHTTP) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionHTTP
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "transport":
-			out.Transport, err = decString(v)
-		case "url":
-			out.URL = new(string)
-			(*out.URL), err = decString(v)
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[ExecutionEventMCPConnectionGap])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3492,25 +3480,24 @@ func (s *ExecutionEventMCPConnectionGap) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCPConnectionGap) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCPConnectionGap) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCPConnectionGap{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionGap) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionGap
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "path":
-			out.Path, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3560,28 +3547,27 @@ func (s *ExecutionEventMCPConnectionSSE) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCPConnectionSSE) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "transport":
+		return decStrAt(&s.Transport, b, i)
+	case "url":
+		s.URL = new(string)
+		return decStrAt(s.URL, b, i)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*ExecutionEventMCPConnectionGap).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCPConnectionSSE) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCPConnectionSSE{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionSSE) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionSSE
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "transport":
-			out.Transport, err = decString(v)
-		case "url":
-			out.URL = new(string)
-			(*out.URL), err = decString(v)
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[ExecutionEventMCPConnectionGap])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3650,33 +3636,32 @@ func (s *ExecutionEventMCPConnectionStdio) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCPConnectionStdio) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "transport":
+		return decStrAt(&s.Transport, b, i)
+	case "command":
+		s.Command = new(string)
+		return decStrAt(s.Command, b, i)
+	case "args":
+		return decArray(&s.Args, b, i, decStrAt)
+	case "cwd":
+		s.Cwd = new(string)
+		return decStrAt(s.Cwd, b, i)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*ExecutionEventMCPConnectionGap).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCPConnectionStdio) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCPConnectionStdio{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionStdio) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionStdio
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "transport":
-			out.Transport, err = decString(v)
-		case "command":
-			out.Command = new(string)
-			(*out.Command), err = decString(v)
-		case "args":
-			out.Args, err = decArray(v, decStringElem)
-		case "cwd":
-			out.Cwd = new(string)
-			(*out.Cwd), err = decString(v)
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[ExecutionEventMCPConnectionGap])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3728,31 +3713,30 @@ func (s *ExecutionEventMCPConnectionExtension) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventMCPConnectionExtension) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "transport":
+		return decStrAt(&s.Transport, b, i)
+	case "addressForm":
+		s.AddressForm = new(string)
+		return decStrAt(s.AddressForm, b, i)
+	case "address":
+		s.Address = new(string)
+		return decStrAt(s.Address, b, i)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*ExecutionEventMCPConnectionGap).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventMCPConnectionExtension) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventMCPConnectionExtension{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionExtension) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventMCPConnectionExtension
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "transport":
-			out.Transport, err = decString(v)
-		case "addressForm":
-			out.AddressForm = new(string)
-			(*out.AddressForm), err = decString(v)
-		case "address":
-			out.Address = new(string)
-			(*out.Address), err = decString(v)
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[ExecutionEventMCPConnectionGap])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3794,29 +3778,40 @@ func (u *ExecutionEventMCPConnection) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ExecutionEventMCPConnection) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ExecutionEventMCPConnection) pick(m *unionMembers) error {
+	*u = ExecutionEventMCPConnection{}
+	idx, err := m.selectArm(executionEventMCPConnectionArms)
+	switch idx {
+	case 0:
+		u.HTTP = new(ExecutionEventMCPConnectionHTTP)
+		return m.decode(u.HTTP.member)
+	case 1:
+		u.SSE = new(ExecutionEventMCPConnectionSSE)
+		return m.decode(u.SSE.member)
+	case 2:
+		u.Stdio = new(ExecutionEventMCPConnectionStdio)
+		return m.decode(u.Stdio.member)
+	case 3:
+		u.Extension = new(ExecutionEventMCPConnectionExtension)
+		return m.decode(u.Extension.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEventMCPConnection) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, executionEventMCPConnectionArms)
-	if err != nil {
-		return err
-	}
 	var out ExecutionEventMCPConnection
-	switch idx {
-	case 0:
-		out.HTTP = new(ExecutionEventMCPConnectionHTTP)
-		err = out.HTTP.UnmarshalJSON(data)
-	case 1:
-		out.SSE = new(ExecutionEventMCPConnectionSSE)
-		err = out.SSE.UnmarshalJSON(data)
-	case 2:
-		out.Stdio = new(ExecutionEventMCPConnectionStdio)
-		err = out.Stdio.UnmarshalJSON(data)
-	case 3:
-		out.Extension = new(ExecutionEventMCPConnectionExtension)
-		err = out.Extension.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -3900,28 +3895,27 @@ func (s *ExecutionEventBatch) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventBatch) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "callIds":
+		return decArray(&s.CallIds, b, i, decStrAt)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventBatch) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventBatch{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventBatch) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventBatch
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "callIds":
-			out.CallIds, err = decArray(v, decStringElem)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4055,62 +4049,61 @@ func (s *ExecutionEventToolPermissionResolved) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventToolPermissionResolved) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "call":
+		return s.Call.decode(b, i)
+	case "tool":
+		return s.Tool.decode(b, i)
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "batch":
+		s.Batch = new(ExecutionEventBatch)
+		return s.Batch.decode(b, i)
+	case "decision":
+		return decNamedAt[ExecutionEventToolPermissionResolvedDecision](&s.Decision, b, i)
+	case "decidedBy":
+		return decNamedAt[ExecutionEventToolPermissionResolvedDecidedBy](&s.DecidedBy, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventToolPermissionResolved) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventToolPermissionResolved{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolPermissionResolved
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "call":
-			err = out.Call.UnmarshalJSON(v)
-		case "tool":
-			err = out.Tool.UnmarshalJSON(v)
-		case "path":
-			out.Path, err = decString(v)
-		case "batch":
-			out.Batch = new(ExecutionEventBatch)
-			err = out.Batch.UnmarshalJSON(v)
-		case "decision":
-			err = decNamed(v, &out.Decision)
-		case "decidedBy":
-			err = decNamed(v, &out.DecidedBy)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4288,62 +4281,61 @@ func (s *ExecutionEventToolProgress) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventToolProgress) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "call":
+		return s.Call.decode(b, i)
+	case "tool":
+		return s.Tool.decode(b, i)
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "batch":
+		s.Batch = new(ExecutionEventBatch)
+		return s.Batch.decode(b, i)
+	case "partialOutput":
+		return s.PartialOutput.decode(b, i)
+	case "backgrounded":
+		return decBoolAt(&s.Backgrounded, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventToolProgress) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventToolProgress{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolProgress
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "call":
-			err = out.Call.UnmarshalJSON(v)
-		case "tool":
-			err = out.Tool.UnmarshalJSON(v)
-		case "path":
-			out.Path, err = decString(v)
-		case "batch":
-			out.Batch = new(ExecutionEventBatch)
-			err = out.Batch.UnmarshalJSON(v)
-		case "partialOutput":
-			err = out.PartialOutput.UnmarshalJSON(v)
-		case "backgrounded":
-			out.Backgrounded, err = decBool(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4470,53 +4462,52 @@ func (s *ExecutionEventToolBatchAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventToolBatchAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "batch":
+		return s.Batch.decode(b, i)
+	case "calls":
+		return decArray(&s.Calls, b, i, (*ExecutionEventToolBatchAfterCall).decode)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventToolBatchAfter) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventToolBatchAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolBatchAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "batch":
-			err = out.Batch.UnmarshalJSON(v)
-		case "calls":
-			out.Calls, err = decArray(v, decUnmarshaler[ExecutionEventToolBatchAfterCall])
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4549,26 +4540,25 @@ func (s *ExecutionEventToolBatchAfterBatch) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventToolBatchAfterBatch) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventToolBatchAfterBatch) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventToolBatchAfterBatch{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolBatchAfterBatch
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4617,34 +4607,33 @@ func (s *ExecutionEventToolBatchAfterCall) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventToolBatchAfterCall) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "call":
+		return s.Call.decode(b, i)
+	case "tool":
+		return s.Tool.decode(b, i)
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "batch":
+		s.Batch = new(ExecutionEventBatch)
+		return s.Batch.decode(b, i)
+	case "outcome":
+		return decNamedAt[ExecutionEventOutcome](&s.Outcome, b, i)
+	case "execution":
+		return s.Execution.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventToolBatchAfterCall) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventToolBatchAfterCall{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterCall) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventToolBatchAfterCall
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "call":
-			err = out.Call.UnmarshalJSON(v)
-		case "tool":
-			err = out.Tool.UnmarshalJSON(v)
-		case "path":
-			out.Path, err = decString(v)
-		case "batch":
-			out.Batch = new(ExecutionEventBatch)
-			err = out.Batch.UnmarshalJSON(v)
-		case "outcome":
-			err = decNamed(v, &out.Outcome)
-		case "execution":
-			err = out.Execution.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4795,56 +4784,55 @@ func (s *ExecutionEventContextCompactBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventContextCompactBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "trigger":
+		return decNamedAt[ExecutionEventContextCompactBeforeTrigger](&s.Trigger, b, i)
+	case "instructions":
+		return s.Instructions.decode(b, i)
+	case "tokenCounts":
+		s.TokenCounts = new(ExecutionEventTokenCounts)
+		return s.TokenCounts.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventContextCompactBefore) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventContextCompactBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventContextCompactBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "trigger":
-			err = decNamed(v, &out.Trigger)
-		case "instructions":
-			err = out.Instructions.UnmarshalJSON(v)
-		case "tokenCounts":
-			out.TokenCounts = new(ExecutionEventTokenCounts)
-			err = out.TokenCounts.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4900,27 +4888,26 @@ func (s *ExecutionEventTokenCounts) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventTokenCounts) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "before":
+		s.Before = new(json.Number)
+		return decNumAt(s.Before, b, i)
+	case "after":
+		s.After = new(json.Number)
+		return decNumAt(s.After, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventTokenCounts) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventTokenCounts{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTokenCounts) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventTokenCounts
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "before":
-			out.Before = new(json.Number)
-			(*out.Before), err = decNumber(v)
-		case "after":
-			out.After = new(json.Number)
-			(*out.After), err = decNumber(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -5057,58 +5044,57 @@ func (s *ExecutionEventContextCompactAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventContextCompactAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "turn":
+		s.Turn = new(ExecutionEventTurn)
+		return s.Turn.decode(b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "summary":
+		return s.Summary.decode(b, i)
+	case "removed":
+		return decArray(&s.Removed, b, i, (*ExecutionEventContextCompactAfterRemovedItem).decode)
+	case "tokenCounts":
+		s.TokenCounts = new(ExecutionEventTokenCounts)
+		return s.TokenCounts.decode(b, i)
+	case "execution":
+		return s.Execution.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ExecutionEventContextCompactAfter) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventContextCompactAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventContextCompactAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "turn":
-			out.Turn = new(ExecutionEventTurn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "summary":
-			err = out.Summary.UnmarshalJSON(v)
-		case "removed":
-			out.Removed, err = decArray(v, decUnmarshaler[ExecutionEventContextCompactAfterRemovedItem])
-		case "tokenCounts":
-			out.TokenCounts = new(ExecutionEventTokenCounts)
-			err = out.TokenCounts.UnmarshalJSON(v)
-		case "execution":
-			err = out.Execution.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -5135,23 +5121,22 @@ func (s *ExecutionEventContextCompactAfterRemovedItem) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventContextCompactAfterRemovedItem) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventContextCompactAfterRemovedItem) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventContextCompactAfterRemovedItem{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfterRemovedItem) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventContextCompactAfterRemovedItem
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -5200,34 +5185,33 @@ func (s *ExecutionEventFileChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ExecutionEventFileChange) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "change":
+		return decNamedAt[ExecutionEventFileChangeChange](&s.Change, b, i)
+	case "previousPath":
+		s.PreviousPath = new(string)
+		return decStrAt(s.PreviousPath, b, i)
+	case "before":
+		s.Before = new(ContentItem)
+		return s.Before.decode(b, i)
+	case "after":
+		s.After = new(ContentItem)
+		return s.After.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ExecutionEventFileChange) decode(b []byte, i int) (int, error) {
+	*s = ExecutionEventFileChange{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventFileChange) UnmarshalJSON(data []byte) error {
 	var out ExecutionEventFileChange
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "path":
-			out.Path, err = decString(v)
-		case "change":
-			err = decNamed(v, &out.Change)
-		case "previousPath":
-			out.PreviousPath = new(string)
-			(*out.PreviousPath), err = decString(v)
-		case "before":
-			out.Before = new(ContentItem)
-			err = out.Before.UnmarshalJSON(v)
-		case "after":
-			out.After = new(ContentItem)
-			err = out.After.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -5336,62 +5320,73 @@ func (u *ExecutionEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ExecutionEvent) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ExecutionEvent) pick(m *unionMembers) error {
+	*u = ExecutionEvent{}
+	idx, err := m.selectArm(executionEventArms)
+	switch idx {
+	case 0:
+		u.TurnStart = new(ExecutionEventTurnStart)
+		return m.decode(u.TurnStart.member)
+	case 1:
+		u.TurnFinishBefore = new(ExecutionEventTurnFinishBefore)
+		return m.decode(u.TurnFinishBefore.member)
+	case 2:
+		u.TurnEnd = new(ExecutionEventTurnEnd)
+		return m.decode(u.TurnEnd.member)
+	case 3:
+		u.TurnProgress = new(ExecutionEventTurnProgress)
+		return m.decode(u.TurnProgress.member)
+	case 4:
+		u.ModelRequestBefore = new(ExecutionEventModelRequestBefore)
+		return m.decode(u.ModelRequestBefore.member)
+	case 5:
+		u.ModelResponseAfter = new(ExecutionEventModelResponseAfter)
+		return m.decode(u.ModelResponseAfter.member)
+	case 6:
+		u.ModelError = new(ExecutionEventModelError)
+		return m.decode(u.ModelError.member)
+	case 7:
+		u.ModelSwitchBefore = new(ExecutionEventModelSwitchBefore)
+		return m.decode(u.ModelSwitchBefore.member)
+	case 8:
+		u.ModelSwitchAfter = new(ExecutionEventModelSwitchAfter)
+		return m.decode(u.ModelSwitchAfter.member)
+	case 9:
+		u.ToolPermissionRequest = new(ExecutionEventToolPermissionRequest)
+		return m.decode(u.ToolPermissionRequest.member)
+	case 10:
+		u.ToolPermissionResolved = new(ExecutionEventToolPermissionResolved)
+		return m.decode(u.ToolPermissionResolved.member)
+	case 11:
+		u.ToolProgress = new(ExecutionEventToolProgress)
+		return m.decode(u.ToolProgress.member)
+	case 12:
+		u.ToolBatchAfter = new(ExecutionEventToolBatchAfter)
+		return m.decode(u.ToolBatchAfter.member)
+	case 13:
+		u.ContextCompactBefore = new(ExecutionEventContextCompactBefore)
+		return m.decode(u.ContextCompactBefore.member)
+	case 14:
+		u.ContextCompactAfter = new(ExecutionEventContextCompactAfter)
+		return m.decode(u.ContextCompactAfter.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEvent) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, executionEventArms)
-	if err != nil {
-		return err
-	}
 	var out ExecutionEvent
-	switch idx {
-	case 0:
-		out.TurnStart = new(ExecutionEventTurnStart)
-		err = out.TurnStart.UnmarshalJSON(data)
-	case 1:
-		out.TurnFinishBefore = new(ExecutionEventTurnFinishBefore)
-		err = out.TurnFinishBefore.UnmarshalJSON(data)
-	case 2:
-		out.TurnEnd = new(ExecutionEventTurnEnd)
-		err = out.TurnEnd.UnmarshalJSON(data)
-	case 3:
-		out.TurnProgress = new(ExecutionEventTurnProgress)
-		err = out.TurnProgress.UnmarshalJSON(data)
-	case 4:
-		out.ModelRequestBefore = new(ExecutionEventModelRequestBefore)
-		err = out.ModelRequestBefore.UnmarshalJSON(data)
-	case 5:
-		out.ModelResponseAfter = new(ExecutionEventModelResponseAfter)
-		err = out.ModelResponseAfter.UnmarshalJSON(data)
-	case 6:
-		out.ModelError = new(ExecutionEventModelError)
-		err = out.ModelError.UnmarshalJSON(data)
-	case 7:
-		out.ModelSwitchBefore = new(ExecutionEventModelSwitchBefore)
-		err = out.ModelSwitchBefore.UnmarshalJSON(data)
-	case 8:
-		out.ModelSwitchAfter = new(ExecutionEventModelSwitchAfter)
-		err = out.ModelSwitchAfter.UnmarshalJSON(data)
-	case 9:
-		out.ToolPermissionRequest = new(ExecutionEventToolPermissionRequest)
-		err = out.ToolPermissionRequest.UnmarshalJSON(data)
-	case 10:
-		out.ToolPermissionResolved = new(ExecutionEventToolPermissionResolved)
-		err = out.ToolPermissionResolved.UnmarshalJSON(data)
-	case 11:
-		out.ToolProgress = new(ExecutionEventToolProgress)
-		err = out.ToolProgress.UnmarshalJSON(data)
-	case 12:
-		out.ToolBatchAfter = new(ExecutionEventToolBatchAfter)
-		err = out.ToolBatchAfter.UnmarshalJSON(data)
-	case 13:
-		out.ContextCompactBefore = new(ExecutionEventContextCompactBefore)
-		err = out.ContextCompactBefore.UnmarshalJSON(data)
-	case 14:
-		out.ContextCompactAfter = new(ExecutionEventContextCompactAfter)
-		err = out.ContextCompactAfter.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

@@ -39,25 +39,24 @@ func (s *InteractionEventConfigChangeBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventConfigChangeBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "change":
+		return s.Change.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventConfigChangeBefore) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventConfigChangeBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBefore) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "change":
-			err = out.Change.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -113,32 +112,31 @@ func (s *InteractionEventConfigChangeBeforeChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventConfigChangeBeforeChange) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "scope":
+		return decStrAt(&s.Scope, b, i)
+	case "settings":
+		return decArray(&s.Settings, b, i, decStrAt)
+	case "summary":
+		return decStrAt(&s.Summary, b, i)
+	case "path":
+		s.Path = new(string)
+		return decStrAt(s.Path, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventConfigChangeBeforeChange) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventConfigChangeBeforeChange{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBeforeChange) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeBeforeChange
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "source":
-			out.Source, err = decString(v)
-		case "scope":
-			out.Scope, err = decString(v)
-		case "settings":
-			out.Settings, err = decArray(v, decStringElem)
-		case "summary":
-			out.Summary, err = decString(v)
-		case "path":
-			out.Path = new(string)
-			(*out.Path), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -176,25 +174,24 @@ func (s *InteractionEventConfigChangeAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventConfigChangeAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "change":
+		return s.Change.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventConfigChangeAfter) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventConfigChangeAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfter) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "change":
-			err = out.Change.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -263,34 +260,33 @@ func (s *InteractionEventConfigChangeAfterChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventConfigChangeAfterChange) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "scope":
+		return decStrAt(&s.Scope, b, i)
+	case "settings":
+		return decArray(&s.Settings, b, i, decStrAt)
+	case "summary":
+		return decStrAt(&s.Summary, b, i)
+	case "path":
+		s.Path = new(string)
+		return decStrAt(s.Path, b, i)
+	case "mcpServers":
+		return decArray(&s.MCPServers, b, i, decRawAt)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventConfigChangeAfterChange) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventConfigChangeAfterChange{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfterChange) UnmarshalJSON(data []byte) error {
 	var out InteractionEventConfigChangeAfterChange
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "source":
-			out.Source, err = decString(v)
-		case "scope":
-			out.Scope, err = decString(v)
-		case "settings":
-			out.Settings, err = decArray(v, decStringElem)
-		case "summary":
-			out.Summary, err = decString(v)
-		case "path":
-			out.Path = new(string)
-			(*out.Path), err = decString(v)
-		case "mcpServers":
-			out.MCPServers, err = decArray(v, decRawElem)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -328,25 +324,24 @@ func (s *InteractionEventUserAttention) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserAttention) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "attention":
+		return s.Attention.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventUserAttention) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserAttention{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttention) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserAttention
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "attention":
-			err = out.Attention.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -381,27 +376,26 @@ func (s *InteractionEventUserAttentionAttention) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserAttentionAttention) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "kind":
+		return decStrAt(&s.Kind, b, i)
+	case "message":
+		return s.Message.decode(b, i)
+	case "title":
+		return s.Title.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventUserAttentionAttention) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserAttentionAttention{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttentionAttention) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserAttentionAttention
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "kind":
-			out.Kind, err = decString(v)
-		case "message":
-			err = out.Message.UnmarshalJSON(v)
-		case "title":
-			err = out.Title.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -439,25 +433,24 @@ func (s *InteractionEventUserElicitationRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserElicitationRequest) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "elicitation":
+		return s.Elicitation.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventUserElicitationRequest) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserElicitationRequest{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequest) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationRequest
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "elicitation":
-			err = out.Elicitation.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -494,28 +487,27 @@ func (s *InteractionEventUserElicitationRequestElicitation) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserElicitationRequestElicitation) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "server":
+		return decStrAt(&s.Server, b, i)
+	case "mode":
+		return decNamedAt[ElicitationMode](&s.Mode, b, i)
+	case "request":
+		s.Request = new(TextPart)
+		return s.Request.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventUserElicitationRequestElicitation) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserElicitationRequestElicitation{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequestElicitation) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationRequestElicitation
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "server":
-			out.Server, err = decString(v)
-		case "mode":
-			err = decNamed(v, &out.Mode)
-		case "request":
-			out.Request = new(TextPart)
-			err = out.Request.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -572,25 +564,24 @@ func (s *InteractionEventUserElicitationResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserElicitationResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "elicitation":
+		return s.Elicitation.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventUserElicitationResult) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserElicitationResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResult) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "elicitation":
-			err = out.Elicitation.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -631,30 +622,29 @@ func (s *InteractionEventUserElicitationResultElicitation) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserElicitationResultElicitation) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "server":
+		return decStrAt(&s.Server, b, i)
+	case "mode":
+		return decNamedAt[ElicitationMode](&s.Mode, b, i)
+	case "result":
+		s.Result = new(TextPart)
+		return s.Result.decode(b, i)
+	case "action":
+		return decNamedAt[InteractionEventUserElicitationResultElicitationAction](&s.Action, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventUserElicitationResultElicitation) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserElicitationResultElicitation{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResultElicitation) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserElicitationResultElicitation
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "server":
-			out.Server, err = decString(v)
-		case "mode":
-			err = decNamed(v, &out.Mode)
-		case "result":
-			out.Result = new(TextPart)
-			err = out.Result.UnmarshalJSON(v)
-		case "action":
-			err = decNamed(v, &out.Action)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -713,25 +703,24 @@ func (s *InteractionEventUserMessageInbound) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserMessageInbound) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "message":
+		return s.Message.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventUserMessageInbound) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserMessageInbound{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInbound) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageInbound
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "message":
-			err = out.Message.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -777,27 +766,26 @@ func (s *InteractionEventUserMessageInboundMessage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserMessageInboundMessage) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "channel":
+		return decStrAt(&s.Channel, b, i)
+	case "sender":
+		return decStrAt(&s.Sender, b, i)
+	case "messages":
+		return decArray(&s.Messages, b, i, (*CanonicalMessage).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventUserMessageInboundMessage) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserMessageInboundMessage{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageInboundMessage
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "channel":
-			out.Channel, err = decString(v)
-		case "sender":
-			out.Sender, err = decString(v)
-		case "messages":
-			out.Messages, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -835,25 +823,24 @@ func (s *InteractionEventUserMessageOutbound) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserMessageOutbound) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "message":
+		return s.Message.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventUserMessageOutbound) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserMessageOutbound{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutbound) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageOutbound
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "message":
-			err = out.Message.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -895,25 +882,24 @@ func (s *InteractionEventUserMessageOutboundMessage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventUserMessageOutboundMessage) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "channel":
+		return decStrAt(&s.Channel, b, i)
+	case "messages":
+		return decArray(&s.Messages, b, i, (*CanonicalMessage).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventUserMessageOutboundMessage) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventUserMessageOutboundMessage{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) error {
 	var out InteractionEventUserMessageOutboundMessage
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "channel":
-			out.Channel, err = decString(v)
-		case "messages":
-			out.Messages, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -955,27 +941,26 @@ func (s *InteractionEventHookFailure) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventHookFailure) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "failure":
+		return s.Failure.decode(b, i)
+	case "parentEventId":
+		return decStrAt(&s.ParentEventID, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InteractionEventHookFailure) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventHookFailure{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailure) UnmarshalJSON(data []byte) error {
 	var out InteractionEventHookFailure
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "failure":
-			err = out.Failure.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID, err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1010,27 +995,26 @@ func (s *InteractionEventHookFailureFailure) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InteractionEventHookFailureFailure) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "backendId":
+		return decStrAt(&s.BackendID, b, i)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "policy":
+		return decNamedAt[InteractionEventHookFailureFailurePolicy](&s.Policy, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *InteractionEventHookFailureFailure) decode(b []byte, i int) (int, error) {
+	*s = InteractionEventHookFailureFailure{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
 	var out InteractionEventHookFailureFailure
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "backendId":
-			out.BackendID, err = decString(v)
-		case "reason":
-			out.Reason, err = decString(v)
-		case "policy":
-			err = decNamed(v, &out.Policy)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1107,41 +1091,52 @@ func (u *InteractionEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *InteractionEvent) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *InteractionEvent) pick(m *unionMembers) error {
+	*u = InteractionEvent{}
+	idx, err := m.selectArm(interactionEventArms)
+	switch idx {
+	case 0:
+		u.ConfigChangeBefore = new(InteractionEventConfigChangeBefore)
+		return m.decode(u.ConfigChangeBefore.member)
+	case 1:
+		u.ConfigChangeAfter = new(InteractionEventConfigChangeAfter)
+		return m.decode(u.ConfigChangeAfter.member)
+	case 2:
+		u.UserAttention = new(InteractionEventUserAttention)
+		return m.decode(u.UserAttention.member)
+	case 3:
+		u.UserElicitationRequest = new(InteractionEventUserElicitationRequest)
+		return m.decode(u.UserElicitationRequest.member)
+	case 4:
+		u.UserElicitationResult = new(InteractionEventUserElicitationResult)
+		return m.decode(u.UserElicitationResult.member)
+	case 5:
+		u.UserMessageInbound = new(InteractionEventUserMessageInbound)
+		return m.decode(u.UserMessageInbound.member)
+	case 6:
+		u.UserMessageOutbound = new(InteractionEventUserMessageOutbound)
+		return m.decode(u.UserMessageOutbound.member)
+	case 7:
+		u.HookFailure = new(InteractionEventHookFailure)
+		return m.decode(u.HookFailure.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *InteractionEvent) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, interactionEventArms)
-	if err != nil {
-		return err
-	}
 	var out InteractionEvent
-	switch idx {
-	case 0:
-		out.ConfigChangeBefore = new(InteractionEventConfigChangeBefore)
-		err = out.ConfigChangeBefore.UnmarshalJSON(data)
-	case 1:
-		out.ConfigChangeAfter = new(InteractionEventConfigChangeAfter)
-		err = out.ConfigChangeAfter.UnmarshalJSON(data)
-	case 2:
-		out.UserAttention = new(InteractionEventUserAttention)
-		err = out.UserAttention.UnmarshalJSON(data)
-	case 3:
-		out.UserElicitationRequest = new(InteractionEventUserElicitationRequest)
-		err = out.UserElicitationRequest.UnmarshalJSON(data)
-	case 4:
-		out.UserElicitationResult = new(InteractionEventUserElicitationResult)
-		err = out.UserElicitationResult.UnmarshalJSON(data)
-	case 5:
-		out.UserMessageInbound = new(InteractionEventUserMessageInbound)
-		err = out.UserMessageInbound.UnmarshalJSON(data)
-	case 6:
-		out.UserMessageOutbound = new(InteractionEventUserMessageOutbound)
-		err = out.UserMessageOutbound.UnmarshalJSON(data)
-	case 7:
-		out.HookFailure = new(InteractionEventHookFailure)
-		err = out.HookFailure.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

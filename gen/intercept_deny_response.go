@@ -50,27 +50,26 @@ func (s *InterceptDenyResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptDenyResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*Effect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptDenyResponseResult) decode(b []byte, i int) (int, error) {
+	*s = InterceptDenyResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptDenyResponseResult) UnmarshalJSON(data []byte) error {
 	var out InterceptDenyResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[Effect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -112,27 +111,26 @@ func (s *InterceptDenyResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptDenyResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptDenyResponse) decode(b []byte, i int) (int, error) {
+	*s = InterceptDenyResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptDenyResponse) UnmarshalJSON(data []byte) error {
 	var out InterceptDenyResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

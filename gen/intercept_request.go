@@ -51,32 +51,31 @@ func (s *InterceptRequestParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptRequestParams) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "event":
+		return s.Event.decode(b, i)
+	case "capabilities":
+		return s.Capabilities.decode(b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "state":
+		s.State = new(InterceptState)
+		return s.State.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptRequestParams) decode(b []byte, i int) (int, error) {
+	*s = InterceptRequestParams{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptRequestParams) UnmarshalJSON(data []byte) error {
 	var out InterceptRequestParams
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "event":
-			err = out.Event.UnmarshalJSON(v)
-		case "capabilities":
-			err = out.Capabilities.UnmarshalJSON(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "state":
-			out.State = new(InterceptState)
-			err = out.State.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -146,37 +145,36 @@ func (s *InterceptState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptState) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "permission":
+		return decNamedAt[Permission](&s.Permission, b, i)
+	case "candidate":
+		if isNullAt(b, i) {
+			s.Candidate = Nullable[Candidate]{}
+			return i + 4, nil
+		}
+		s.Candidate.Valid = true
+		return s.Candidate.Value.decode(b, i)
+	case "flow":
+		s.Flow = new(FlowState)
+		return decNamedAt[FlowState](s.Flow, b, i)
+	case "instructions":
+		return decArray(&s.Instructions, b, i, decStrAt)
+	case "injections":
+		return decArray(&s.Injections, b, i, (*InjectEffect).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptState) decode(b []byte, i int) (int, error) {
+	*s = InterceptState{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptState) UnmarshalJSON(data []byte) error {
 	var out InterceptState
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "permission":
-			err = decNamed(v, &out.Permission)
-		case "candidate":
-			if isNull(v) {
-				out.Candidate = Nullable[Candidate]{}
-			} else {
-				out.Candidate.Valid = true
-				err = out.Candidate.Value.UnmarshalJSON(v)
-			}
-		case "flow":
-			out.Flow = new(FlowState)
-			err = decNamed(v, out.Flow)
-		case "instructions":
-			out.Instructions, err = decArray(v, decStringElem)
-		case "injections":
-			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -235,26 +233,25 @@ func (s *Candidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Candidate) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "value":
+		return decRawAt(&s.Value, b, i)
+	case "provenance":
+		s.Provenance = new(CandidateProvenance)
+		return s.Provenance.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Candidate) decode(b []byte, i int) (int, error) {
+	*s = Candidate{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Candidate) UnmarshalJSON(data []byte) error {
 	var out Candidate
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "value":
-			out.Value = cloneRaw(v)
-		case "provenance":
-			out.Provenance = new(CandidateProvenance)
-			err = out.Provenance.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -280,21 +277,18 @@ func (s *CandidateProvenance) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *CandidateProvenance) member(k, b []byte, i int) (int, error) {
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *CandidateProvenance) decode(b []byte, i int) (int, error) {
+	*s = CandidateProvenance{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CandidateProvenance) UnmarshalJSON(data []byte) error {
 	var out CandidateProvenance
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -365,29 +359,28 @@ func (s *InterceptRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptRequest) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "method":
+		return decStrAt(&s.Method, b, i)
+	case "params":
+		return s.Params.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptRequest) decode(b []byte, i int) (int, error) {
+	*s = InterceptRequest{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptRequest) UnmarshalJSON(data []byte) error {
 	var out InterceptRequest
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "method":
-			out.Method, err = decString(v)
-		case "params":
-			err = out.Params.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -423,26 +416,25 @@ func (s *MessagesCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MessagesCandidate) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "value":
+		return s.Value.decode(b, i)
+	case "provenance":
+		s.Provenance = new(CandidateProvenance)
+		return s.Provenance.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *MessagesCandidate) decode(b []byte, i int) (int, error) {
+	*s = MessagesCandidate{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessagesCandidate) UnmarshalJSON(data []byte) error {
 	var out MessagesCandidate
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		case "provenance":
-			out.Provenance = new(CandidateProvenance)
-			err = out.Provenance.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -478,26 +470,25 @@ func (s *TextCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TextCandidate) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "value":
+		return s.Value.decode(b, i)
+	case "provenance":
+		s.Provenance = new(CandidateProvenance)
+		return s.Provenance.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TextCandidate) decode(b []byte, i int) (int, error) {
+	*s = TextCandidate{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextCandidate) UnmarshalJSON(data []byte) error {
 	var out TextCandidate
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		case "provenance":
-			out.Provenance = new(CandidateProvenance)
-			err = out.Provenance.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -533,26 +524,25 @@ func (s *ElicitResultCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ElicitResultCandidate) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "value":
+		return s.Value.decode(b, i)
+	case "provenance":
+		s.Provenance = new(CandidateProvenance)
+		return s.Provenance.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ElicitResultCandidate) decode(b []byte, i int) (int, error) {
+	*s = ElicitResultCandidate{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ElicitResultCandidate) UnmarshalJSON(data []byte) error {
 	var out ElicitResultCandidate
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		case "provenance":
-			out.Provenance = new(CandidateProvenance)
-			err = out.Provenance.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -588,26 +578,25 @@ func (s *ToolCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolCandidate) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "value":
+		return decRawAt(&s.Value, b, i)
+	case "provenance":
+		s.Provenance = new(CandidateProvenance)
+		return s.Provenance.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolCandidate) decode(b []byte, i int) (int, error) {
+	*s = ToolCandidate{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolCandidate) UnmarshalJSON(data []byte) error {
 	var out ToolCandidate
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "value":
-			out.Value = cloneRaw(v)
-		case "provenance":
-			out.Provenance = new(CandidateProvenance)
-			err = out.Provenance.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -677,37 +666,36 @@ func (s *MessagesState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MessagesState) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "permission":
+		return decNamedAt[Permission](&s.Permission, b, i)
+	case "candidate":
+		if isNullAt(b, i) {
+			s.Candidate = Nullable[MessagesCandidate]{}
+			return i + 4, nil
+		}
+		s.Candidate.Valid = true
+		return s.Candidate.Value.decode(b, i)
+	case "flow":
+		s.Flow = new(FlowState)
+		return decNamedAt[FlowState](s.Flow, b, i)
+	case "instructions":
+		return decArray(&s.Instructions, b, i, decStrAt)
+	case "injections":
+		return decArray(&s.Injections, b, i, (*InjectEffect).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *MessagesState) decode(b []byte, i int) (int, error) {
+	*s = MessagesState{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessagesState) UnmarshalJSON(data []byte) error {
 	var out MessagesState
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "permission":
-			err = decNamed(v, &out.Permission)
-		case "candidate":
-			if isNull(v) {
-				out.Candidate = Nullable[MessagesCandidate]{}
-			} else {
-				out.Candidate.Valid = true
-				err = out.Candidate.Value.UnmarshalJSON(v)
-			}
-		case "flow":
-			out.Flow = new(FlowState)
-			err = decNamed(v, out.Flow)
-		case "instructions":
-			out.Instructions, err = decArray(v, decStringElem)
-		case "injections":
-			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -777,37 +765,36 @@ func (s *TextState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TextState) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "permission":
+		return decNamedAt[Permission](&s.Permission, b, i)
+	case "candidate":
+		if isNullAt(b, i) {
+			s.Candidate = Nullable[TextCandidate]{}
+			return i + 4, nil
+		}
+		s.Candidate.Valid = true
+		return s.Candidate.Value.decode(b, i)
+	case "flow":
+		s.Flow = new(FlowState)
+		return decNamedAt[FlowState](s.Flow, b, i)
+	case "instructions":
+		return decArray(&s.Instructions, b, i, decStrAt)
+	case "injections":
+		return decArray(&s.Injections, b, i, (*InjectEffect).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TextState) decode(b []byte, i int) (int, error) {
+	*s = TextState{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextState) UnmarshalJSON(data []byte) error {
 	var out TextState
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "permission":
-			err = decNamed(v, &out.Permission)
-		case "candidate":
-			if isNull(v) {
-				out.Candidate = Nullable[TextCandidate]{}
-			} else {
-				out.Candidate.Valid = true
-				err = out.Candidate.Value.UnmarshalJSON(v)
-			}
-		case "flow":
-			out.Flow = new(FlowState)
-			err = decNamed(v, out.Flow)
-		case "instructions":
-			out.Instructions, err = decArray(v, decStringElem)
-		case "injections":
-			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -877,37 +864,36 @@ func (s *ElicitResultState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ElicitResultState) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "permission":
+		return decNamedAt[Permission](&s.Permission, b, i)
+	case "candidate":
+		if isNullAt(b, i) {
+			s.Candidate = Nullable[ElicitResultCandidate]{}
+			return i + 4, nil
+		}
+		s.Candidate.Valid = true
+		return s.Candidate.Value.decode(b, i)
+	case "flow":
+		s.Flow = new(FlowState)
+		return decNamedAt[FlowState](s.Flow, b, i)
+	case "instructions":
+		return decArray(&s.Instructions, b, i, decStrAt)
+	case "injections":
+		return decArray(&s.Injections, b, i, (*InjectEffect).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ElicitResultState) decode(b []byte, i int) (int, error) {
+	*s = ElicitResultState{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ElicitResultState) UnmarshalJSON(data []byte) error {
 	var out ElicitResultState
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "permission":
-			err = decNamed(v, &out.Permission)
-		case "candidate":
-			if isNull(v) {
-				out.Candidate = Nullable[ElicitResultCandidate]{}
-			} else {
-				out.Candidate.Valid = true
-				err = out.Candidate.Value.UnmarshalJSON(v)
-			}
-		case "flow":
-			out.Flow = new(FlowState)
-			err = decNamed(v, out.Flow)
-		case "instructions":
-			out.Instructions, err = decArray(v, decStringElem)
-		case "injections":
-			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -977,37 +963,36 @@ func (s *ToolState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolState) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "permission":
+		return decNamedAt[Permission](&s.Permission, b, i)
+	case "candidate":
+		if isNullAt(b, i) {
+			s.Candidate = Nullable[ToolCandidate]{}
+			return i + 4, nil
+		}
+		s.Candidate.Valid = true
+		return s.Candidate.Value.decode(b, i)
+	case "flow":
+		s.Flow = new(FlowState)
+		return decNamedAt[FlowState](s.Flow, b, i)
+	case "instructions":
+		return decArray(&s.Instructions, b, i, decStrAt)
+	case "injections":
+		return decArray(&s.Injections, b, i, (*InjectEffect).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolState) decode(b []byte, i int) (int, error) {
+	*s = ToolState{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolState) UnmarshalJSON(data []byte) error {
 	var out ToolState
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "permission":
-			err = decNamed(v, &out.Permission)
-		case "candidate":
-			if isNull(v) {
-				out.Candidate = Nullable[ToolCandidate]{}
-			} else {
-				out.Candidate.Valid = true
-				err = out.Candidate.Value.UnmarshalJSON(v)
-			}
-		case "flow":
-			out.Flow = new(FlowState)
-			err = decNamed(v, out.Flow)
-		case "instructions":
-			out.Instructions, err = decArray(v, decStringElem)
-		case "injections":
-			out.Injections, err = decArray(v, decUnmarshaler[InjectEffect])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -50,27 +50,26 @@ func (s *InterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*Effect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = InterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out InterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[Effect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -112,27 +111,26 @@ func (s *InterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = InterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
 	var out InterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -166,23 +164,34 @@ func (u *SessionStartEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *SessionStartEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *SessionStartEffect) pick(m *unionMembers) error {
+	*u = SessionStartEffect{}
+	idx, err := m.selectArm(sessionStartEffectArms)
+	switch idx {
+	case 0:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 1:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *SessionStartEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, sessionStartEffectArms)
-	if err != nil {
-		return err
-	}
 	var out SessionStartEffect
-	switch idx {
-	case 0:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 1:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -259,27 +268,26 @@ func (s *SessionStartInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionStartInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*SessionStartEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SessionStartInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = SessionStartInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out SessionStartInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[SessionStartEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -321,27 +329,26 @@ func (s *SessionStartInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionStartInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SessionStartInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = SessionStartInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out SessionStartInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -375,23 +382,34 @@ func (u *ConfigChangeBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ConfigChangeBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ConfigChangeBeforeEffect) pick(m *unionMembers) error {
+	*u = ConfigChangeBeforeEffect{}
+	idx, err := m.selectArm(configChangeBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ConfigChangeBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, configChangeBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ConfigChangeBeforeEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -468,27 +486,26 @@ func (s *ConfigChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ConfigChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ConfigChangeBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ConfigChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ConfigChangeBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ConfigChangeBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ConfigChangeBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -530,27 +547,26 @@ func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ConfigChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ConfigChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ConfigChangeBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ConfigChangeBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -597,29 +613,28 @@ func (s *TurnStartModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TurnStartModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TurnStartModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = TurnStartModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartModifyEffect) UnmarshalJSON(data []byte) error {
 	var out TurnStartModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -665,32 +680,43 @@ func (u *TurnStartEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *TurnStartEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *TurnStartEffect) pick(m *unionMembers) error {
+	*u = TurnStartEffect{}
+	idx, err := m.selectArm(turnStartEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Modify = new(TurnStartModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 3:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 4:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TurnStartEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, turnStartEffectArms)
-	if err != nil {
-		return err
-	}
 	var out TurnStartEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(TurnStartModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 3:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 4:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -779,27 +805,26 @@ func (s *TurnStartInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TurnStartInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*TurnStartEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TurnStartInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = TurnStartInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out TurnStartInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[TurnStartEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -841,27 +866,26 @@ func (s *TurnStartInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TurnStartInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TurnStartInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = TurnStartInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out TurnStartInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -908,29 +932,28 @@ func (s *TurnFinishBeforeModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TurnFinishBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TurnFinishBeforeModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = TurnFinishBeforeModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	var out TurnFinishBeforeModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -972,29 +995,40 @@ func (u *TurnFinishBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *TurnFinishBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *TurnFinishBeforeEffect) pick(m *unionMembers) error {
+	*u = TurnFinishBeforeEffect{}
+	idx, err := m.selectArm(turnFinishBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Modify = new(TurnFinishBeforeModifyEffect)
+		return m.decode(u.Modify.member)
+	case 1:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 2:
+		u.ContinueFlow = new(ContinueFlowEffect)
+		return m.decode(u.ContinueFlow.member)
+	case 3:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TurnFinishBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, turnFinishBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out TurnFinishBeforeEffect
-	switch idx {
-	case 0:
-		out.Modify = new(TurnFinishBeforeModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 1:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 2:
-		out.ContinueFlow = new(ContinueFlowEffect)
-		err = out.ContinueFlow.UnmarshalJSON(data)
-	case 3:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1079,27 +1113,26 @@ func (s *TurnFinishBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TurnFinishBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*TurnFinishBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TurnFinishBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = TurnFinishBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out TurnFinishBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[TurnFinishBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1141,27 +1174,26 @@ func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TurnFinishBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TurnFinishBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = TurnFinishBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out TurnFinishBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1208,29 +1240,28 @@ func (s *ModelRequestBeforeModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelRequestBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ModelRequestBeforeModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = ModelRequestBeforeModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ModelRequestBeforeModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1280,35 +1311,46 @@ func (u *ModelRequestBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ModelRequestBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ModelRequestBeforeEffect) pick(m *unionMembers) error {
+	*u = ModelRequestBeforeEffect{}
+	idx, err := m.selectArm(modelRequestBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Modify = new(ModelRequestBeforeModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 3:
+		u.ReturnMessages = new(ReturnMessagesEffect)
+		return m.decode(u.ReturnMessages.member)
+	case 4:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 5:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelRequestBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, modelRequestBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ModelRequestBeforeEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(ModelRequestBeforeModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 3:
-		out.ReturnMessages = new(ReturnMessagesEffect)
-		err = out.ReturnMessages.UnmarshalJSON(data)
-	case 4:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 5:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1401,27 +1443,26 @@ func (s *ModelRequestBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelRequestBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ModelRequestBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ModelRequestBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ModelRequestBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ModelRequestBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ModelRequestBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1463,27 +1504,26 @@ func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelRequestBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ModelRequestBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ModelRequestBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ModelRequestBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1524,26 +1564,37 @@ func (u *ModelResponseAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ModelResponseAfterEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ModelResponseAfterEffect) pick(m *unionMembers) error {
+	*u = ModelResponseAfterEffect{}
+	idx, err := m.selectArm(modelResponseAfterEffectArms)
+	switch idx {
+	case 0:
+		u.Modify = new(ModelResponseAfterModifyEffect)
+		return m.decode(u.Modify.member)
+	case 1:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelResponseAfterEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, modelResponseAfterEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ModelResponseAfterEffect
-	switch idx {
-	case 0:
-		out.Modify = new(ModelResponseAfterModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 1:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1624,27 +1675,26 @@ func (s *ModelResponseAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelResponseAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ModelResponseAfterEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ModelResponseAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ModelResponseAfterInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ModelResponseAfterInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ModelResponseAfterEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1686,27 +1736,26 @@ func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelResponseAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ModelResponseAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ModelResponseAfterInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ModelResponseAfterInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1744,26 +1793,37 @@ func (u *ModelSwitchBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ModelSwitchBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ModelSwitchBeforeEffect) pick(m *unionMembers) error {
+	*u = ModelSwitchBeforeEffect{}
+	idx, err := m.selectArm(modelSwitchBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelSwitchBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, modelSwitchBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ModelSwitchBeforeEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1844,27 +1904,26 @@ func (s *ModelSwitchBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelSwitchBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ModelSwitchBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ModelSwitchBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ModelSwitchBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ModelSwitchBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ModelSwitchBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1906,27 +1965,26 @@ func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ModelSwitchBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ModelSwitchBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ModelSwitchBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ModelSwitchBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1987,41 +2045,52 @@ func (u *ToolBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ToolBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ToolBeforeEffect) pick(m *unionMembers) error {
+	*u = ToolBeforeEffect{}
+	idx, err := m.selectArm(toolBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Allow = new(AllowEffect)
+		return m.decode(u.Allow.member)
+	case 2:
+		u.Ask = new(AskEffect)
+		return m.decode(u.Ask.member)
+	case 3:
+		u.Modify = new(ToolBeforeModifyEffect)
+		return m.decode(u.Modify.member)
+	case 4:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 5:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 6:
+		u.ReturnTool = new(ReturnToolEffect)
+		return m.decode(u.ReturnTool.member)
+	case 7:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, toolBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ToolBeforeEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Allow = new(AllowEffect)
-		err = out.Allow.UnmarshalJSON(data)
-	case 2:
-		out.Ask = new(AskEffect)
-		err = out.Ask.UnmarshalJSON(data)
-	case 3:
-		out.Modify = new(ToolBeforeModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 4:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 5:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 6:
-		out.ReturnTool = new(ReturnToolEffect)
-		err = out.ReturnTool.UnmarshalJSON(data)
-	case 7:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -2122,27 +2191,26 @@ func (s *ToolBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ToolBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ToolBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ToolBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2184,27 +2252,26 @@ func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ToolBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2251,29 +2318,28 @@ func (s *ToolAfterModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolAfterModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ToolAfterModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = ToolAfterModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ToolAfterModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2319,32 +2385,43 @@ func (u *ToolAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ToolAfterEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ToolAfterEffect) pick(m *unionMembers) error {
+	*u = ToolAfterEffect{}
+	idx, err := m.selectArm(toolAfterEffectArms)
+	switch idx {
+	case 0:
+		u.Modify = new(ToolAfterModifyEffect)
+		return m.decode(u.Modify.member)
+	case 1:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 2:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 3:
+		u.ContinueFlow = new(ContinueFlowEffect)
+		return m.decode(u.ContinueFlow.member)
+	case 4:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolAfterEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, toolAfterEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ToolAfterEffect
-	switch idx {
-	case 0:
-		out.Modify = new(ToolAfterModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 1:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 2:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 3:
-		out.ContinueFlow = new(ContinueFlowEffect)
-		err = out.ContinueFlow.UnmarshalJSON(data)
-	case 4:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -2433,27 +2510,26 @@ func (s *ToolAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ToolAfterEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ToolAfterInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolAfterInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ToolAfterEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2495,27 +2571,26 @@ func (s *ToolAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ToolAfterInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolAfterInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2564,32 +2639,43 @@ func (u *ToolPermissionRequestEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ToolPermissionRequestEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ToolPermissionRequestEffect) pick(m *unionMembers) error {
+	*u = ToolPermissionRequestEffect{}
+	idx, err := m.selectArm(toolPermissionRequestEffectArms)
+	switch idx {
+	case 0:
+		u.Allow = new(AllowEffect)
+		return m.decode(u.Allow.member)
+	case 1:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 2:
+		u.Modify = new(ToolPermissionRequestModifyEffect)
+		return m.decode(u.Modify.member)
+	case 3:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 4:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolPermissionRequestEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, toolPermissionRequestEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ToolPermissionRequestEffect
-	switch idx {
-	case 0:
-		out.Allow = new(AllowEffect)
-		err = out.Allow.UnmarshalJSON(data)
-	case 1:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 2:
-		out.Modify = new(ToolPermissionRequestModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 3:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 4:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -2678,27 +2764,26 @@ func (s *ToolPermissionRequestInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolPermissionRequestInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ToolPermissionRequestEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolPermissionRequestInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ToolPermissionRequestInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolPermissionRequestInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ToolPermissionRequestEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2740,27 +2825,26 @@ func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolPermissionRequestInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolPermissionRequestInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ToolPermissionRequestInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolPermissionRequestInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2798,26 +2882,37 @@ func (u *ToolBatchAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ToolBatchAfterEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ToolBatchAfterEffect) pick(m *unionMembers) error {
+	*u = ToolBatchAfterEffect{}
+	idx, err := m.selectArm(toolBatchAfterEffectArms)
+	switch idx {
+	case 0:
+		u.StopFlow = new(StopFlowEffect)
+		return m.decode(u.StopFlow.member)
+	case 1:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolBatchAfterEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, toolBatchAfterEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ToolBatchAfterEffect
-	switch idx {
-	case 0:
-		out.StopFlow = new(StopFlowEffect)
-		err = out.StopFlow.UnmarshalJSON(data)
-	case 1:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -2898,27 +2993,26 @@ func (s *ToolBatchAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolBatchAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ToolBatchAfterEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolBatchAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ToolBatchAfterInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ToolBatchAfterInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ToolBatchAfterEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -2960,27 +3054,26 @@ func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolBatchAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolBatchAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ToolBatchAfterInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ToolBatchAfterInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3027,29 +3120,28 @@ func (s *ContextCompactBeforeModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContextCompactBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ContextCompactBeforeModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = ContextCompactBeforeModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ContextCompactBeforeModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3095,32 +3187,43 @@ func (u *ContextCompactBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ContextCompactBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ContextCompactBeforeEffect) pick(m *unionMembers) error {
+	*u = ContextCompactBeforeEffect{}
+	idx, err := m.selectArm(contextCompactBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Modify = new(ContextCompactBeforeModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.ReturnText = new(ReturnTextEffect)
+		return m.decode(u.ReturnText.member)
+	case 3:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 4:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContextCompactBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, contextCompactBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ContextCompactBeforeEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(ContextCompactBeforeModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.ReturnText = new(ReturnTextEffect)
-		err = out.ReturnText.UnmarshalJSON(data)
-	case 3:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 4:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -3209,27 +3312,26 @@ func (s *ContextCompactBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContextCompactBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ContextCompactBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ContextCompactBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ContextCompactBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ContextCompactBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ContextCompactBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3271,27 +3373,26 @@ func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContextCompactBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ContextCompactBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ContextCompactBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ContextCompactBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3338,29 +3439,28 @@ func (s *ContextCompactAfterModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContextCompactAfterModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *ContextCompactAfterModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = ContextCompactAfterModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	var out ContextCompactAfterModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3398,26 +3498,37 @@ func (u *ContextCompactAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *ContextCompactAfterEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *ContextCompactAfterEffect) pick(m *unionMembers) error {
+	*u = ContextCompactAfterEffect{}
+	idx, err := m.selectArm(contextCompactAfterEffectArms)
+	switch idx {
+	case 0:
+		u.Inject = new(InjectEffect)
+		return m.decode(u.Inject.member)
+	case 1:
+		u.Modify = new(ContextCompactAfterModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContextCompactAfterEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, contextCompactAfterEffectArms)
-	if err != nil {
-		return err
-	}
 	var out ContextCompactAfterEffect
-	switch idx {
-	case 0:
-		out.Inject = new(InjectEffect)
-		err = out.Inject.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(ContextCompactAfterModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -3498,27 +3609,26 @@ func (s *ContextCompactAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContextCompactAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ContextCompactAfterEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ContextCompactAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = ContextCompactAfterInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out ContextCompactAfterInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ContextCompactAfterEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3560,27 +3670,26 @@ func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ContextCompactAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ContextCompactAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = ContextCompactAfterInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out ContextCompactAfterInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3632,27 +3741,26 @@ func (s *TaskChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*ConfigChangeBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = TaskChangeBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out TaskChangeBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[ConfigChangeBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3694,27 +3802,26 @@ func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = TaskChangeBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out TaskChangeBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3752,26 +3859,37 @@ func (u *UserElicitationRequestEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *UserElicitationRequestEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *UserElicitationRequestEffect) pick(m *unionMembers) error {
+	*u = UserElicitationRequestEffect{}
+	idx, err := m.selectArm(userElicitationRequestEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.ReturnElicitResult = new(ReturnElicitResultEffect)
+		return m.decode(u.ReturnElicitResult.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserElicitationRequestEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, userElicitationRequestEffectArms)
-	if err != nil {
-		return err
-	}
 	var out UserElicitationRequestEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.ReturnElicitResult = new(ReturnElicitResultEffect)
-		err = out.ReturnElicitResult.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -3852,27 +3970,26 @@ func (s *UserElicitationRequestInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserElicitationRequestInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*UserElicitationRequestEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserElicitationRequestInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = UserElicitationRequestInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserElicitationRequestInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[UserElicitationRequestEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3914,27 +4031,26 @@ func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserElicitationRequestInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserElicitationRequestInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = UserElicitationRequestInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserElicitationRequestInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -3971,23 +4087,34 @@ func (u *UserElicitationResultEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *UserElicitationResultEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *UserElicitationResultEffect) pick(m *unionMembers) error {
+	*u = UserElicitationResultEffect{}
+	idx, err := m.selectArm(userElicitationResultEffectArms)
+	switch idx {
+	case 0:
+		u.Modify = new(UserElicitationResultModifyEffect)
+		return m.decode(u.Modify.member)
+	case 1:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserElicitationResultEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, userElicitationResultEffectArms)
-	if err != nil {
-		return err
-	}
 	var out UserElicitationResultEffect
-	switch idx {
-	case 0:
-		out.Modify = new(UserElicitationResultModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 1:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -4064,27 +4191,26 @@ func (s *UserElicitationResultInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserElicitationResultInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*UserElicitationResultEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserElicitationResultInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = UserElicitationResultInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserElicitationResultInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[UserElicitationResultEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4126,27 +4252,26 @@ func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserElicitationResultInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserElicitationResultInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = UserElicitationResultInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserElicitationResultInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4187,26 +4312,37 @@ func (u *UserMessageInboundEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *UserMessageInboundEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *UserMessageInboundEffect) pick(m *unionMembers) error {
+	*u = UserMessageInboundEffect{}
+	idx, err := m.selectArm(userMessageInboundEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Modify = new(UserMessageInboundModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserMessageInboundEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, userMessageInboundEffectArms)
-	if err != nil {
-		return err
-	}
 	var out UserMessageInboundEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(UserMessageInboundModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -4287,27 +4423,26 @@ func (s *UserMessageInboundInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageInboundInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*UserMessageInboundEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserMessageInboundInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = UserMessageInboundInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserMessageInboundInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[UserMessageInboundEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4349,27 +4484,26 @@ func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageInboundInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserMessageInboundInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = UserMessageInboundInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserMessageInboundInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4416,29 +4550,28 @@ func (s *UserMessageOutboundModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageOutboundModifyEffect) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "target":
+		return decStrAt(&s.Target, b, i)
+	case "operation":
+		return decNamedAt[EffectOperation](&s.Operation, b, i)
+	case "value":
+		return s.Value.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *UserMessageOutboundModifyEffect) decode(b []byte, i int) (int, error) {
+	*s = UserMessageOutboundModifyEffect{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundModifyEffect) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundModifyEffect
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "target":
-			out.Target, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "value":
-			err = out.Value.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4476,26 +4609,37 @@ func (u *UserMessageOutboundEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *UserMessageOutboundEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *UserMessageOutboundEffect) pick(m *unionMembers) error {
+	*u = UserMessageOutboundEffect{}
+	idx, err := m.selectArm(userMessageOutboundEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Modify = new(UserMessageOutboundModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserMessageOutboundEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, userMessageOutboundEffectArms)
-	if err != nil {
-		return err
-	}
 	var out UserMessageOutboundEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(UserMessageOutboundModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -4576,27 +4720,26 @@ func (s *UserMessageOutboundInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageOutboundInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*UserMessageOutboundEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserMessageOutboundInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = UserMessageOutboundInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[UserMessageOutboundEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4638,27 +4781,26 @@ func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *UserMessageOutboundInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *UserMessageOutboundInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = UserMessageOutboundInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out UserMessageOutboundInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4699,26 +4841,37 @@ func (u *WorkspaceChangeBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *WorkspaceChangeBeforeEffect) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *WorkspaceChangeBeforeEffect) pick(m *unionMembers) error {
+	*u = WorkspaceChangeBeforeEffect{}
+	idx, err := m.selectArm(workspaceChangeBeforeEffectArms)
+	switch idx {
+	case 0:
+		u.Deny = new(DenyEffect)
+		return m.decode(u.Deny.member)
+	case 1:
+		u.Modify = new(WorkspaceChangeBeforeModifyEffect)
+		return m.decode(u.Modify.member)
+	case 2:
+		u.Message = new(MessageEffect)
+		return m.decode(u.Message.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *WorkspaceChangeBeforeEffect) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, workspaceChangeBeforeEffectArms)
-	if err != nil {
-		return err
-	}
 	var out WorkspaceChangeBeforeEffect
-	switch idx {
-	case 0:
-		out.Deny = new(DenyEffect)
-		err = out.Deny.UnmarshalJSON(data)
-	case 1:
-		out.Modify = new(WorkspaceChangeBeforeModifyEffect)
-		err = out.Modify.UnmarshalJSON(data)
-	case 2:
-		out.Message = new(MessageEffect)
-		err = out.Message.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -4799,27 +4952,26 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *WorkspaceChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "effects":
+		return decArray(&s.Effects, b, i, (*WorkspaceChangeBeforeEffect).decode)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *WorkspaceChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+	*s = WorkspaceChangeBeforeInterceptResponseResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	var out WorkspaceChangeBeforeInterceptResponseResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "effects":
-			out.Effects, err = decArray(v, decUnmarshaler[WorkspaceChangeBeforeEffect])
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -4861,27 +5013,26 @@ func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *WorkspaceChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "id":
+		return s.ID.decode(b, i)
+	case "result":
+		return s.Result.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *WorkspaceChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+	*s = WorkspaceChangeBeforeInterceptResponse{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	var out WorkspaceChangeBeforeInterceptResponse
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "id":
-			err = out.ID.UnmarshalJSON(v)
-		case "result":
-			err = out.Result.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -40,29 +40,40 @@ func (u *JSONRPCMessage) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *JSONRPCMessage) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *JSONRPCMessage) pick(m *unionMembers) error {
+	*u = JSONRPCMessage{}
+	idx, err := m.selectArm(jsonrpcMessageArms)
+	switch idx {
+	case 0:
+		u.Request = new(JSONRPCRequest)
+		return m.decode(u.Request.member)
+	case 1:
+		u.Notification = new(JSONRPCNotification)
+		return m.decode(u.Notification.member)
+	case 2:
+		u.SuccessResponse = new(JSONRPCSuccessResponse)
+		return m.decode(u.SuccessResponse.member)
+	case 3:
+		u.ErrorResponse = new(JSONRPCErrorResponse)
+		return m.decode(u.ErrorResponse.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *JSONRPCMessage) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, jsonrpcMessageArms)
-	if err != nil {
-		return err
-	}
 	var out JSONRPCMessage
-	switch idx {
-	case 0:
-		out.Request = new(JSONRPCRequest)
-		err = out.Request.UnmarshalJSON(data)
-	case 1:
-		out.Notification = new(JSONRPCNotification)
-		err = out.Notification.UnmarshalJSON(data)
-	case 2:
-		out.SuccessResponse = new(JSONRPCSuccessResponse)
-		err = out.SuccessResponse.UnmarshalJSON(data)
-	case 3:
-		out.ErrorResponse = new(JSONRPCErrorResponse)
-		err = out.ErrorResponse.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

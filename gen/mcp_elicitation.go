@@ -18,6 +18,14 @@ func (u FormAnswerValue) MarshalJSON() ([]byte, error) {
 	e.raw([]byte(u))
 	return e.buf, e.err
 }
+func (u *FormAnswerValue) decode(b []byte, i int) (int, error) {
+	switch jsonKind(b[i:]) {
+	case "array", "boolean", "number", "string":
+	default:
+		return i, decodeErr("type", "unexpected JSON type")
+	}
+	return decRawAt((*json.RawMessage)(u), b, i)
+}
 
 // UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.
 func (u *FormAnswerValue) UnmarshalJSON(data []byte) error {
@@ -105,27 +113,26 @@ func (s *MCPElicitationElicitResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationElicitResult) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "_meta":
+		return decRawAt(&s.Meta, b, i)
+	case "action":
+		return decNamedAt[MCPElicitationElicitResultAction](&s.Action, b, i)
+	case "content":
+		return decMap(&s.Content, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *MCPElicitationElicitResult) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationElicitResult{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitResult) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitResult
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "_meta":
-			out.Meta = cloneRaw(v)
-		case "action":
-			err = decNamed(v, &out.Action)
-		case "content":
-			err = out.Content.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -195,32 +202,31 @@ func (s *MCPElicitationBooleanSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationBooleanSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		s.Default = new(bool)
+		return decBoolAt(s.Default, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationBooleanSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationBooleanSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationBooleanSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationBooleanSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default = new(bool)
-			(*out.Default), err = decBool(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -272,34 +278,33 @@ func (s *MCPElicitationElicitRequestFormParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationElicitRequestFormParams) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "_meta":
+		s.Meta = new(ParamsMeta)
+		return s.Meta.decode(b, i)
+	case "message":
+		return decStrAt(&s.Message, b, i)
+	case "mode":
+		s.Mode = new(string)
+		return decStrAt(s.Mode, b, i)
+	case "requestedSchema":
+		return s.RequestedSchema.decode(b, i)
+	case "task":
+		s.Task = new(MCPElicitationTaskMetadata)
+		return s.Task.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *MCPElicitationElicitRequestFormParams) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationElicitRequestFormParams{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParams) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitRequestFormParams
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "_meta":
-			out.Meta = new(ParamsMeta)
-			err = out.Meta.UnmarshalJSON(v)
-		case "message":
-			out.Message, err = decString(v)
-		case "mode":
-			out.Mode = new(string)
-			(*out.Mode), err = decString(v)
-		case "requestedSchema":
-			err = out.RequestedSchema.UnmarshalJSON(v)
-		case "task":
-			out.Task = new(MCPElicitationTaskMetadata)
-			err = out.Task.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -331,23 +336,22 @@ func (s *ParamsMeta) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ParamsMeta) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "progressToken":
+		return s.ProgressToken.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ParamsMeta) decode(b []byte, i int) (int, error) {
+	*s = ParamsMeta{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ParamsMeta) UnmarshalJSON(data []byte) error {
 	var out ParamsMeta
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "progressToken":
-			err = out.ProgressToken.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -362,6 +366,14 @@ func (u MCPElicitationProgressToken) MarshalJSON() ([]byte, error) {
 	e := encoder{}
 	e.raw([]byte(u))
 	return e.buf, e.err
+}
+func (u *MCPElicitationProgressToken) decode(b []byte, i int) (int, error) {
+	switch jsonKind(b[i:]) {
+	case "number", "string":
+	default:
+		return i, decodeErr("type", "unexpected JSON type")
+	}
+	return decRawAt((*json.RawMessage)(u), b, i)
 }
 
 // UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.
@@ -456,30 +468,29 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) encode(e *encoder
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "$schema":
+		s.Schema = new(string)
+		return decStrAt(s.Schema, b, i)
+	case "properties":
+		return decMap(&s.Properties, b, i)
+	case "required":
+		return decArray(&s.Required, b, i, decStrAt)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationElicitRequestFormParamsRequestedSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitRequestFormParamsRequestedSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "$schema":
-			out.Schema = new(string)
-			(*out.Schema), err = decString(v)
-		case "properties":
-			err = out.Properties.UnmarshalJSON(v)
-		case "required":
-			out.Required, err = decArray(v, decStringElem)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -546,41 +557,40 @@ func (s *MCPElicitationStringSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationStringSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		s.Default = new(string)
+		return decStrAt(s.Default, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "format":
+		s.Format = new(MCPElicitationStringSchemaFormat)
+		return decNamedAt[MCPElicitationStringSchemaFormat](s.Format, b, i)
+	case "maxLength":
+		s.MaxLength = new(json.Number)
+		return decNumAt(s.MaxLength, b, i)
+	case "minLength":
+		s.MinLength = new(json.Number)
+		return decNumAt(s.MinLength, b, i)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationStringSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationStringSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationStringSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default = new(string)
-			(*out.Default), err = decString(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "format":
-			out.Format = new(MCPElicitationStringSchemaFormat)
-			err = decNamed(v, out.Format)
-		case "maxLength":
-			out.MaxLength = new(json.Number)
-			(*out.MaxLength), err = decNumber(v)
-		case "minLength":
-			out.MinLength = new(json.Number)
-			(*out.MinLength), err = decNumber(v)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -660,38 +670,37 @@ func (s *MCPElicitationNumberSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationNumberSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		s.Default = new(json.Number)
+		return decNumAt(s.Default, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "maximum":
+		s.Maximum = new(json.Number)
+		return decNumAt(s.Maximum, b, i)
+	case "minimum":
+		s.Minimum = new(json.Number)
+		return decNumAt(s.Minimum, b, i)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decNamedAt[MCPElicitationNumberSchemaType](&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationNumberSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationNumberSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationNumberSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationNumberSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default = new(json.Number)
-			(*out.Default), err = decNumber(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "maximum":
-			out.Maximum = new(json.Number)
-			(*out.Maximum), err = decNumber(v)
-		case "minimum":
-			out.Minimum = new(json.Number)
-			(*out.Minimum), err = decNumber(v)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			err = decNamed(v, &out.Type)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -774,34 +783,33 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		s.Default = new(string)
+		return decStrAt(s.Default, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "enum":
+		return decArray(&s.Enum, b, i, decStrAt)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationUntitledSingleSelectEnumSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationUntitledSingleSelectEnumSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationUntitledSingleSelectEnumSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default = new(string)
-			(*out.Default), err = decString(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "enum":
-			out.Enum, err = decArray(v, decStringElem)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -865,34 +873,33 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		s.Default = new(string)
+		return decStrAt(s.Default, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "oneOf":
+		return decArray(&s.OneOf, b, i, (*MCPElicitationTitledSingleSelectEnumSchemaOneOfItem).decode)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationTitledSingleSelectEnumSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationTitledSingleSelectEnumSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledSingleSelectEnumSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default = new(string)
-			(*out.Default), err = decString(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "oneOf":
-			out.OneOf, err = decArray(v, decUnmarshaler[MCPElicitationTitledSingleSelectEnumSchemaOneOfItem])
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -923,25 +930,24 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) encode(e *encoder)
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "const":
+		return decStrAt(&s.Const, b, i)
+	case "title":
+		return decStrAt(&s.Title, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationTitledSingleSelectEnumSchemaOneOfItem{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledSingleSelectEnumSchemaOneOfItem
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "const":
-			out.Const, err = decString(v)
-		case "title":
-			out.Title, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1013,39 +1019,38 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		return decArray(&s.Default, b, i, decStrAt)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "items":
+		return s.Items.decode(b, i)
+	case "maxItems":
+		s.MaxItems = new(json.Number)
+		return decNumAt(s.MaxItems, b, i)
+	case "minItems":
+		s.MinItems = new(json.Number)
+		return decNumAt(s.MinItems, b, i)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationUntitledMultiSelectEnumSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationUntitledMultiSelectEnumSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationUntitledMultiSelectEnumSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default, err = decArray(v, decStringElem)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "items":
-			err = out.Items.UnmarshalJSON(v)
-		case "maxItems":
-			out.MaxItems = new(json.Number)
-			(*out.MaxItems), err = decNumber(v)
-		case "minItems":
-			out.MinItems = new(json.Number)
-			(*out.MinItems), err = decNumber(v)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1091,25 +1096,24 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "enum":
+		return decArray(&s.Enum, b, i, decStrAt)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationUntitledMultiSelectEnumSchemaItems{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationUntitledMultiSelectEnumSchemaItems
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "enum":
-			out.Enum, err = decArray(v, decStringElem)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1181,39 +1185,38 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		return decArray(&s.Default, b, i, decStrAt)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "items":
+		return s.Items.decode(b, i)
+	case "maxItems":
+		s.MaxItems = new(json.Number)
+		return decNumAt(s.MaxItems, b, i)
+	case "minItems":
+		s.MinItems = new(json.Number)
+		return decNumAt(s.MinItems, b, i)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationTitledMultiSelectEnumSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationTitledMultiSelectEnumSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledMultiSelectEnumSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default, err = decArray(v, decStringElem)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "items":
-			err = out.Items.UnmarshalJSON(v)
-		case "maxItems":
-			out.MaxItems = new(json.Number)
-			(*out.MaxItems), err = decNumber(v)
-		case "minItems":
-			out.MinItems = new(json.Number)
-			(*out.MinItems), err = decNumber(v)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1251,23 +1254,22 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "anyOf":
+		return decArray(&s.AnyOf, b, i, (*MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem).decode)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationTitledMultiSelectEnumSchemaItems{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledMultiSelectEnumSchemaItems
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "anyOf":
-			out.AnyOf, err = decArray(v, decUnmarshaler[MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem])
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1298,25 +1300,24 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) encode(e *enco
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "const":
+		return decStrAt(&s.Const, b, i)
+	case "title":
+		return decStrAt(&s.Title, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "const":
-			out.Const, err = decString(v)
-		case "title":
-			out.Title, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1393,36 +1394,35 @@ func (s *MCPElicitationLegacyTitledEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationLegacyTitledEnumSchema) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "default":
+		s.Default = new(string)
+		return decStrAt(s.Default, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "enum":
+		return decArray(&s.Enum, b, i, decStrAt)
+	case "enumNames":
+		return decArray(&s.EnumNames, b, i, decStrAt)
+	case "title":
+		s.Title = new(string)
+		return decStrAt(s.Title, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *MCPElicitationLegacyTitledEnumSchema) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationLegacyTitledEnumSchema{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationLegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationLegacyTitledEnumSchema
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "default":
-			out.Default = new(string)
-			(*out.Default), err = decString(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "enum":
-			out.Enum, err = decArray(v, decStringElem)
-		case "enumNames":
-			out.EnumNames, err = decArray(v, decStringElem)
-		case "title":
-			out.Title = new(string)
-			(*out.Title), err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1480,41 +1480,52 @@ func (u *MCPElicitationPrimitiveSchemaDefinition) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *MCPElicitationPrimitiveSchemaDefinition) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *MCPElicitationPrimitiveSchemaDefinition) pick(m *unionMembers) error {
+	*u = MCPElicitationPrimitiveSchemaDefinition{}
+	idx, err := m.selectArm(mcpElicitationPrimitiveSchemaDefinitionArms)
+	switch idx {
+	case 0:
+		u.StringSchema = new(MCPElicitationStringSchema)
+		return m.decode(u.StringSchema.member)
+	case 1:
+		u.NumberSchema = new(MCPElicitationNumberSchema)
+		return m.decode(u.NumberSchema.member)
+	case 2:
+		u.BooleanSchema = new(MCPElicitationBooleanSchema)
+		return m.decode(u.BooleanSchema.member)
+	case 3:
+		u.UntitledSingleSelectEnumSchema = new(MCPElicitationUntitledSingleSelectEnumSchema)
+		return m.decode(u.UntitledSingleSelectEnumSchema.member)
+	case 4:
+		u.TitledSingleSelectEnumSchema = new(MCPElicitationTitledSingleSelectEnumSchema)
+		return m.decode(u.TitledSingleSelectEnumSchema.member)
+	case 5:
+		u.UntitledMultiSelectEnumSchema = new(MCPElicitationUntitledMultiSelectEnumSchema)
+		return m.decode(u.UntitledMultiSelectEnumSchema.member)
+	case 6:
+		u.TitledMultiSelectEnumSchema = new(MCPElicitationTitledMultiSelectEnumSchema)
+		return m.decode(u.TitledMultiSelectEnumSchema.member)
+	case 7:
+		u.LegacyTitledEnumSchema = new(MCPElicitationLegacyTitledEnumSchema)
+		return m.decode(u.LegacyTitledEnumSchema.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *MCPElicitationPrimitiveSchemaDefinition) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, mcpElicitationPrimitiveSchemaDefinitionArms)
-	if err != nil {
-		return err
-	}
 	var out MCPElicitationPrimitiveSchemaDefinition
-	switch idx {
-	case 0:
-		out.StringSchema = new(MCPElicitationStringSchema)
-		err = out.StringSchema.UnmarshalJSON(data)
-	case 1:
-		out.NumberSchema = new(MCPElicitationNumberSchema)
-		err = out.NumberSchema.UnmarshalJSON(data)
-	case 2:
-		out.BooleanSchema = new(MCPElicitationBooleanSchema)
-		err = out.BooleanSchema.UnmarshalJSON(data)
-	case 3:
-		out.UntitledSingleSelectEnumSchema = new(MCPElicitationUntitledSingleSelectEnumSchema)
-		err = out.UntitledSingleSelectEnumSchema.UnmarshalJSON(data)
-	case 4:
-		out.TitledSingleSelectEnumSchema = new(MCPElicitationTitledSingleSelectEnumSchema)
-		err = out.TitledSingleSelectEnumSchema.UnmarshalJSON(data)
-	case 5:
-		out.UntitledMultiSelectEnumSchema = new(MCPElicitationUntitledMultiSelectEnumSchema)
-		err = out.UntitledMultiSelectEnumSchema.UnmarshalJSON(data)
-	case 6:
-		out.TitledMultiSelectEnumSchema = new(MCPElicitationTitledMultiSelectEnumSchema)
-		err = out.TitledMultiSelectEnumSchema.UnmarshalJSON(data)
-	case 7:
-		out.LegacyTitledEnumSchema = new(MCPElicitationLegacyTitledEnumSchema)
-		err = out.LegacyTitledEnumSchema.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1572,24 +1583,23 @@ func (s *MCPElicitationTaskMetadata) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationTaskMetadata) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "ttl":
+		s.TTL = new(json.Number)
+		return decNumAt(s.TTL, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *MCPElicitationTaskMetadata) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationTaskMetadata{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTaskMetadata) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationTaskMetadata
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "ttl":
-			out.TTL = new(json.Number)
-			(*out.TTL), err = decNumber(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1647,35 +1657,34 @@ func (s *MCPElicitationElicitRequestURLParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *MCPElicitationElicitRequestURLParams) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "_meta":
+		s.Meta = new(ParamsMeta)
+		return s.Meta.decode(b, i)
+	case "elicitationId":
+		return decStrAt(&s.ElicitationID, b, i)
+	case "message":
+		return decStrAt(&s.Message, b, i)
+	case "mode":
+		return decStrAt(&s.Mode, b, i)
+	case "task":
+		s.Task = new(MCPElicitationTaskMetadata)
+		return s.Task.decode(b, i)
+	case "url":
+		return decStrAt(&s.URL, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *MCPElicitationElicitRequestURLParams) decode(b []byte, i int) (int, error) {
+	*s = MCPElicitationElicitRequestURLParams{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 	var out MCPElicitationElicitRequestURLParams
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "_meta":
-			out.Meta = new(ParamsMeta)
-			err = out.Meta.UnmarshalJSON(v)
-		case "elicitationId":
-			out.ElicitationID, err = decString(v)
-		case "message":
-			out.Message, err = decString(v)
-		case "mode":
-			out.Mode, err = decString(v)
-		case "task":
-			out.Task = new(MCPElicitationTaskMetadata)
-			err = out.Task.UnmarshalJSON(v)
-		case "url":
-			out.URL, err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1709,23 +1718,34 @@ func (u *MCPElicitationElicitRequestParams) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *MCPElicitationElicitRequestParams) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *MCPElicitationElicitRequestParams) pick(m *unionMembers) error {
+	*u = MCPElicitationElicitRequestParams{}
+	idx, err := m.selectArm(mcpElicitationElicitRequestParamsArms)
+	switch idx {
+	case 0:
+		u.URL = new(MCPElicitationElicitRequestURLParams)
+		return m.decode(u.URL.member)
+	case 1:
+		u.Form = new(MCPElicitationElicitRequestFormParams)
+		return m.decode(u.Form.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *MCPElicitationElicitRequestParams) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, mcpElicitationElicitRequestParamsArms)
-	if err != nil {
-		return err
-	}
 	var out MCPElicitationElicitRequestParams
-	switch idx {
-	case 0:
-		out.URL = new(MCPElicitationElicitRequestURLParams)
-		err = out.URL.UnmarshalJSON(data)
-	case 1:
-		out.Form = new(MCPElicitationElicitRequestFormParams)
-		err = out.Form.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

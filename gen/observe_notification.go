@@ -32,25 +32,24 @@ func (s *ObserveNotificationParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ObserveNotificationParams) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "event":
+		return s.Event.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ObserveNotificationParams) decode(b []byte, i int) (int, error) {
+	*s = ObserveNotificationParams{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveNotificationParams) UnmarshalJSON(data []byte) error {
 	var out ObserveNotificationParams
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "event":
-			err = out.Event.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -96,27 +95,26 @@ func (s *ObserveNotification) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ObserveNotification) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "jsonrpc":
+		return decStrAt(&s.JSONRPC, b, i)
+	case "method":
+		return decStrAt(&s.Method, b, i)
+	case "params":
+		return s.Params.decode(b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ObserveNotification) decode(b []byte, i int) (int, error) {
+	*s = ObserveNotification{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 	var out ObserveNotification
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "jsonrpc":
-			out.JSONRPC, err = decString(v)
-		case "method":
-			out.Method, err = decString(v)
-		case "params":
-			err = out.Params.UnmarshalJSON(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -47,29 +47,28 @@ func (s *AuthenticationBearer) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AuthenticationBearer) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "tokenEnv":
+		s.TokenEnv = new(string)
+		return decStrAt(s.TokenEnv, b, i)
+	case "tokenRef":
+		s.TokenRef = new(string)
+		return decStrAt(s.TokenRef, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *AuthenticationBearer) decode(b []byte, i int) (int, error) {
+	*s = AuthenticationBearer{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AuthenticationBearer) UnmarshalJSON(data []byte) error {
 	var out AuthenticationBearer
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "tokenEnv":
-			out.TokenEnv = new(string)
-			(*out.TokenEnv), err = decString(v)
-		case "tokenRef":
-			out.TokenRef = new(string)
-			(*out.TokenRef), err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -138,36 +137,35 @@ func (s *AuthenticationOauth) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *AuthenticationOauth) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "resource":
+		return decStrAt(&s.Resource, b, i)
+	case "issuer":
+		return decStrAt(&s.Issuer, b, i)
+	case "clientId":
+		return decStrAt(&s.ClientID, b, i)
+	case "clientSecretRef":
+		s.ClientSecretRef = new(string)
+		return decStrAt(s.ClientSecretRef, b, i)
+	case "flow":
+		return decNamedAt[AuthenticationFlow](&s.Flow, b, i)
+	case "scopes":
+		return decArray(&s.Scopes, b, i, decStrAt)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *AuthenticationOauth) decode(b []byte, i int) (int, error) {
+	*s = AuthenticationOauth{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AuthenticationOauth) UnmarshalJSON(data []byte) error {
 	var out AuthenticationOauth
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "resource":
-			out.Resource, err = decString(v)
-		case "issuer":
-			out.Issuer, err = decString(v)
-		case "clientId":
-			out.ClientID, err = decString(v)
-		case "clientSecretRef":
-			out.ClientSecretRef = new(string)
-			(*out.ClientSecretRef), err = decString(v)
-		case "flow":
-			err = decNamed(v, &out.Flow)
-		case "scopes":
-			out.Scopes, err = decArray(v, decStringElem)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -220,23 +218,34 @@ func (u *Authentication) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *Authentication) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *Authentication) pick(m *unionMembers) error {
+	*u = Authentication{}
+	idx, err := m.selectArm(authenticationArms)
+	switch idx {
+	case 0:
+		u.Bearer = new(AuthenticationBearer)
+		return m.decode(u.Bearer.member)
+	case 1:
+		u.Oauth = new(AuthenticationOauth)
+		return m.decode(u.Oauth.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Authentication) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, authenticationArms)
-	if err != nil {
-		return err
-	}
 	var out Authentication
-	switch idx {
-	case 0:
-		out.Bearer = new(AuthenticationBearer)
-		err = out.Bearer.UnmarshalJSON(data)
-	case 1:
-		out.Oauth = new(AuthenticationOauth)
-		err = out.Oauth.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -309,25 +318,24 @@ func (s *Registration) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Registration) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "protocolVersion":
+		return decStrAt(&s.ProtocolVersion, b, i)
+	case "hooks":
+		return decArray(&s.Hooks, b, i, (*Backend).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Registration) decode(b []byte, i int) (int, error) {
+	*s = Registration{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Registration) UnmarshalJSON(data []byte) error {
 	var out Registration
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "protocolVersion":
-			out.ProtocolVersion, err = decString(v)
-		case "hooks":
-			out.Hooks, err = decArray(v, decUnmarshaler[Backend])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -382,30 +390,29 @@ func (s *Backend) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Backend) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decNamedAt[ReverseDNSName](&s.ID, b, i)
+	case "transport":
+		return s.Transport.decode(b, i)
+	case "authentication":
+		s.Authentication = new(Authentication)
+		return s.Authentication.decode(b, i)
+	case "subscriptions":
+		return decArray(&s.Subscriptions, b, i, (*Subscription).decode)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *Backend) decode(b []byte, i int) (int, error) {
+	*s = Backend{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Backend) UnmarshalJSON(data []byte) error {
 	var out Backend
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			err = decNamed(v, &out.ID)
-		case "transport":
-			err = out.Transport.UnmarshalJSON(v)
-		case "authentication":
-			out.Authentication = new(Authentication)
-			err = out.Authentication.UnmarshalJSON(v)
-		case "subscriptions":
-			out.Subscriptions, err = decArray(v, decUnmarshaler[Subscription])
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -469,32 +476,31 @@ func (s *StdioTransport) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *StdioTransport) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "command":
+		return decStrAt(&s.Command, b, i)
+	case "args":
+		return decArray(&s.Args, b, i, decStrAt)
+	case "lifecycle":
+		return decNamedAt[StdioTransportLifecycle](&s.Lifecycle, b, i)
+	case "cwd":
+		s.Cwd = new(string)
+		return decStrAt(s.Cwd, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *StdioTransport) decode(b []byte, i int) (int, error) {
+	*s = StdioTransport{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StdioTransport) UnmarshalJSON(data []byte) error {
 	var out StdioTransport
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "command":
-			out.Command, err = decString(v)
-		case "args":
-			out.Args, err = decArray(v, decStringElem)
-		case "lifecycle":
-			err = decNamed(v, &out.Lifecycle)
-		case "cwd":
-			out.Cwd = new(string)
-			(*out.Cwd), err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -551,25 +557,24 @@ func (s *HTTPTransport) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *HTTPTransport) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "url":
+		return decStrAt(&s.URL, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *HTTPTransport) decode(b []byte, i int) (int, error) {
+	*s = HTTPTransport{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *HTTPTransport) UnmarshalJSON(data []byte) error {
 	var out HTTPTransport
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "type":
-			out.Type, err = decString(v)
-		case "url":
-			out.URL, err = decString(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -603,23 +608,34 @@ func (u *Transport) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *Transport) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *Transport) pick(m *unionMembers) error {
+	*u = Transport{}
+	idx, err := m.selectArm(transportArms)
+	switch idx {
+	case 0:
+		u.Stdio = new(StdioTransport)
+		return m.decode(u.Stdio.member)
+	case 1:
+		u.HTTP = new(HTTPTransport)
+		return m.decode(u.HTTP.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Transport) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, transportArms)
-	if err != nil {
-		return err
-	}
 	var out Transport
-	switch idx {
-	case 0:
-		out.Stdio = new(StdioTransport)
-		err = out.Stdio.UnmarshalJSON(data)
-	case 1:
-		out.HTTP = new(HTTPTransport)
-		err = out.HTTP.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -738,46 +754,45 @@ func (s *InterceptSubscription) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *InterceptSubscription) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "events":
+		return decArray(&s.Events, b, i, decNamedAt[InterceptEventSelector])
+	case "mode":
+		return decStrAt(&s.Mode, b, i)
+	case "timeoutMs":
+		return decNumAt(&s.TimeoutMs, b, i)
+	case "failurePolicy":
+		return decNamedAt[InterceptSubscriptionFailurePolicy](&s.FailurePolicy, b, i)
+	case "includeNative":
+		s.IncludeNative = new(bool)
+		return decBoolAt(s.IncludeNative, b, i)
+	case "content":
+		return s.Content.decode(b, i)
+	case "upload":
+		s.Upload = new(ContentUpload)
+		return s.Upload.decode(b, i)
+	case "filters":
+		s.Filters = new(SubscriptionFilters)
+		return s.Filters.decode(b, i)
+	case "scope":
+		s.Scope = new(SubscriptionScope)
+		return decNamedAt[SubscriptionScope](s.Scope, b, i)
+	case "disableable":
+		s.Disableable = new(bool)
+		return decBoolAt(s.Disableable, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *InterceptSubscription) decode(b []byte, i int) (int, error) {
+	*s = InterceptSubscription{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptSubscription) UnmarshalJSON(data []byte) error {
 	var out InterceptSubscription
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "events":
-			out.Events, err = decArray(v, decNamed[InterceptEventSelector])
-		case "mode":
-			out.Mode, err = decString(v)
-		case "timeoutMs":
-			out.TimeoutMs, err = decNumber(v)
-		case "failurePolicy":
-			err = decNamed(v, &out.FailurePolicy)
-		case "includeNative":
-			out.IncludeNative = new(bool)
-			(*out.IncludeNative), err = decBool(v)
-		case "content":
-			err = out.Content.UnmarshalJSON(v)
-		case "upload":
-			out.Upload = new(ContentUpload)
-			err = out.Upload.UnmarshalJSON(v)
-		case "filters":
-			out.Filters = new(SubscriptionFilters)
-			err = out.Filters.UnmarshalJSON(v)
-		case "scope":
-			out.Scope = new(SubscriptionScope)
-			err = decNamed(v, out.Scope)
-		case "disableable":
-			out.Disableable = new(bool)
-			(*out.Disableable), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -901,25 +916,24 @@ func (s *SubscriptionFilters) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SubscriptionFilters) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "toolKinds":
+		return decArray(&s.ToolKinds, b, i, decStrAt)
+	case "paths":
+		return decArray(&s.Paths, b, i, decStrAt)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SubscriptionFilters) decode(b []byte, i int) (int, error) {
+	*s = SubscriptionFilters{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SubscriptionFilters) UnmarshalJSON(data []byte) error {
 	var out SubscriptionFilters
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "toolKinds":
-			out.ToolKinds, err = decArray(v, decStringElem)
-		case "paths":
-			out.Paths, err = decArray(v, decStringElem)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1023,42 +1037,41 @@ func (s *ObserveSubscription) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ObserveSubscription) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "events":
+		return decArray(&s.Events, b, i, decNamedAt[ObserveEventSelector])
+	case "mode":
+		return decStrAt(&s.Mode, b, i)
+	case "includeNative":
+		s.IncludeNative = new(bool)
+		return decBoolAt(s.IncludeNative, b, i)
+	case "content":
+		return s.Content.decode(b, i)
+	case "upload":
+		s.Upload = new(ContentUpload)
+		return s.Upload.decode(b, i)
+	case "filters":
+		s.Filters = new(SubscriptionFilters)
+		return s.Filters.decode(b, i)
+	case "scope":
+		s.Scope = new(SubscriptionScope)
+		return decNamedAt[SubscriptionScope](s.Scope, b, i)
+	case "disableable":
+		s.Disableable = new(bool)
+		return decBoolAt(s.Disableable, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ObserveSubscription) decode(b []byte, i int) (int, error) {
+	*s = ObserveSubscription{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveSubscription) UnmarshalJSON(data []byte) error {
 	var out ObserveSubscription
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "events":
-			out.Events, err = decArray(v, decNamed[ObserveEventSelector])
-		case "mode":
-			out.Mode, err = decString(v)
-		case "includeNative":
-			out.IncludeNative = new(bool)
-			(*out.IncludeNative), err = decBool(v)
-		case "content":
-			err = out.Content.UnmarshalJSON(v)
-		case "upload":
-			out.Upload = new(ContentUpload)
-			err = out.Upload.UnmarshalJSON(v)
-		case "filters":
-			out.Filters = new(SubscriptionFilters)
-			err = out.Filters.UnmarshalJSON(v)
-		case "scope":
-			out.Scope = new(SubscriptionScope)
-			err = decNamed(v, out.Scope)
-		case "disableable":
-			out.Disableable = new(bool)
-			(*out.Disableable), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1171,23 +1184,34 @@ func (u *Subscription) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *Subscription) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *Subscription) pick(m *unionMembers) error {
+	*u = Subscription{}
+	idx, err := m.selectArm(subscriptionArms)
+	switch idx {
+	case 0:
+		u.Intercept = new(InterceptSubscription)
+		return m.decode(u.Intercept.member)
+	case 1:
+		u.Observe = new(ObserveSubscription)
+		return m.decode(u.Observe.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Subscription) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, subscriptionArms)
-	if err != nil {
-		return err
-	}
 	var out Subscription
-	switch idx {
-	case 0:
-		out.Intercept = new(InterceptSubscription)
-		err = out.Intercept.UnmarshalJSON(data)
-	case 1:
-		out.Observe = new(ObserveSubscription)
-		err = out.Observe.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out
@@ -1259,30 +1283,29 @@ func (s *RegistrationContentReceiver) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *RegistrationContentReceiver) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "url":
+		return decStrAt(&s.URL, b, i)
+	case "authentication":
+		s.Authentication = new(Authentication)
+		return s.Authentication.decode(b, i)
+	case "timeoutMs":
+		return decNumAt(&s.TimeoutMs, b, i)
+	case "maxBytes":
+		return decNumAt(&s.MaxBytes, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *RegistrationContentReceiver) decode(b []byte, i int) (int, error) {
+	*s = RegistrationContentReceiver{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
 	var out RegistrationContentReceiver
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "url":
-			out.URL, err = decString(v)
-		case "authentication":
-			out.Authentication = new(Authentication)
-			err = out.Authentication.UnmarshalJSON(v)
-		case "timeoutMs":
-			out.TimeoutMs, err = decNumber(v)
-		case "maxBytes":
-			out.MaxBytes, err = decNumber(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

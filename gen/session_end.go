@@ -121,54 +121,53 @@ func (s *SessionEndEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionEndEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		return s.Session.decode(b, i)
+	case "outcome":
+		return decNamedAt[SessionEndEventOutcome](&s.Outcome, b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "reason":
+		return decStrAt(&s.Reason, b, i)
+	case "counters":
+		return decMap(&s.Counters, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SessionEndEvent) decode(b []byte, i int) (int, error) {
+	*s = SessionEndEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionEndEvent) UnmarshalJSON(data []byte) error {
 	var out SessionEndEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			err = out.Session.UnmarshalJSON(v)
-		case "outcome":
-			err = decNamed(v, &out.Outcome)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "reason":
-			out.Reason, err = decString(v)
-		case "counters":
-			err = out.Counters.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -131,59 +131,58 @@ func (s *SessionStartEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionStartEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		return s.Session.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*CanonicalMessage).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "trigger":
+		return decNamedAt[SessionStartEventTrigger](&s.Trigger, b, i)
+	case "resumedFrom":
+		s.ResumedFrom = new(SessionStartEventResumedFrom)
+		return s.ResumedFrom.decode(b, i)
+	case "permissionMode":
+		return decStrAt(&s.PermissionMode, b, i)
+	case "harness":
+		return s.Harness.decode(b, i)
+	case "manifest":
+		return s.Manifest.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *SessionStartEvent) decode(b []byte, i int) (int, error) {
+	*s = SessionStartEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEvent) UnmarshalJSON(data []byte) error {
 	var out SessionStartEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			err = out.Session.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[CanonicalMessage])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "trigger":
-			err = decNamed(v, &out.Trigger)
-		case "resumedFrom":
-			out.ResumedFrom = new(SessionStartEventResumedFrom)
-			err = out.ResumedFrom.UnmarshalJSON(v)
-		case "permissionMode":
-			out.PermissionMode, err = decString(v)
-		case "harness":
-			err = out.Harness.UnmarshalJSON(v)
-		case "manifest":
-			err = out.Manifest.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -241,26 +240,25 @@ func (s *SessionStartEventResumedFrom) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionStartEventResumedFrom) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *SessionStartEventResumedFrom) decode(b []byte, i int) (int, error) {
+	*s = SessionStartEventResumedFrom{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEventResumedFrom) UnmarshalJSON(data []byte) error {
 	var out SessionStartEventResumedFrom
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -291,25 +289,24 @@ func (s *SessionStartEventHarness) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *SessionStartEventHarness) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "name":
+		return decStrAt(&s.Name, b, i)
+	case "version":
+		return decStrAt(&s.Version, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *SessionStartEventHarness) decode(b []byte, i int) (int, error) {
+	*s = SessionStartEventHarness{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
 	var out SessionStartEventHarness
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "name":
-			out.Name, err = decString(v)
-		case "version":
-			out.Version, err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

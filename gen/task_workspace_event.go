@@ -113,51 +113,50 @@ func (s *TaskWorkspaceEventTaskChangeBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskWorkspaceEventTaskChangeBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "task":
+		return s.Task.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskWorkspaceEventTaskChangeBefore) decode(b []byte, i int) (int, error) {
+	*s = TaskWorkspaceEventTaskChangeBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeBefore) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventTaskChangeBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "task":
-			err = out.Task.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -210,35 +209,34 @@ func (s *Task) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Task) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "operation":
+		return decNamedAt[Operation](&s.Operation, b, i)
+	case "change":
+		return decRawAt(&s.Change, b, i)
+	case "prior":
+		return decRawAt(&s.Prior, b, i)
+	case "description":
+		s.Description = new(string)
+		return decStrAt(s.Description, b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *Task) decode(b []byte, i int) (int, error) {
+	*s = Task{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Task) UnmarshalJSON(data []byte) error {
 	var out Task
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "change":
-			out.Change = cloneRaw(v)
-		case "prior":
-			out.Prior = cloneRaw(v)
-		case "description":
-			out.Description = new(string)
-			(*out.Description), err = decString(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -371,51 +369,50 @@ func (s *TaskWorkspaceEventTaskChangeAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskWorkspaceEventTaskChangeAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "task":
+		return s.Task.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskWorkspaceEventTaskChangeAfter) decode(b []byte, i int) (int, error) {
+	*s = TaskWorkspaceEventTaskChangeAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeAfter) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventTaskChangeAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "task":
-			err = out.Task.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -527,51 +524,50 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "workspace":
+		return s.Workspace.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskWorkspaceEventWorkspaceChangeBefore) decode(b []byte, i int) (int, error) {
+	*s = TaskWorkspaceEventWorkspaceChangeBefore{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventWorkspaceChangeBefore
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "workspace":
-			err = out.Workspace.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -614,31 +610,30 @@ func (s *Workspace) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *Workspace) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "kind":
+		return decNamedAt[TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind](&s.Kind, b, i)
+	case "change":
+		return s.Change.decode(b, i)
+	case "prior":
+		s.Prior = new(WorkspaceChange)
+		return s.Prior.decode(b, i)
+	case "reason":
+		s.Reason = new(string)
+		return decStrAt(s.Reason, b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *Workspace) decode(b []byte, i int) (int, error) {
+	*s = Workspace{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Workspace) UnmarshalJSON(data []byte) error {
 	var out Workspace
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "kind":
-			err = decNamed(v, &out.Kind)
-		case "change":
-			err = out.Change.UnmarshalJSON(v)
-		case "prior":
-			out.Prior = new(WorkspaceChange)
-			err = out.Prior.UnmarshalJSON(v)
-		case "reason":
-			out.Reason = new(string)
-			(*out.Reason), err = decString(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -701,26 +696,25 @@ func (s *WorkspaceChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *WorkspaceChange) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "cwd":
+		s.Cwd = new(string)
+		return decStrAt(s.Cwd, b, i)
+	case "workspaceRoots":
+		return decArray(&s.WorkspaceRoots, b, i, decStrAt)
+	}
+	return notAllowed(k, i)
+}
+func (s *WorkspaceChange) decode(b []byte, i int) (int, error) {
+	*s = WorkspaceChange{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChange) UnmarshalJSON(data []byte) error {
 	var out WorkspaceChange
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "cwd":
-			out.Cwd = new(string)
-			(*out.Cwd), err = decString(v)
-		case "workspaceRoots":
-			out.WorkspaceRoots, err = decArray(v, decStringElem)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -832,51 +826,50 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "workspace":
+		return s.Workspace.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskWorkspaceEventWorkspaceChangeAfter) decode(b []byte, i int) (int, error) {
+	*s = TaskWorkspaceEventWorkspaceChangeAfter{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventWorkspaceChangeAfter
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "workspace":
-			err = out.Workspace.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -999,51 +992,50 @@ func (s *TaskWorkspaceEventFileChanged) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskWorkspaceEventFileChanged) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "changes":
+		return decArray(&s.Changes, b, i, (*TaskWorkspaceEventFileChangedChange).decode)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *TaskWorkspaceEventFileChanged) decode(b []byte, i int) (int, error) {
+	*s = TaskWorkspaceEventFileChanged{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChanged) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventFileChanged
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "changes":
-			out.Changes, err = decArray(v, decUnmarshaler[TaskWorkspaceEventFileChangedChange])
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1090,33 +1082,32 @@ func (s *TaskWorkspaceEventFileChangedChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *TaskWorkspaceEventFileChangedChange) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "operation":
+		return decNamedAt[Operation](&s.Operation, b, i)
+	case "agentCaused":
+		return decBoolAt(&s.AgentCaused, b, i)
+	case "before":
+		s.Before = new(ContentItem)
+		return s.Before.decode(b, i)
+	case "after":
+		s.After = new(ContentItem)
+		return s.After.decode(b, i)
+	}
+	return notAllowed(k, i)
+}
+func (s *TaskWorkspaceEventFileChangedChange) decode(b []byte, i int) (int, error) {
+	*s = TaskWorkspaceEventFileChangedChange{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChangedChange) UnmarshalJSON(data []byte) error {
 	var out TaskWorkspaceEventFileChangedChange
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "path":
-			out.Path, err = decString(v)
-		case "operation":
-			err = decNamed(v, &out.Operation)
-		case "agentCaused":
-			out.AgentCaused, err = decBool(v)
-		case "before":
-			out.Before = new(ContentItem)
-			err = out.Before.UnmarshalJSON(v)
-		case "after":
-			out.After = new(ContentItem)
-			err = out.After.UnmarshalJSON(v)
-		default:
-			err = decodeErr("additionalProperties", "member not allowed")
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out
@@ -1162,32 +1153,43 @@ func (u *TaskWorkspaceEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *TaskWorkspaceEvent) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *TaskWorkspaceEvent) pick(m *unionMembers) error {
+	*u = TaskWorkspaceEvent{}
+	idx, err := m.selectArm(taskWorkspaceEventArms)
+	switch idx {
+	case 0:
+		u.TaskChangeBefore = new(TaskWorkspaceEventTaskChangeBefore)
+		return m.decode(u.TaskChangeBefore.member)
+	case 1:
+		u.TaskChangeAfter = new(TaskWorkspaceEventTaskChangeAfter)
+		return m.decode(u.TaskChangeAfter.member)
+	case 2:
+		u.WorkspaceChangeBefore = new(TaskWorkspaceEventWorkspaceChangeBefore)
+		return m.decode(u.WorkspaceChangeBefore.member)
+	case 3:
+		u.WorkspaceChangeAfter = new(TaskWorkspaceEventWorkspaceChangeAfter)
+		return m.decode(u.WorkspaceChangeAfter.member)
+	case 4:
+		u.FileChanged = new(TaskWorkspaceEventFileChanged)
+		return m.decode(u.FileChanged.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TaskWorkspaceEvent) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, taskWorkspaceEventArms)
-	if err != nil {
-		return err
-	}
 	var out TaskWorkspaceEvent
-	switch idx {
-	case 0:
-		out.TaskChangeBefore = new(TaskWorkspaceEventTaskChangeBefore)
-		err = out.TaskChangeBefore.UnmarshalJSON(data)
-	case 1:
-		out.TaskChangeAfter = new(TaskWorkspaceEventTaskChangeAfter)
-		err = out.TaskChangeAfter.UnmarshalJSON(data)
-	case 2:
-		out.WorkspaceChangeBefore = new(TaskWorkspaceEventWorkspaceChangeBefore)
-		err = out.WorkspaceChangeBefore.UnmarshalJSON(data)
-	case 3:
-		out.WorkspaceChangeAfter = new(TaskWorkspaceEventWorkspaceChangeAfter)
-		err = out.WorkspaceChangeAfter.UnmarshalJSON(data)
-	case 4:
-		out.FileChanged = new(TaskWorkspaceEventFileChanged)
-		err = out.FileChanged.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

@@ -127,58 +127,57 @@ func (s *ToolBeforeEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
+func (s *ToolBeforeEvent) member(k, b []byte, i int) (int, error) {
+	switch string(k) {
+	case "id":
+		return decStrAt(&s.ID, b, i)
+	case "source":
+		return decStrAt(&s.Source, b, i)
+	case "type":
+		return decStrAt(&s.Type, b, i)
+	case "time":
+		return decStrAt(&s.Time, b, i)
+	case "session":
+		s.Session = new(Session)
+		return s.Session.decode(b, i)
+	case "tool":
+		return s.Tool.decode(b, i)
+	case "native":
+		return decRawAt(&s.Native, b, i)
+	case "extensions":
+		return decRawAt(&s.Extensions, b, i)
+	case "parentEventId":
+		s.ParentEventID = new(string)
+		return decStrAt(s.ParentEventID, b, i)
+	case "turn":
+		s.Turn = new(Turn)
+		return s.Turn.decode(b, i)
+	case "items":
+		return decArray(&s.Items, b, i, (*ContentItem).decode)
+	case "gaps":
+		return decArray(&s.Gaps, b, i, (*Gap).decode)
+	case "call":
+		return s.Call.decode(b, i)
+	case "path":
+		return decStrAt(&s.Path, b, i)
+	case "batch":
+		s.Batch = new(ExecutionEventBatch)
+		return s.Batch.decode(b, i)
+	case "synthesized":
+		s.Synthesized = new(bool)
+		return decBoolAt(s.Synthesized, b, i)
+	}
+	return decUnknown(&s.Unknown, k, b, i)
+}
+func (s *ToolBeforeEvent) decode(b []byte, i int) (int, error) {
+	*s = ToolBeforeEvent{}
+	return decObject(b, i, s.member)
+}
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeEvent) UnmarshalJSON(data []byte) error {
 	var out ToolBeforeEvent
-	err := forEachMember(data, func(k, v []byte) (err error) {
-		switch string(k) {
-		case "id":
-			out.ID, err = decString(v)
-		case "source":
-			out.Source, err = decString(v)
-		case "type":
-			out.Type, err = decString(v)
-		case "time":
-			out.Time, err = decString(v)
-		case "session":
-			out.Session = new(Session)
-			err = out.Session.UnmarshalJSON(v)
-		case "tool":
-			err = out.Tool.UnmarshalJSON(v)
-		case "native":
-			out.Native = cloneRaw(v)
-		case "extensions":
-			out.Extensions = cloneRaw(v)
-		case "parentEventId":
-			out.ParentEventID = new(string)
-			(*out.ParentEventID), err = decString(v)
-		case "turn":
-			out.Turn = new(Turn)
-			err = out.Turn.UnmarshalJSON(v)
-		case "items":
-			out.Items, err = decArray(v, decUnmarshaler[ContentItem])
-		case "gaps":
-			out.Gaps, err = decArray(v, decUnmarshaler[Gap])
-		case "call":
-			err = out.Call.UnmarshalJSON(v)
-		case "path":
-			out.Path, err = decString(v)
-		case "batch":
-			out.Batch = new(ExecutionEventBatch)
-			err = out.Batch.UnmarshalJSON(v)
-		case "synthesized":
-			out.Synthesized = new(bool)
-			(*out.Synthesized), err = decBool(v)
-		default:
-			out.Unknown = append(out.Unknown, Member{Name: string(k), Value: cloneRaw(v)})
-		}
-		if err != nil {
-			return wrapAt(string(k), err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*s = out

@@ -48,35 +48,46 @@ func (u *WireMessage) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
+func (u *WireMessage) decode(b []byte, i int) (int, error) {
+	var m unionMembers
+	j, err := m.collect(b, i)
+	if err != nil {
+		return j, err
+	}
+	return j, u.pick(&m)
+}
+
+// pick selects the arm of the collected object and decodes it from the collected members.
+func (u *WireMessage) pick(m *unionMembers) error {
+	*u = WireMessage{}
+	idx, err := m.selectArm(wireMessageArms)
+	switch idx {
+	case 0:
+		u.InterceptRequest = new(InterceptRequest)
+		return m.decode(u.InterceptRequest.member)
+	case 1:
+		u.InterceptResponse = new(InterceptResponse)
+		return m.decode(u.InterceptResponse.member)
+	case 2:
+		u.JSONRPCErrorResponse = new(JSONRPCErrorResponse)
+		return m.decode(u.JSONRPCErrorResponse.member)
+	case 3:
+		u.ObserveNotification = new(ObserveNotification)
+		return m.decode(u.ObserveNotification.member)
+	case 4:
+		u.CapabilitiesRequest = new(CapabilitiesRequest)
+		return m.decode(u.CapabilitiesRequest.member)
+	case 5:
+		u.CapabilitiesResponse = new(CapabilitiesResponse)
+		return m.decode(u.CapabilitiesResponse.member)
+	}
+	return err
+}
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *WireMessage) UnmarshalJSON(data []byte) error {
-	idx, err := selectArm(data, wireMessageArms)
-	if err != nil {
-		return err
-	}
 	var out WireMessage
-	switch idx {
-	case 0:
-		out.InterceptRequest = new(InterceptRequest)
-		err = out.InterceptRequest.UnmarshalJSON(data)
-	case 1:
-		out.InterceptResponse = new(InterceptResponse)
-		err = out.InterceptResponse.UnmarshalJSON(data)
-	case 2:
-		out.JSONRPCErrorResponse = new(JSONRPCErrorResponse)
-		err = out.JSONRPCErrorResponse.UnmarshalJSON(data)
-	case 3:
-		out.ObserveNotification = new(ObserveNotification)
-		err = out.ObserveNotification.UnmarshalJSON(data)
-	case 4:
-		out.CapabilitiesRequest = new(CapabilitiesRequest)
-		err = out.CapabilitiesRequest.UnmarshalJSON(data)
-	case 5:
-		out.CapabilitiesResponse = new(CapabilitiesResponse)
-		err = out.CapabilitiesResponse.UnmarshalJSON(data)
-	}
-	if err != nil {
+	if err := decodeAll(data, out.decode); err != nil {
 		return err
 	}
 	*u = out

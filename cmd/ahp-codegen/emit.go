@@ -106,65 +106,86 @@ func encodeSlice(t *goType, expr *jen.Statement, depth int) []jen.Code {
 	}
 }
 
-// decodeValue emits statements that decode the JSON in variable v into the
-// addressable target (of type t), assigning any failure to err.
-func decodeValue(t *goType, target *jen.Statement, v string) []jen.Code {
+// The decoders' shared parameters: the input and the index of the value.
+var decArgs = []jen.Code{jen.Id("b"), jen.Id("i")}
+
+// decodeStmts emits statements that decode the JSON value at b[i] into
+// target (an addressable expression of type t, or, when isPtr, a pointer to
+// one) and return the index after the value and the error.
+func decodeStmts(t *goType, target *jen.Statement, isPtr bool) []jen.Code {
 	rt := resolved(t)
-	errAssign := func(call jen.Code) []jen.Code {
-		return []jen.Code{jen.List(target.Clone(), jen.Id("err")).Op("=").Add(call)}
+	addr := jen.Op("&").Add(target.Clone())
+	val := target.Clone()
+	if isPtr {
+		addr = target.Clone()
+		val = jen.Parens(jen.Op("*").Add(target.Clone()))
+	}
+	call := func(fn jen.Code, extra ...jen.Code) []jen.Code {
+		args := append([]jen.Code{addr}, decArgs...)
+		return []jen.Code{jen.Return(jen.Add(fn).Call(append(args, extra...)...))}
 	}
 	switch rt.Kind {
-	case kindRaw:
-		return []jen.Code{target.Clone().Op("=").Id("cloneRaw").Call(jen.Id(v))}
-	case kindString, kindEnum:
-		if rt.Name != "" {
-			return []jen.Code{jen.Id("err").Op("=").Id("decNamed").Call(jen.Id(v), jen.Op("&").Add(target.Clone()))}
-		}
-		return errAssign(jen.Id("decString").Call(jen.Id(v)))
-	case kindNumber:
-		return errAssign(jen.Id("decNumber").Call(jen.Id(v)))
-	case kindBool:
-		return errAssign(jen.Id("decBool").Call(jen.Id(v)))
-	case kindObject, kindUnion, kindScalarUnion, kindMap:
-		return []jen.Code{jen.Id("err").Op("=").Add(target.Clone()).Dot("UnmarshalJSON").Call(jen.Id(v))}
+	case kindObject, kindUnion, kindScalarUnion:
+		return []jen.Code{jen.Return(target.Clone().Dot("decode").Call(decArgs...))}
 	case kindArray:
 		if rt.Name != "" {
-			return []jen.Code{jen.Id("err").Op("=").Add(target.Clone()).Dot("UnmarshalJSON").Call(jen.Id(v))}
+			return []jen.Code{jen.Return(target.Clone().Dot("decode").Call(decArgs...))}
 		}
-		return errAssign(jen.Id("decArray").Call(jen.Id(v), elemDecoder(rt.Elem)))
+		return call(jen.Id("decArray"), elemDecoder(rt.Elem))
+	case kindMap:
+		return call(jen.Id("decMap"))
 	case kindNullable:
-		return []jen.Code{jen.If(jen.Id("isNull").Call(jen.Id(v))).Block(
-			target.Clone().Op("=").Add(goExpr(rt)).Values(),
-		).Else().Block(append([]jen.Code{target.Clone().Dot("Valid").Op("=").True()},
-			decodeValue(rt.Elem, target.Clone().Dot("Value"), v)...)...)}
+		return append([]jen.Code{
+			jen.If(jen.Id("isNullAt").Call(decArgs...)).Block(
+				val.Clone().Op("=").Add(goExpr(rt)).Values(),
+				jen.Return(jen.Id("i").Op("+").Lit(4), jen.Nil()),
+			),
+			val.Clone().Dot("Valid").Op("=").True(),
+		}, decodeStmts(rt.Elem, val.Clone().Dot("Value"), false)...)
 	}
-	return []jen.Code{jen.Id("err").Op("=").Qual("encoding/json", "Unmarshal").Call(jen.Id(v), jen.Op("&").Add(target))}
+	return call(elemDecoder(rt))
 }
 
-// elemDecoder returns a func(v []byte, p *Elem) error for slice elements.
+// elemDecoder returns a func(p *T, b []byte, i int) (int, error) that
+// decodes a value of type t.
 func elemDecoder(t *goType) jen.Code {
 	rt := resolved(t)
 	switch rt.Kind {
 	case kindRaw:
-		return jen.Id("decRawElem")
+		return jen.Id("decRawAt")
 	case kindString, kindEnum:
 		if rt.Name != "" {
-			return jen.Id("decNamed").Types(jen.Id(rt.Name))
+			return jen.Id("decNamedAt").Types(jen.Id(rt.Name))
 		}
-		return jen.Id("decStringElem")
+		return jen.Id("decStrAt")
 	case kindNumber:
-		return jen.Id("decNumberElem")
+		return jen.Id("decNumAt")
 	case kindBool:
-		return jen.Id("decBoolElem")
+		return jen.Id("decBoolAt")
 	case kindObject, kindUnion, kindScalarUnion:
-		return jen.Id("decUnmarshaler").Types(jen.Id(rt.Name))
+		return jen.Parens(jen.Op("*").Id(rt.Name)).Dot("decode")
 	case kindArray:
 		if rt.Name != "" {
-			return jen.Id("decUnmarshaler").Types(jen.Id(rt.Name))
+			return jen.Parens(jen.Op("*").Id(rt.Name)).Dot("decode")
 		}
+	case kindMap:
+		return jen.Id("decMap").Types(goExpr(rt.Elem))
 	}
-	return jen.Func().Params(jen.Id("v").Index().Byte(), jen.Id("p").Op("*").Add(goExpr(t))).Params(jen.Id("err").Error()).Block(
-		append(decodeValue(t, jen.Parens(jen.Op("*").Id("p")), "v"), jen.Return())...,
+	return jen.Func().Params(jen.Id("p").Op("*").Add(goExpr(t)), jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+		decodeStmts(t, jen.Id("p"), true)...,
+	)
+}
+
+// emitUnmarshal emits the UnmarshalJSON method of the named type recv
+// (receiver r), which decodes through its decode method and leaves the
+// receiver unchanged on failure.
+func emitUnmarshal(f *jen.File, recv, r, doc string) {
+	f.Comment(doc)
+	f.Func().Params(jen.Id(r).Op("*").Id(recv)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Var().Id("out").Id(recv),
+		jen.If(jen.Id("err").Op(":=").Id("decodeAll").Call(jen.Id("data"), jen.Id("out").Dot("decode")), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
+		jen.Op("*").Id(r).Op("=").Id("out"),
+		jen.Return(jen.Nil()),
 	)
 }
 
@@ -309,47 +330,35 @@ func emitObject(f *jen.File, t *goType, where string) {
 	enc = append(enc, jen.Id("_").Op("=").Id("first"), jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.LitRune('}')))
 	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("encode").Params(jen.Id("e").Op("*").Id("encoder")).Block(enc...)
 
-	// UnmarshalJSON
+	// decoding: member decodes one member; decode, a whole object
 	var cases []jen.Code
 	for _, fl := range t.Fields {
-		target := jen.Id("out").Dot(fl.Go)
+		target := jen.Id("s").Dot(fl.Go)
 		var body []jen.Code
 		if !fl.Required && !optionalByNil(fl.Type) {
 			body = append(body, target.Clone().Op("=").New(goExpr(fl.Type)))
-			rt := resolved(fl.Type)
-			if (rt.Kind == kindString || rt.Kind == kindEnum) && rt.Name != "" {
-				body = append(body, jen.Id("err").Op("=").Id("decNamed").Call(jen.Id("v"), target.Clone()))
-			} else if rt.Kind == kindObject || rt.Kind == kindUnion || rt.Kind == kindScalarUnion || rt.Kind == kindMap {
-				body = append(body, decodeValue(fl.Type, target, "v")...)
-			} else {
-				body = append(body, decodeValue(fl.Type, jen.Parens(jen.Op("*").Add(target.Clone())), "v")...)
-			}
+			body = append(body, decodeStmts(fl.Type, target, true)...)
 		} else {
-			body = decodeValue(fl.Type, target, "v")
+			body = decodeStmts(fl.Type, target, false)
 		}
 		cases = append(cases, jen.Case(jen.Lit(fl.JSON)).Block(body...))
 	}
+	var fallback jen.Code
 	if t.AllowUnknown {
-		cases = append(cases, jen.Default().Block(
-			jen.Id("out").Dot("Unknown").Op("=").Append(jen.Id("out").Dot("Unknown"), jen.Id("Member").Values(jen.Id("Name").Op(":").String().Call(jen.Id("k")), jen.Id("Value").Op(":").Id("cloneRaw").Call(jen.Id("v")))),
-		))
+		fallback = jen.Return(jen.Id("decUnknown").Call(jen.Op("&").Id("s").Dot("Unknown"), jen.Id("k"), jen.Id("b"), jen.Id("i")))
 	} else {
-		cases = append(cases, jen.Default().Block(
-			jen.Id("err").Op("=").Id("decodeErr").Call(jen.Lit("additionalProperties"), jen.Lit("member not allowed")),
-		))
+		fallback = jen.Return(jen.Id("notAllowed").Call(jen.Id("k"), jen.Id("i")))
 	}
-	f.Comment("UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).")
-	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Var().Id("out").Id(t.Name),
-		jen.Id("err").Op(":=").Id("forEachMember").Call(jen.Id("data"), jen.Func().Params(jen.List(jen.Id("k"), jen.Id("v")).Index().Byte()).Params(jen.Id("err").Error()).Block(
-			jen.Switch(jen.String().Call(jen.Id("k"))).Block(cases...),
-			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("wrapAt").Call(jen.String().Call(jen.Id("k")), jen.Id("err")))),
-			jen.Return(jen.Nil()),
-		)),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		jen.Op("*").Id("s").Op("=").Id("out"),
-		jen.Return(jen.Nil()),
+	memberBody := []jen.Code{fallback}
+	if len(cases) > 0 {
+		memberBody = []jen.Code{jen.Switch(jen.String().Call(jen.Id("k"))).Block(cases...), fallback}
+	}
+	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("member").Params(jen.List(jen.Id("k"), jen.Id("b")).Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(memberBody...)
+	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+		jen.Op("*").Id("s").Op("=").Id(t.Name).Values(),
+		jen.Return(jen.Id("decObject").Call(jen.Id("b"), jen.Id("i"), jen.Id("s").Dot("member"))),
 	)
+	emitUnmarshal(f, t.Name, "s", "UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).")
 }
 
 func omit(fl *field) string {
@@ -408,21 +417,31 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 
 	var decCases []jen.Code
 	for i, a := range t.Arms {
-		decCases = append(decCases, jen.Case(jen.Lit(i)).Block(
-			jen.Id("out").Dot(a.Field).Op("=").New(jen.Id(a.Type.Name)),
-			jen.Id("err").Op("=").Id("out").Dot(a.Field).Dot("UnmarshalJSON").Call(jen.Id("data")),
-		))
+		body := []jen.Code{jen.Id("u").Dot(a.Field).Op("=").New(jen.Id(a.Type.Name))}
+		switch resolved(a.Type).Kind {
+		case kindObject:
+			body = append(body, jen.Return(jen.Id("m").Dot("decode").Call(jen.Id("u").Dot(a.Field).Dot("member"))))
+		case kindUnion:
+			body = append(body, jen.Return(jen.Id("u").Dot(a.Field).Dot("pick").Call(jen.Id("m"))))
+		default:
+			body = append(body, jen.Return(jen.Id("decodeAll").Call(jen.Id("m").Dot("obj"), jen.Id("u").Dot(a.Field).Dot("decode"))))
+		}
+		decCases = append(decCases, jen.Case(jen.Lit(i)).Block(body...))
 	}
-	f.Comment("UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.")
-	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.List(jen.Id("idx"), jen.Id("err")).Op(":=").Id("selectArm").Call(jen.Id("data"), jen.Id(tableName)),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		jen.Var().Id("out").Id(t.Name),
-		jen.Switch(jen.Id("idx")).Block(decCases...),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		jen.Op("*").Id("u").Op("=").Id("out"),
-		jen.Return(jen.Nil()),
+	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+		jen.Var().Id("m").Id("unionMembers"),
+		jen.List(jen.Id("j"), jen.Id("err")).Op(":=").Id("m").Dot("collect").Call(jen.Id("b"), jen.Id("i")),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("j"), jen.Id("err"))),
+		jen.Return(jen.Id("j"), jen.Id("u").Dot("pick").Call(jen.Op("&").Id("m"))),
 	)
+	f.Comment("pick selects the arm of the collected object and decodes it from the collected members.")
+	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("pick").Params(jen.Id("m").Op("*").Id("unionMembers")).Error().Block(
+		jen.Op("*").Id("u").Op("=").Id(t.Name).Values(),
+		jen.List(jen.Id("idx"), jen.Id("err")).Op(":=").Id("m").Dot("selectArm").Call(jen.Id(tableName)),
+		jen.Switch(jen.Id("idx")).Block(decCases...),
+		jen.Return(jen.Id("err")),
+	)
+	emitUnmarshal(f, t.Name, "u", "UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.")
 
 	var valCases []jen.Code
 	for _, a := range t.Arms {
@@ -537,12 +556,19 @@ func emitScalarUnion(f *jen.File, t *goType, where string) {
 		}
 	}
 	body := []jen.Code{}
+	var dec []jen.Code
 	if !anyKind {
 		body = append(body, jen.Switch(jen.Id("jsonKind").Call(jen.Id("data"))).Block(
 			jen.Case(dedupeCode(allowed)...),
 			jen.Default().Block(jen.Return(jen.Id("decodeErr").Call(jen.Lit("type"), jen.Lit("unexpected JSON type")))),
 		))
+		dec = append(dec, jen.Switch(jen.Id("jsonKind").Call(jen.Id("b").Index(jen.Id("i").Op(":")))).Block(
+			jen.Case(dedupeCode(allowed)...),
+			jen.Default().Block(jen.Return(jen.Id("i"), jen.Id("decodeErr").Call(jen.Lit("type"), jen.Lit("unexpected JSON type")))),
+		))
 	}
+	dec = append(dec, jen.Return(jen.Id("decRawAt").Call(jen.Parens(jen.Op("*").Qual("encoding/json", "RawMessage")).Call(jen.Id("u")), jen.Id("b"), jen.Id("i"))))
+	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(dec...)
 	body = append(body, jen.Op("*").Id("u").Op("=").Id(t.Name).Call(jen.Id("cloneRaw").Call(jen.Id("data"))), jen.Return(jen.Nil()))
 	f.Comment("UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.")
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(body...)
@@ -620,8 +646,8 @@ func emitArray(f *jen.File, t *goType, where string) {
 	)
 	anon := &goType{Kind: kindArray, Elem: t.Elem}
 	f.Func().Params(jen.Id("a").Id(t.Name)).Id("encode").Params(jen.Id("e").Op("*").Id("encoder")).Block(encodeSlice(anon, jen.Id("a"), 0)...)
-	f.Comment("UnmarshalJSON implements json.Unmarshaler.")
-	f.Func().Params(jen.Id("a").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Params(jen.Id("err").Error()).Block(
-		append(decodeValue(anon, jen.Parens(jen.Op("*").Id("a")), "data"), jen.Return())...,
+	f.Func().Params(jen.Id("a").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+		jen.Return(jen.Id("decArray").Call(jen.Parens(jen.Op("*").Index().Add(goExpr(t.Elem))).Call(jen.Id("a")), jen.Id("b"), jen.Id("i"), elemDecoder(t.Elem))),
 	)
+	emitUnmarshal(f, t.Name, "a", "UnmarshalJSON implements json.Unmarshaler.")
 }
