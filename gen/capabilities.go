@@ -92,12 +92,8 @@ func (s *Capabilities) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Capabilities) UnmarshalJSON(data []byte) error {
-	var out Capabilities
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // EffectFamily is the open string enumeration defined at capabilities.schema.json#/properties/effects/items.
@@ -243,12 +239,8 @@ func (s *CapabilitiesModify) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModify) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModify
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyInput is the object defined at capabilities.schema.json#/properties/modify/properties/input.
@@ -294,12 +286,8 @@ func (s *CapabilitiesModifyInput) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInput) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyInput
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyOutput is the object defined at capabilities.schema.json#/properties/modify/properties/output.
@@ -345,12 +333,8 @@ func (s *CapabilitiesModifyOutput) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyOutput) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyOutput
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyPrompt is the object defined at capabilities.schema.json#/properties/modify/properties/prompt.
@@ -396,12 +380,8 @@ func (s *CapabilitiesModifyPrompt) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyPrompt) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyPrompt
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyRequest is the object defined at capabilities.schema.json#/properties/modify/properties/request.
@@ -447,12 +427,8 @@ func (s *CapabilitiesModifyRequest) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyRequest) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyRequest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyResponse is the object defined at capabilities.schema.json#/properties/modify/properties/response.
@@ -498,12 +474,8 @@ func (s *CapabilitiesModifyResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyResponse) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyContent is the object defined at capabilities.schema.json#/properties/modify/properties/content.
@@ -549,12 +521,8 @@ func (s *CapabilitiesModifyContent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyContent) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyContent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyInstructions is the object defined at capabilities.schema.json#/properties/modify/properties/instructions.
@@ -600,12 +568,8 @@ func (s *CapabilitiesModifyInstructions) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInstructions) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyInstructions
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifySummary is the object defined at capabilities.schema.json#/properties/modify/properties/summary.
@@ -651,12 +615,8 @@ func (s *CapabilitiesModifySummary) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifySummary) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifySummary
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesModifyWorkspace is the object defined at capabilities.schema.json#/properties/modify/properties/workspace.
@@ -702,12 +662,8 @@ func (s *CapabilitiesModifyWorkspace) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyWorkspace) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesModifyWorkspace
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesFlow is the object defined at capabilities.schema.json#/properties/flow.
@@ -785,12 +741,8 @@ func (s *CapabilitiesFlow) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesFlow) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesFlow
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // FlowOperation is the closed string enumeration defined at capabilities.schema.json#/properties/flow/properties/operations/items.
@@ -849,12 +801,8 @@ func (s *CapabilitiesInject) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInject) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesInject
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesInjectContext is the object defined at capabilities.schema.json#/properties/inject/properties/context.
@@ -911,12 +859,8 @@ func (s *CapabilitiesInjectContext) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInjectContext) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesInjectContext
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // DeliverAt is the closed string enumeration defined at capabilities.schema.json#/properties/inject/properties/context/properties/deliverAt/items.
@@ -985,12 +929,8 @@ func (s *CapabilitiesElicitation) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesElicitation) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesElicitation
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionStartCapabilities is Capabilities, as constrained at capabilities.schema.json#/$defs/session.start.

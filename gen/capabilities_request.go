@@ -39,12 +39,8 @@ func (s *CapabilitiesRequestParams) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesRequestParams) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesRequestParams
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CapabilitiesRequest is the object defined at capabilities-request.schema.json#.
@@ -110,12 +106,8 @@ func (s *CapabilitiesRequest) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesRequest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseCapabilitiesRequest validates data against the canonical schema capabilities-request.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -51,12 +51,8 @@ func (s *CapabilitiesResponseResult) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponseResult) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StaticCapabilityManifest is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest.
@@ -221,12 +217,8 @@ func (s *StaticCapabilityManifest) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifest) UnmarshalJSON(data []byte) error {
-	var out StaticCapabilityManifest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StaticCapabilityManifestEvent is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/events/items.
@@ -292,12 +284,8 @@ func (s *StaticCapabilityManifestEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestEvent) UnmarshalJSON(data []byte) error {
-	var out StaticCapabilityManifestEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StaticCapabilityManifestEventEvent is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/events/items/properties/event.
@@ -441,12 +429,8 @@ func (s *Gap) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Gap) UnmarshalJSON(data []byte) error {
-	var out Gap
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StaticCapabilityManifestTransport is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/transports/items.
@@ -556,12 +540,8 @@ func (s *StaticCapabilityManifestLimits) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestLimits) UnmarshalJSON(data []byte) error {
-	var out StaticCapabilityManifestLimits
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StaticCapabilityManifestManagedPolicy is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/managedPolicy.
@@ -618,12 +598,8 @@ func (s *StaticCapabilityManifestManagedPolicy) decode(b []byte, i int) (int, er
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestManagedPolicy) UnmarshalJSON(data []byte) error {
-	var out StaticCapabilityManifestManagedPolicy
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StaticCapabilityManifestManagedPolicyScope is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/managedPolicy/properties/scopes/items.
@@ -700,12 +676,8 @@ func (s *CapabilitiesResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
-	var out CapabilitiesResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseCapabilitiesResponse validates data against the canonical schema capabilities-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

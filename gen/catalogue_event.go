@@ -155,12 +155,8 @@ func (s *ConfigChangeBeforeEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeEvent) UnmarshalJSON(data []byte) error {
-	var out ConfigChangeBeforeEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Turn is the object defined at catalogue-event.schema.json#/$defs/config.change.before/allOf/0/properties/turn.
@@ -209,12 +205,8 @@ func (s *Turn) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Turn) UnmarshalJSON(data []byte) error {
-	var out Turn
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ConfigChangeAfterEvent is the object defined at catalogue-event.schema.json#/$defs/config.change.after.
@@ -364,12 +356,8 @@ func (s *ConfigChangeAfterEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeAfterEvent) UnmarshalJSON(data []byte) error {
-	var out ConfigChangeAfterEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnStartEvent is ExecutionEventTurnStart, as constrained at catalogue-event.schema.json#/$defs/turn.start.
@@ -570,12 +558,8 @@ func (s *UserAttentionEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserAttentionEvent) UnmarshalJSON(data []byte) error {
-	var out UserAttentionEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserElicitationRequestEvent is the object defined at catalogue-event.schema.json#/$defs/user.elicitation.request.
@@ -725,12 +709,8 @@ func (s *UserElicitationRequestEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestEvent) UnmarshalJSON(data []byte) error {
-	var out UserElicitationRequestEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserElicitationResultEvent is the object defined at catalogue-event.schema.json#/$defs/user.elicitation.result.
@@ -880,12 +860,8 @@ func (s *UserElicitationResultEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultEvent) UnmarshalJSON(data []byte) error {
-	var out UserElicitationResultEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageInboundEvent is the object defined at catalogue-event.schema.json#/$defs/user.message.inbound.
@@ -1035,12 +1011,8 @@ func (s *UserMessageInboundEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundEvent) UnmarshalJSON(data []byte) error {
-	var out UserMessageInboundEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageOutboundEvent is the object defined at catalogue-event.schema.json#/$defs/user.message.outbound.
@@ -1190,12 +1162,8 @@ func (s *UserMessageOutboundEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundEvent) UnmarshalJSON(data []byte) error {
-	var out UserMessageOutboundEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // WorkspaceChangeBeforeEvent is TaskWorkspaceEventWorkspaceChangeBefore, as constrained at catalogue-event.schema.json#/$defs/workspace.change.before.
@@ -1351,12 +1319,8 @@ func (s *HookFailureEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *HookFailureEvent) UnmarshalJSON(data []byte) error {
-	var out HookFailureEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CatalogueEvent is the union defined at catalogue-event.schema.json#; exactly one arm is set.
@@ -1498,108 +1462,74 @@ func (u *CatalogueEvent) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *CatalogueEvent) pick(m *unionMembers) error {
 	*u = CatalogueEvent{}
 	idx, err := m.selectArm(catalogueEventArms)
 	switch idx {
 	case 0:
-		u.ConfigChangeBefore = new(ConfigChangeBeforeEvent)
-		return m.decode(u.ConfigChangeBefore.member)
+		return m.decode(newArm(&u.ConfigChangeBefore).member)
 	case 1:
-		u.ConfigChangeAfter = new(ConfigChangeAfterEvent)
-		return m.decode(u.ConfigChangeAfter.member)
+		return m.decode(newArm(&u.ConfigChangeAfter).member)
 	case 2:
-		u.TurnStart = new(TurnStartEvent)
-		return m.decode(u.TurnStart.member)
+		return m.decode(newArm(&u.TurnStart).member)
 	case 3:
-		u.TurnFinishBefore = new(TurnFinishBeforeEvent)
-		return m.decode(u.TurnFinishBefore.member)
+		return m.decode(newArm(&u.TurnFinishBefore).member)
 	case 4:
-		u.TurnEnd = new(TurnEndEvent)
-		return m.decode(u.TurnEnd.member)
+		return m.decode(newArm(&u.TurnEnd).member)
 	case 5:
-		u.TurnProgress = new(TurnProgressEvent)
-		return m.decode(u.TurnProgress.member)
+		return m.decode(newArm(&u.TurnProgress).member)
 	case 6:
-		u.ModelRequestBefore = new(ModelRequestBeforeEvent)
-		return m.decode(u.ModelRequestBefore.member)
+		return m.decode(newArm(&u.ModelRequestBefore).member)
 	case 7:
-		u.ModelResponseAfter = new(ModelResponseAfterEvent)
-		return m.decode(u.ModelResponseAfter.member)
+		return m.decode(newArm(&u.ModelResponseAfter).member)
 	case 8:
-		u.ModelError = new(ModelErrorEvent)
-		return m.decode(u.ModelError.member)
+		return m.decode(newArm(&u.ModelError).member)
 	case 9:
-		u.ModelSwitchBefore = new(ModelSwitchBeforeEvent)
-		return m.decode(u.ModelSwitchBefore.member)
+		return m.decode(newArm(&u.ModelSwitchBefore).member)
 	case 10:
-		u.ModelSwitchAfter = new(ModelSwitchAfterEvent)
-		return m.decode(u.ModelSwitchAfter.member)
+		return m.decode(newArm(&u.ModelSwitchAfter).member)
 	case 11:
-		u.ToolPermissionRequest = new(ToolPermissionRequestEvent)
-		return m.decode(u.ToolPermissionRequest.member)
+		return m.decode(newArm(&u.ToolPermissionRequest).member)
 	case 12:
-		u.ToolPermissionResolved = new(ToolPermissionResolvedEvent)
-		return m.decode(u.ToolPermissionResolved.member)
+		return m.decode(newArm(&u.ToolPermissionResolved).member)
 	case 13:
-		u.ToolProgress = new(ToolProgressEvent)
-		return m.decode(u.ToolProgress.member)
+		return m.decode(newArm(&u.ToolProgress).member)
 	case 14:
-		u.ToolBatchAfter = new(ToolBatchAfterEvent)
-		return m.decode(u.ToolBatchAfter.member)
+		return m.decode(newArm(&u.ToolBatchAfter).member)
 	case 15:
-		u.ContextCompactBefore = new(ContextCompactBeforeEvent)
-		return m.decode(u.ContextCompactBefore.member)
+		return m.decode(newArm(&u.ContextCompactBefore).member)
 	case 16:
-		u.ContextCompactAfter = new(ContextCompactAfterEvent)
-		return m.decode(u.ContextCompactAfter.member)
+		return m.decode(newArm(&u.ContextCompactAfter).member)
 	case 17:
-		u.TaskChangeBefore = new(TaskChangeBeforeEvent)
-		return m.decode(u.TaskChangeBefore.member)
+		return m.decode(newArm(&u.TaskChangeBefore).member)
 	case 18:
-		u.TaskChangeAfter = new(TaskChangeAfterEvent)
-		return m.decode(u.TaskChangeAfter.member)
+		return m.decode(newArm(&u.TaskChangeAfter).member)
 	case 19:
-		u.UserAttention = new(UserAttentionEvent)
-		return m.decode(u.UserAttention.member)
+		return m.decode(newArm(&u.UserAttention).member)
 	case 20:
-		u.UserElicitationRequest = new(UserElicitationRequestEvent)
-		return m.decode(u.UserElicitationRequest.member)
+		return m.decode(newArm(&u.UserElicitationRequest).member)
 	case 21:
-		u.UserElicitationResult = new(UserElicitationResultEvent)
-		return m.decode(u.UserElicitationResult.member)
+		return m.decode(newArm(&u.UserElicitationResult).member)
 	case 22:
-		u.UserMessageInbound = new(UserMessageInboundEvent)
-		return m.decode(u.UserMessageInbound.member)
+		return m.decode(newArm(&u.UserMessageInbound).member)
 	case 23:
-		u.UserMessageOutbound = new(UserMessageOutboundEvent)
-		return m.decode(u.UserMessageOutbound.member)
+		return m.decode(newArm(&u.UserMessageOutbound).member)
 	case 24:
-		u.WorkspaceChangeBefore = new(WorkspaceChangeBeforeEvent)
-		return m.decode(u.WorkspaceChangeBefore.member)
+		return m.decode(newArm(&u.WorkspaceChangeBefore).member)
 	case 25:
-		u.WorkspaceChangeAfter = new(WorkspaceChangeAfterEvent)
-		return m.decode(u.WorkspaceChangeAfter.member)
+		return m.decode(newArm(&u.WorkspaceChangeAfter).member)
 	case 26:
-		u.FileChanged = new(FileChangedEvent)
-		return m.decode(u.FileChanged.member)
+		return m.decode(newArm(&u.FileChanged).member)
 	case 27:
-		u.HookFailure = new(HookFailureEvent)
-		return m.decode(u.HookFailure.member)
+		return m.decode(newArm(&u.HookFailure).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *CatalogueEvent) UnmarshalJSON(data []byte) error {
-	var out CatalogueEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

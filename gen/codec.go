@@ -134,13 +134,8 @@ func (m OrderedMap[T]) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *OrderedMap[T]) UnmarshalJSON(data []byte) error {
-	var out OrderedMap[T]
-	err := decodeAll(data, func(b []byte, i int) (int, error) { return decMap(&out, b, i) })
-	if err != nil {
-		return err
-	}
-	*m = out
-	return nil
+	saved := *m
+	return restore(m, saved, decodeAll(data, func(b []byte, i int) (int, error) { return decMap(m, b, i) }))
 }
 
 // validateDocument validates data against a canonical schema and converts a
@@ -240,13 +235,19 @@ func skipSpace(b []byte, i int) int {
 // surround it.
 func decodeAll(data []byte, dec func(b []byte, i int) (int, error)) error {
 	i, err := dec(data, skipSpace(data, 0))
+	if err == nil && skipSpace(data, i) != len(data) {
+		err = decodeErr("json", "unexpected data after the value")
+	}
+	return err
+}
+
+// restore puts saved back into *s when err is not nil, so that a failed
+// UnmarshalJSON leaves its receiver unchanged, and returns err.
+func restore[T any](s *T, saved T, err error) error {
 	if err != nil {
-		return err
+		*s = saved
 	}
-	if skipSpace(data, i) != len(data) {
-		return decodeErr("json", "unexpected data after the value")
-	}
-	return nil
+	return err
 }
 
 // decObject decodes the object at b[i]: it calls member with each member's
@@ -875,7 +876,9 @@ type unionArm struct {
 
 // unionMembers holds the members of one union candidate object, in order,
 // for arm selection and then for decoding the chosen arm; the first 16 live
-// on the stack. A value is kept as its extent in b.
+// on the stack. A value is kept as its extent in b. A union's decode method
+// collects the members, then its pick method selects the arm and decodes it
+// from them (an arm that is itself a union picks from the same members).
 type unionMembers struct {
 	b        []byte
 	keys     [16][]byte
@@ -950,6 +953,12 @@ func (m *unionMembers) at(n int) ([]byte, [2]int) {
 	return m.moreKeys[n-m.n], m.moreVals[n-m.n]
 }
 
+// newArm sets *p to a new T and returns it.
+func newArm[T any](p **T) *T {
+	*p = new(T)
+	return *p
+}
+
 // selectArm picks the union arm for the collected object: first by
 // required members and discriminating values, then, when several remain, by
 // canonical validation of each remaining arm (the first valid arm wins for
@@ -957,8 +966,9 @@ func (m *unionMembers) at(n int) ([]byte, [2]int) {
 func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 	var candBuf [8]int
 	cand := candBuf[:0]
+	var discs discCache
 	for i := range arms {
-		if armMatches(&arms[i], m) {
+		if armMatches(&arms[i], m, &discs) {
 			cand = append(cand, i)
 		}
 	}
@@ -981,9 +991,9 @@ func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 // required member is present. Discriminators are checked first, on the raw
 // bytes when they hold no escape, so that the arms of a large tagged union
 // are rejected without decoding anything.
-func armMatches(a *unionArm, m *unionMembers) bool {
+func armMatches(a *unionArm, m *unionMembers, c *discCache) bool {
 	for _, d := range a.discs {
-		v, ok := m.lookup(d.key)
+		v, ok := c.lookup(m, d.key)
 		if !ok {
 			continue
 		}
@@ -997,6 +1007,29 @@ func armMatches(a *unionArm, m *unionMembers) bool {
 		}
 	}
 	return true
+}
+
+// discCache remembers the values of the first discriminating members looked
+// up while selecting an arm: the arms of a union mostly share them.
+type discCache struct {
+	keys [4]string
+	vals [4][]byte
+	oks  [4]bool
+	n    int
+}
+
+func (c *discCache) lookup(m *unionMembers, k string) ([]byte, bool) {
+	for i := 0; i < c.n; i++ {
+		if c.keys[i] == k {
+			return c.vals[i], c.oks[i]
+		}
+	}
+	v, ok := m.lookup(k)
+	if c.n < len(c.keys) {
+		c.keys[c.n], c.vals[c.n], c.oks[c.n] = k, v, ok
+		c.n++
+	}
+	return v, ok
 }
 
 // discMatches reports whether the JSON value v is one of the strings in

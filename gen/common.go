@@ -67,12 +67,8 @@ func (s *JSONRPCRequest) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCRequest) UnmarshalJSON(data []byte) error {
-	var out JSONRPCRequest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // JSONRPCID is the value defined at common.schema.json#/$defs/jsonRpcId: one of integer, string, kept as its exact JSON text. A nil value is absent.
@@ -191,12 +187,8 @@ func (s *JSONRPCSuccessResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCSuccessResponse) UnmarshalJSON(data []byte) error {
-	var out JSONRPCSuccessResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // JSONRPCResponseID is the value defined at common.schema.json#/$defs/jsonRpcResponseId: one of integer, null, string, kept as its exact JSON text. A nil value is absent.
@@ -364,12 +356,8 @@ func (s *Session) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Session) UnmarshalJSON(data []byte) error {
-	var out Session
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionAgent is the object defined at common.schema.json#/$defs/session/properties/agent.
@@ -418,12 +406,8 @@ func (s *SessionAgent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionAgent) UnmarshalJSON(data []byte) error {
-	var out SessionAgent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionCounters is the object defined at common.schema.json#/$defs/SessionCounters. Host-supplied counters. Omitted means unknown, not zero; SDKs do not infer values.
@@ -502,12 +486,8 @@ func (s *SessionCounters) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionCounters) UnmarshalJSON(data []byte) error {
-	var out SessionCounters
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // JSONRPCNotification is the object defined at common.schema.json#/$defs/notification.
@@ -563,12 +543,8 @@ func (s *JSONRPCNotification) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
-	var out JSONRPCNotification
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // JSONRPCErrorResponse is the object defined at common.schema.json#/$defs/errorResponse.
@@ -624,12 +600,8 @@ func (s *JSONRPCErrorResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponse) UnmarshalJSON(data []byte) error {
-	var out JSONRPCErrorResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // JSONRPCErrorResponseError is the object defined at common.schema.json#/$defs/errorResponse/properties/error.
@@ -683,10 +655,6 @@ func (s *JSONRPCErrorResponseError) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponseError) UnmarshalJSON(data []byte) error {
-	var out JSONRPCErrorResponseError
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }

@@ -96,12 +96,8 @@ func (s *TextBodyPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextBodyPart) UnmarshalJSON(data []byte) error {
-	var out TextBodyPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TextGapPart is the object defined at content-item.schema.json#/$defs/textGapPart.
@@ -210,12 +206,8 @@ func (s *TextGapPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextGapPart) UnmarshalJSON(data []byte) error {
-	var out TextGapPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // GapPartGap is the object defined at content-item.schema.json#/$defs/textGapPart/properties/gap.
@@ -261,12 +253,8 @@ func (s *GapPartGap) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *GapPartGap) UnmarshalJSON(data []byte) error {
-	var out GapPartGap
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TextMetadataPart is the object defined at content-item.schema.json#/$defs/textMetadataPart.
@@ -369,12 +357,8 @@ func (s *TextMetadataPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextMetadataPart) UnmarshalJSON(data []byte) error {
-	var out TextMetadataPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TextOmittedPart is the object defined at content-item.schema.json#/$defs/textOmittedPart.
@@ -477,12 +461,8 @@ func (s *TextOmittedPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextOmittedPart) UnmarshalJSON(data []byte) error {
-	var out TextOmittedPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AttachmentBodyPart is the object defined at content-item.schema.json#/$defs/attachmentBodyPart.
@@ -569,12 +549,8 @@ func (s *AttachmentBodyPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentBodyPart) UnmarshalJSON(data []byte) error {
-	var out AttachmentBodyPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AttachmentGapPart is the object defined at content-item.schema.json#/$defs/attachmentGapPart.
@@ -679,12 +655,8 @@ func (s *AttachmentGapPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentGapPart) UnmarshalJSON(data []byte) error {
-	var out AttachmentGapPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AttachmentMetadataPart is the object defined at content-item.schema.json#/$defs/attachmentMetadataPart.
@@ -783,12 +755,8 @@ func (s *AttachmentMetadataPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentMetadataPart) UnmarshalJSON(data []byte) error {
-	var out AttachmentMetadataPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AttachmentOmittedPart is the object defined at content-item.schema.json#/$defs/attachmentOmittedPart.
@@ -887,12 +855,8 @@ func (s *AttachmentOmittedPart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentOmittedPart) UnmarshalJSON(data []byte) error {
-	var out AttachmentOmittedPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContentItem is the union defined at content-item.schema.json#; exactly one arm is set. Selection-aware ordered content part. Text is inline in text; only immutable non-text, non-JSON media attachments use body references. Message containers own canonical roles and ordered parts. Reasoning and skills are categories, not part kinds. Native opaque payloads cannot replace this normalized representation.
@@ -954,48 +918,34 @@ func (u *ContentItem) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ContentItem) pick(m *unionMembers) error {
 	*u = ContentItem{}
 	idx, err := m.selectArm(contentItemArms)
 	switch idx {
 	case 0:
-		u.TextBodyPart = new(TextBodyPart)
-		return m.decode(u.TextBodyPart.member)
+		return m.decode(newArm(&u.TextBodyPart).member)
 	case 1:
-		u.TextGapPart = new(TextGapPart)
-		return m.decode(u.TextGapPart.member)
+		return m.decode(newArm(&u.TextGapPart).member)
 	case 2:
-		u.TextMetadataPart = new(TextMetadataPart)
-		return m.decode(u.TextMetadataPart.member)
+		return m.decode(newArm(&u.TextMetadataPart).member)
 	case 3:
-		u.TextOmittedPart = new(TextOmittedPart)
-		return m.decode(u.TextOmittedPart.member)
+		return m.decode(newArm(&u.TextOmittedPart).member)
 	case 4:
-		u.AttachmentBodyPart = new(AttachmentBodyPart)
-		return m.decode(u.AttachmentBodyPart.member)
+		return m.decode(newArm(&u.AttachmentBodyPart).member)
 	case 5:
-		u.AttachmentGapPart = new(AttachmentGapPart)
-		return m.decode(u.AttachmentGapPart.member)
+		return m.decode(newArm(&u.AttachmentGapPart).member)
 	case 6:
-		u.AttachmentMetadataPart = new(AttachmentMetadataPart)
-		return m.decode(u.AttachmentMetadataPart.member)
+		return m.decode(newArm(&u.AttachmentMetadataPart).member)
 	case 7:
-		u.AttachmentOmittedPart = new(AttachmentOmittedPart)
-		return m.decode(u.AttachmentOmittedPart.member)
+		return m.decode(newArm(&u.AttachmentOmittedPart).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContentItem) UnmarshalJSON(data []byte) error {
-	var out ContentItem
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1194,12 +1144,8 @@ func (s *CanonicalMessage) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CanonicalMessage) UnmarshalJSON(data []byte) error {
-	var out CanonicalMessage
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CanonicalMessageRole is the closed string enumeration defined at content-item.schema.json#/$defs/message/properties/role.
@@ -1273,36 +1219,26 @@ func (u *TextPart) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *TextPart) pick(m *unionMembers) error {
 	*u = TextPart{}
 	idx, err := m.selectArm(textPartArms)
 	switch idx {
 	case 0:
-		u.Body = new(TextBodyPart)
-		return m.decode(u.Body.member)
+		return m.decode(newArm(&u.Body).member)
 	case 1:
-		u.Gap = new(TextGapPart)
-		return m.decode(u.Gap.member)
+		return m.decode(newArm(&u.Gap).member)
 	case 2:
-		u.Metadata = new(TextMetadataPart)
-		return m.decode(u.Metadata.member)
+		return m.decode(newArm(&u.Metadata).member)
 	case 3:
-		u.Omitted = new(TextOmittedPart)
-		return m.decode(u.Omitted.member)
+		return m.decode(newArm(&u.Omitted).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TextPart) UnmarshalJSON(data []byte) error {
-	var out TextPart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1420,12 +1356,8 @@ func (a *TextParts) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (a *TextParts) UnmarshalJSON(data []byte) error {
-	var out TextParts
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*a = out
-	return nil
+	saved := *a
+	return restore(a, saved, decodeAll(data, a.decode))
 }
 
 // CanonicalMessages is the array defined at content-item.schema.json#/$defs/messages.
@@ -1453,12 +1385,8 @@ func (a *CanonicalMessages) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (a *CanonicalMessages) UnmarshalJSON(data []byte) error {
-	var out CanonicalMessages
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*a = out
-	return nil
+	saved := *a
+	return restore(a, saved, decodeAll(data, a.decode))
 }
 
 // ParseContentItem validates data against the canonical schema content-item.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

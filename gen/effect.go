@@ -46,12 +46,8 @@ func (s *AllowEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AllowEffect) UnmarshalJSON(data []byte) error {
-	var out AllowEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AskEffect is the object defined at effect.schema.json#/$defs/AskEffect.
@@ -92,12 +88,8 @@ func (s *AskEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AskEffect) UnmarshalJSON(data []byte) error {
-	var out AskEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModifyMessagesEffect is the object defined at effect.schema.json#/$defs/ModifyMessagesEffect.
@@ -156,12 +148,8 @@ func (s *ModifyMessagesEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyMessagesEffect) UnmarshalJSON(data []byte) error {
-	var out ModifyMessagesEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModifyMessagesEffectTarget is the closed string enumeration defined at effect.schema.json#/$defs/ModifyMessagesEffect/properties/target.
@@ -264,12 +252,8 @@ func (s *ModifyTextEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyTextEffect) UnmarshalJSON(data []byte) error {
-	var out ModifyTextEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModifyTextEffectTarget is the closed string enumeration defined at effect.schema.json#/$defs/ModifyTextEffect/properties/target.
@@ -351,12 +335,8 @@ func (s *ModifyWorkspaceEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyWorkspaceEffect) UnmarshalJSON(data []byte) error {
-	var out ModifyWorkspaceEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModifyFormEffect is the object defined at effect.schema.json#/$defs/ModifyFormEffect.
@@ -419,12 +399,8 @@ func (s *ModifyFormEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyFormEffect) UnmarshalJSON(data []byte) error {
-	var out ModifyFormEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModifyInputEffect is the object defined at effect.schema.json#/$defs/ModifyInputEffect.
@@ -487,12 +463,8 @@ func (s *ModifyInputEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModifyInputEffect) UnmarshalJSON(data []byte) error {
-	var out ModifyInputEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MessageEffect is the object defined at effect.schema.json#/$defs/MessageEffect.
@@ -539,12 +511,8 @@ func (s *MessageEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessageEffect) UnmarshalJSON(data []byte) error {
-	var out MessageEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ReturnToolEffect is the object defined at effect.schema.json#/$defs/ReturnToolEffect.
@@ -591,12 +559,8 @@ func (s *ReturnToolEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnToolEffect) UnmarshalJSON(data []byte) error {
-	var out ReturnToolEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StopFlowEffect is the object defined at effect.schema.json#/$defs/StopFlowEffect.
@@ -653,12 +617,8 @@ func (s *StopFlowEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StopFlowEffect) UnmarshalJSON(data []byte) error {
-	var out StopFlowEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContinueFlowEffect is the object defined at effect.schema.json#/$defs/ContinueFlowEffect.
@@ -718,12 +678,8 @@ func (s *ContinueFlowEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContinueFlowEffect) UnmarshalJSON(data []byte) error {
-	var out ContinueFlowEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InjectEffect is the object defined at effect.schema.json#/$defs/InjectEffect.
@@ -796,12 +752,8 @@ func (s *InjectEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InjectEffect) UnmarshalJSON(data []byte) error {
-	var out InjectEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Effect is the union defined at effect.schema.json#; exactly one arm is set.
@@ -883,63 +835,44 @@ func (u *Effect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *Effect) pick(m *unionMembers) error {
 	*u = Effect{}
 	idx, err := m.selectArm(effectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Allow = new(AllowEffect)
-		return m.decode(u.Allow.member)
+		return m.decode(newArm(&u.Allow).member)
 	case 2:
-		u.Ask = new(AskEffect)
-		return m.decode(u.Ask.member)
+		return m.decode(newArm(&u.Ask).member)
 	case 3:
-		u.ModifyMessages = new(ModifyMessagesEffect)
-		return m.decode(u.ModifyMessages.member)
+		return m.decode(newArm(&u.ModifyMessages).member)
 	case 4:
-		u.ModifyText = new(ModifyTextEffect)
-		return m.decode(u.ModifyText.member)
+		return m.decode(newArm(&u.ModifyText).member)
 	case 5:
-		u.ModifyWorkspace = new(ModifyWorkspaceEffect)
-		return m.decode(u.ModifyWorkspace.member)
+		return m.decode(newArm(&u.ModifyWorkspace).member)
 	case 6:
-		u.ModifyForm = new(ModifyFormEffect)
-		return m.decode(u.ModifyForm.member)
+		return m.decode(newArm(&u.ModifyForm).member)
 	case 7:
-		u.ModifyInput = new(ModifyInputEffect)
-		return m.decode(u.ModifyInput.member)
+		return m.decode(newArm(&u.ModifyInput).member)
 	case 8:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	case 9:
-		u.ReturnTool = new(ReturnToolEffect)
-		return m.decode(u.ReturnTool.member)
+		return m.decode(newArm(&u.ReturnTool).member)
 	case 10:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 11:
-		u.ContinueFlow = new(ContinueFlowEffect)
-		return m.decode(u.ContinueFlow.member)
+		return m.decode(newArm(&u.ContinueFlow).member)
 	case 12:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Effect) UnmarshalJSON(data []byte) error {
-	var out Effect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1058,12 +991,8 @@ func (s *ReturnMessagesEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnMessagesEffect) UnmarshalJSON(data []byte) error {
-	var out ReturnMessagesEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ReturnTextEffect is the object defined at effect.schema.json#/$defs/ReturnTextEffect.
@@ -1110,12 +1039,8 @@ func (s *ReturnTextEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnTextEffect) UnmarshalJSON(data []byte) error {
-	var out ReturnTextEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ReturnElicitResultEffect is the object defined at effect.schema.json#/$defs/ReturnElicitResultEffect.
@@ -1162,12 +1087,8 @@ func (s *ReturnElicitResultEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
-	var out ReturnElicitResultEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseEffect validates data against the canonical schema effect.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

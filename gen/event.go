@@ -160,120 +160,82 @@ func (u *Event) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *Event) pick(m *unionMembers) error {
 	*u = Event{}
 	idx, err := m.selectArm(eventArms)
 	switch idx {
 	case 0:
-		u.ToolBefore = new(ToolBeforeEvent)
-		return m.decode(u.ToolBefore.member)
+		return m.decode(newArm(&u.ToolBefore).member)
 	case 1:
-		u.ToolAfter = new(ToolAfterEvent)
-		return m.decode(u.ToolAfter.member)
+		return m.decode(newArm(&u.ToolAfter).member)
 	case 2:
-		u.SessionStart = new(SessionStartEvent)
-		return m.decode(u.SessionStart.member)
+		return m.decode(newArm(&u.SessionStart).member)
 	case 3:
-		u.SessionEnd = new(SessionEndEvent)
-		return m.decode(u.SessionEnd.member)
+		return m.decode(newArm(&u.SessionEnd).member)
 	case 4:
-		u.ConfigChangeBefore = new(ConfigChangeBeforeEvent)
-		return m.decode(u.ConfigChangeBefore.member)
+		return m.decode(newArm(&u.ConfigChangeBefore).member)
 	case 5:
-		u.ConfigChangeAfter = new(ConfigChangeAfterEvent)
-		return m.decode(u.ConfigChangeAfter.member)
+		return m.decode(newArm(&u.ConfigChangeAfter).member)
 	case 6:
-		u.TurnStart = new(TurnStartEvent)
-		return m.decode(u.TurnStart.member)
+		return m.decode(newArm(&u.TurnStart).member)
 	case 7:
-		u.TurnFinishBefore = new(TurnFinishBeforeEvent)
-		return m.decode(u.TurnFinishBefore.member)
+		return m.decode(newArm(&u.TurnFinishBefore).member)
 	case 8:
-		u.TurnEnd = new(TurnEndEvent)
-		return m.decode(u.TurnEnd.member)
+		return m.decode(newArm(&u.TurnEnd).member)
 	case 9:
-		u.TurnProgress = new(TurnProgressEvent)
-		return m.decode(u.TurnProgress.member)
+		return m.decode(newArm(&u.TurnProgress).member)
 	case 10:
-		u.ModelRequestBefore = new(ModelRequestBeforeEvent)
-		return m.decode(u.ModelRequestBefore.member)
+		return m.decode(newArm(&u.ModelRequestBefore).member)
 	case 11:
-		u.ModelResponseAfter = new(ModelResponseAfterEvent)
-		return m.decode(u.ModelResponseAfter.member)
+		return m.decode(newArm(&u.ModelResponseAfter).member)
 	case 12:
-		u.ModelError = new(ModelErrorEvent)
-		return m.decode(u.ModelError.member)
+		return m.decode(newArm(&u.ModelError).member)
 	case 13:
-		u.ModelSwitchBefore = new(ModelSwitchBeforeEvent)
-		return m.decode(u.ModelSwitchBefore.member)
+		return m.decode(newArm(&u.ModelSwitchBefore).member)
 	case 14:
-		u.ModelSwitchAfter = new(ModelSwitchAfterEvent)
-		return m.decode(u.ModelSwitchAfter.member)
+		return m.decode(newArm(&u.ModelSwitchAfter).member)
 	case 15:
-		u.ToolPermissionRequest = new(ToolPermissionRequestEvent)
-		return m.decode(u.ToolPermissionRequest.member)
+		return m.decode(newArm(&u.ToolPermissionRequest).member)
 	case 16:
-		u.ToolPermissionResolved = new(ToolPermissionResolvedEvent)
-		return m.decode(u.ToolPermissionResolved.member)
+		return m.decode(newArm(&u.ToolPermissionResolved).member)
 	case 17:
-		u.ToolProgress = new(ToolProgressEvent)
-		return m.decode(u.ToolProgress.member)
+		return m.decode(newArm(&u.ToolProgress).member)
 	case 18:
-		u.ToolBatchAfter = new(ToolBatchAfterEvent)
-		return m.decode(u.ToolBatchAfter.member)
+		return m.decode(newArm(&u.ToolBatchAfter).member)
 	case 19:
-		u.ContextCompactBefore = new(ContextCompactBeforeEvent)
-		return m.decode(u.ContextCompactBefore.member)
+		return m.decode(newArm(&u.ContextCompactBefore).member)
 	case 20:
-		u.ContextCompactAfter = new(ContextCompactAfterEvent)
-		return m.decode(u.ContextCompactAfter.member)
+		return m.decode(newArm(&u.ContextCompactAfter).member)
 	case 21:
-		u.TaskChangeBefore = new(TaskChangeBeforeEvent)
-		return m.decode(u.TaskChangeBefore.member)
+		return m.decode(newArm(&u.TaskChangeBefore).member)
 	case 22:
-		u.TaskChangeAfter = new(TaskChangeAfterEvent)
-		return m.decode(u.TaskChangeAfter.member)
+		return m.decode(newArm(&u.TaskChangeAfter).member)
 	case 23:
-		u.UserAttention = new(UserAttentionEvent)
-		return m.decode(u.UserAttention.member)
+		return m.decode(newArm(&u.UserAttention).member)
 	case 24:
-		u.UserElicitationRequest = new(UserElicitationRequestEvent)
-		return m.decode(u.UserElicitationRequest.member)
+		return m.decode(newArm(&u.UserElicitationRequest).member)
 	case 25:
-		u.UserElicitationResult = new(UserElicitationResultEvent)
-		return m.decode(u.UserElicitationResult.member)
+		return m.decode(newArm(&u.UserElicitationResult).member)
 	case 26:
-		u.UserMessageInbound = new(UserMessageInboundEvent)
-		return m.decode(u.UserMessageInbound.member)
+		return m.decode(newArm(&u.UserMessageInbound).member)
 	case 27:
-		u.UserMessageOutbound = new(UserMessageOutboundEvent)
-		return m.decode(u.UserMessageOutbound.member)
+		return m.decode(newArm(&u.UserMessageOutbound).member)
 	case 28:
-		u.WorkspaceChangeBefore = new(WorkspaceChangeBeforeEvent)
-		return m.decode(u.WorkspaceChangeBefore.member)
+		return m.decode(newArm(&u.WorkspaceChangeBefore).member)
 	case 29:
-		u.WorkspaceChangeAfter = new(WorkspaceChangeAfterEvent)
-		return m.decode(u.WorkspaceChangeAfter.member)
+		return m.decode(newArm(&u.WorkspaceChangeAfter).member)
 	case 30:
-		u.FileChanged = new(FileChangedEvent)
-		return m.decode(u.FileChanged.member)
+		return m.decode(newArm(&u.FileChanged).member)
 	case 31:
-		u.HookFailure = new(HookFailureEvent)
-		return m.decode(u.HookFailure.member)
+		return m.decode(newArm(&u.HookFailure).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Event) UnmarshalJSON(data []byte) error {
-	var out Event
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

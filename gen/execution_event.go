@@ -164,12 +164,8 @@ func (s *ExecutionEventTurnStart) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurnStart
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventTurn is the object defined at execution-event.schema.json#/$defs/turn.start/properties/turn.
@@ -215,12 +211,8 @@ func (s *ExecutionEventTurn) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurn
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventTurnStartTrigger is the closed string enumeration defined at execution-event.schema.json#/$defs/turn.start/properties/trigger.
@@ -416,12 +408,8 @@ func (s *ExecutionEventTurnFinishBefore) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurnFinishBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Outcome is the closed string enumeration defined at execution-event.schema.json#/$defs/turn.finish.before/properties/outcome.
@@ -490,12 +478,8 @@ func (s *LastAssistantItem) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
-	var out LastAssistantItem
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventUsage is the object defined at execution-event.schema.json#/$defs/usage.
@@ -595,12 +579,8 @@ func (s *ExecutionEventUsage) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsage) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventUsage
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventUsageKind is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/kind.
@@ -729,12 +709,8 @@ func (s *ExecutionEventUsageCost) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsageCost) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventUsageCost
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventUsageCostBasis is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/cost/properties/basis.
@@ -940,12 +916,8 @@ func (s *ExecutionEventTurnEnd) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurnEnd
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventError is the object defined at execution-event.schema.json#/$defs/error.
@@ -1013,12 +985,8 @@ func (s *ExecutionEventError) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventError) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventError
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventErrorStatus is the value defined at execution-event.schema.json#/$defs/error/properties/status: one of integer, string, kept as its exact JSON text. A nil value is absent.
@@ -1240,12 +1208,8 @@ func (s *ExecutionEventTurnProgress) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurnProgress
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventTurnProgressItem is the object defined at execution-event.schema.json#/$defs/turn.progress/properties/item.
@@ -1291,12 +1255,8 @@ func (s *ExecutionEventTurnProgressItem) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTurnProgressItem
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModelRequestBefore is the object defined at execution-event.schema.json#/$defs/model.request.before.
@@ -1460,12 +1420,8 @@ func (s *ExecutionEventModelRequestBefore) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelRequestBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModel is the object defined at execution-event.schema.json#/$defs/model.
@@ -1508,12 +1464,8 @@ func (s *ExecutionEventModel) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModel) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModel
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventAttempt is the object defined at execution-event.schema.json#/$defs/attempt.
@@ -1565,12 +1517,8 @@ func (s *ExecutionEventAttempt) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventAttempt) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventAttempt
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModelResponseAfter is the object defined at execution-event.schema.json#/$defs/model.response.after.
@@ -1758,12 +1706,8 @@ func (s *ExecutionEventModelResponseAfter) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelResponseAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecutionExecuted is the object defined at execution-event.schema.json#/$defs/execution/oneOf/0.
@@ -1804,12 +1748,8 @@ func (s *ExecutionEventExecutionExecuted) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionExecuted) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecutionExecuted
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedSuppliedResult is the object defined at execution-event.schema.json#/$defs/execution/oneOf/1.
@@ -1860,12 +1800,8 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) decode(b []byte, i int) (
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedSuppliedResult) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecutionSkippedSuppliedResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedPolicy is the object defined at execution-event.schema.json#/$defs/execution/oneOf/2.
@@ -1925,12 +1861,8 @@ func (s *ExecutionEventExecutionSkippedPolicy) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedPolicy) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecutionSkippedPolicy
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedCancelled is the object defined at execution-event.schema.json#/$defs/execution/oneOf/3.
@@ -1990,12 +1922,8 @@ func (s *ExecutionEventExecutionSkippedCancelled) decode(b []byte, i int) (int, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedCancelled) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecutionSkippedCancelled
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedTimeout is the object defined at execution-event.schema.json#/$defs/execution/oneOf/4.
@@ -2055,12 +1983,8 @@ func (s *ExecutionEventExecutionSkippedTimeout) decode(b []byte, i int) (int, er
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedTimeout) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecutionSkippedTimeout
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedOther is the object defined at execution-event.schema.json#/$defs/execution/oneOf/5.
@@ -2120,12 +2044,8 @@ func (s *ExecutionEventExecutionSkippedOther) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedOther) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecutionSkippedOther
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventExecution is the union defined at execution-event.schema.json#/$defs/execution; exactly one arm is set.
@@ -2179,42 +2099,30 @@ func (u *ExecutionEventExecution) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ExecutionEventExecution) pick(m *unionMembers) error {
 	*u = ExecutionEventExecution{}
 	idx, err := m.selectArm(executionEventExecutionArms)
 	switch idx {
 	case 0:
-		u.Executed = new(ExecutionEventExecutionExecuted)
-		return m.decode(u.Executed.member)
+		return m.decode(newArm(&u.Executed).member)
 	case 1:
-		u.SkippedSuppliedResult = new(ExecutionEventExecutionSkippedSuppliedResult)
-		return m.decode(u.SkippedSuppliedResult.member)
+		return m.decode(newArm(&u.SkippedSuppliedResult).member)
 	case 2:
-		u.SkippedPolicy = new(ExecutionEventExecutionSkippedPolicy)
-		return m.decode(u.SkippedPolicy.member)
+		return m.decode(newArm(&u.SkippedPolicy).member)
 	case 3:
-		u.SkippedCancelled = new(ExecutionEventExecutionSkippedCancelled)
-		return m.decode(u.SkippedCancelled.member)
+		return m.decode(newArm(&u.SkippedCancelled).member)
 	case 4:
-		u.SkippedTimeout = new(ExecutionEventExecutionSkippedTimeout)
-		return m.decode(u.SkippedTimeout.member)
+		return m.decode(newArm(&u.SkippedTimeout).member)
 	case 5:
-		u.SkippedOther = new(ExecutionEventExecutionSkippedOther)
-		return m.decode(u.SkippedOther.member)
+		return m.decode(newArm(&u.SkippedOther).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEventExecution) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventExecution
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2456,12 +2364,8 @@ func (s *ExecutionEventModelError) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelError
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModelErrorExecution is the object defined at execution-event.schema.json#/$defs/model.error/properties/execution.
@@ -2504,12 +2408,8 @@ func (s *ExecutionEventModelErrorExecution) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelErrorExecution) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelErrorExecution
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModelSwitchBefore is the object defined at execution-event.schema.json#/$defs/model.switch.before.
@@ -2680,12 +2580,8 @@ func (s *ExecutionEventModelSwitchBefore) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelSwitchBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModelSwitchBeforePricing is the object defined at execution-event.schema.json#/$defs/model.switch.before/properties/pricing.
@@ -2740,12 +2636,8 @@ func (s *ExecutionEventModelSwitchBeforePricing) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBeforePricing) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelSwitchBeforePricing
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventModelSwitchAfter is the object defined at execution-event.schema.json#/$defs/model.switch.after.
@@ -2907,12 +2799,8 @@ func (s *ExecutionEventModelSwitchAfter) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventModelSwitchAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolPermissionRequest is the object defined at execution-event.schema.json#/$defs/tool.permission.request.
@@ -3106,12 +2994,8 @@ func (s *ExecutionEventToolPermissionRequest) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventToolPermissionRequest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Call is the object defined at execution-event.schema.json#/$defs/tool.permission.request/properties/call.
@@ -3157,12 +3041,8 @@ func (s *Call) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Call) UnmarshalJSON(data []byte) error {
-	var out Call
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventTool is the object defined at execution-event.schema.json#/$defs/tool.
@@ -3229,12 +3109,8 @@ func (s *ExecutionEventTool) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTool) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTool
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolOrigin is the closed string enumeration defined at execution-event.schema.json#/$defs/tool/properties/origin.
@@ -3308,12 +3184,8 @@ func (s *ExecutionEventMCP) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCP) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCP
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPServer is the object defined at execution-event.schema.json#/$defs/mcp/properties/server.
@@ -3359,12 +3231,8 @@ func (s *ExecutionEventMCPServer) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPServer) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPServer
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPProvenance is the closed string enumeration defined at execution-event.schema.json#/$defs/mcp/properties/provenance.
@@ -3448,12 +3316,8 @@ func (s *ExecutionEventMCPConnectionHTTP) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionHTTP) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPConnectionHTTP
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionGap is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/0/properties/gaps/items.
@@ -3496,12 +3360,8 @@ func (s *ExecutionEventMCPConnectionGap) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionGap) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPConnectionGap
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionSSE is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/1.
@@ -3566,12 +3426,8 @@ func (s *ExecutionEventMCPConnectionSSE) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionSSE) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPConnectionSSE
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionStdio is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/2.
@@ -3660,12 +3516,8 @@ func (s *ExecutionEventMCPConnectionStdio) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionStdio) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPConnectionStdio
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionExtension is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/3.
@@ -3735,12 +3587,8 @@ func (s *ExecutionEventMCPConnectionExtension) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionExtension) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPConnectionExtension
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventMCPConnection is the union defined at execution-event.schema.json#/$defs/mcp/properties/connection; exactly one arm is set.
@@ -3786,36 +3634,26 @@ func (u *ExecutionEventMCPConnection) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ExecutionEventMCPConnection) pick(m *unionMembers) error {
 	*u = ExecutionEventMCPConnection{}
 	idx, err := m.selectArm(executionEventMCPConnectionArms)
 	switch idx {
 	case 0:
-		u.HTTP = new(ExecutionEventMCPConnectionHTTP)
-		return m.decode(u.HTTP.member)
+		return m.decode(newArm(&u.HTTP).member)
 	case 1:
-		u.SSE = new(ExecutionEventMCPConnectionSSE)
-		return m.decode(u.SSE.member)
+		return m.decode(newArm(&u.SSE).member)
 	case 2:
-		u.Stdio = new(ExecutionEventMCPConnectionStdio)
-		return m.decode(u.Stdio.member)
+		return m.decode(newArm(&u.Stdio).member)
 	case 3:
-		u.Extension = new(ExecutionEventMCPConnectionExtension)
-		return m.decode(u.Extension.member)
+		return m.decode(newArm(&u.Extension).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEventMCPConnection) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventMCPConnection
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3914,12 +3752,8 @@ func (s *ExecutionEventBatch) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventBatch) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventBatch
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolPermissionResolved is the object defined at execution-event.schema.json#/$defs/tool.permission.resolved.
@@ -4102,12 +3936,8 @@ func (s *ExecutionEventToolPermissionResolved) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventToolPermissionResolved
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolPermissionResolvedDecision is the closed string enumeration defined at execution-event.schema.json#/$defs/tool.permission.resolved/properties/decision.
@@ -4334,12 +4164,8 @@ func (s *ExecutionEventToolProgress) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventToolProgress
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolBatchAfter is the object defined at execution-event.schema.json#/$defs/tool.batch.after.
@@ -4506,12 +4332,8 @@ func (s *ExecutionEventToolBatchAfter) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventToolBatchAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolBatchAfterBatch is the object defined at execution-event.schema.json#/$defs/tool.batch.after/properties/batch.
@@ -4557,12 +4379,8 @@ func (s *ExecutionEventToolBatchAfterBatch) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventToolBatchAfterBatch
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventToolBatchAfterCall is the object defined at execution-event.schema.json#/$defs/tool.batch.after/properties/calls/items.
@@ -4632,12 +4450,8 @@ func (s *ExecutionEventToolBatchAfterCall) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterCall) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventToolBatchAfterCall
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventOutcome is the closed string enumeration defined at execution-event.schema.json#/$defs/tool.batch.after/properties/calls/items/properties/outcome.
@@ -4831,12 +4645,8 @@ func (s *ExecutionEventContextCompactBefore) decode(b []byte, i int) (int, error
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventContextCompactBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventContextCompactBeforeTrigger is the closed string enumeration defined at execution-event.schema.json#/$defs/context.compact.before/properties/trigger.
@@ -4906,12 +4716,8 @@ func (s *ExecutionEventTokenCounts) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTokenCounts) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventTokenCounts
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventContextCompactAfter is the object defined at execution-event.schema.json#/$defs/context.compact.after. A generated or supplied compaction result exists. Applicable result interceptors settle before downstream installation or consumption; this event does not confirm a context update.
@@ -5093,12 +4899,8 @@ func (s *ExecutionEventContextCompactAfter) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventContextCompactAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventContextCompactAfterRemovedItem is the object defined at execution-event.schema.json#/$defs/context.compact.after/properties/removed/items.
@@ -5135,12 +4937,8 @@ func (s *ExecutionEventContextCompactAfterRemovedItem) decode(b []byte, i int) (
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfterRemovedItem) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventContextCompactAfterRemovedItem
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventFileChange is the object defined at execution-event.schema.json#/$defs/fileChange.
@@ -5210,12 +5008,8 @@ func (s *ExecutionEventFileChange) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventFileChange) UnmarshalJSON(data []byte) error {
-	var out ExecutionEventFileChange
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ExecutionEventFileChangeChange is the closed string enumeration defined at execution-event.schema.json#/$defs/fileChange/properties/change.
@@ -5328,69 +5122,48 @@ func (u *ExecutionEvent) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ExecutionEvent) pick(m *unionMembers) error {
 	*u = ExecutionEvent{}
 	idx, err := m.selectArm(executionEventArms)
 	switch idx {
 	case 0:
-		u.TurnStart = new(ExecutionEventTurnStart)
-		return m.decode(u.TurnStart.member)
+		return m.decode(newArm(&u.TurnStart).member)
 	case 1:
-		u.TurnFinishBefore = new(ExecutionEventTurnFinishBefore)
-		return m.decode(u.TurnFinishBefore.member)
+		return m.decode(newArm(&u.TurnFinishBefore).member)
 	case 2:
-		u.TurnEnd = new(ExecutionEventTurnEnd)
-		return m.decode(u.TurnEnd.member)
+		return m.decode(newArm(&u.TurnEnd).member)
 	case 3:
-		u.TurnProgress = new(ExecutionEventTurnProgress)
-		return m.decode(u.TurnProgress.member)
+		return m.decode(newArm(&u.TurnProgress).member)
 	case 4:
-		u.ModelRequestBefore = new(ExecutionEventModelRequestBefore)
-		return m.decode(u.ModelRequestBefore.member)
+		return m.decode(newArm(&u.ModelRequestBefore).member)
 	case 5:
-		u.ModelResponseAfter = new(ExecutionEventModelResponseAfter)
-		return m.decode(u.ModelResponseAfter.member)
+		return m.decode(newArm(&u.ModelResponseAfter).member)
 	case 6:
-		u.ModelError = new(ExecutionEventModelError)
-		return m.decode(u.ModelError.member)
+		return m.decode(newArm(&u.ModelError).member)
 	case 7:
-		u.ModelSwitchBefore = new(ExecutionEventModelSwitchBefore)
-		return m.decode(u.ModelSwitchBefore.member)
+		return m.decode(newArm(&u.ModelSwitchBefore).member)
 	case 8:
-		u.ModelSwitchAfter = new(ExecutionEventModelSwitchAfter)
-		return m.decode(u.ModelSwitchAfter.member)
+		return m.decode(newArm(&u.ModelSwitchAfter).member)
 	case 9:
-		u.ToolPermissionRequest = new(ExecutionEventToolPermissionRequest)
-		return m.decode(u.ToolPermissionRequest.member)
+		return m.decode(newArm(&u.ToolPermissionRequest).member)
 	case 10:
-		u.ToolPermissionResolved = new(ExecutionEventToolPermissionResolved)
-		return m.decode(u.ToolPermissionResolved.member)
+		return m.decode(newArm(&u.ToolPermissionResolved).member)
 	case 11:
-		u.ToolProgress = new(ExecutionEventToolProgress)
-		return m.decode(u.ToolProgress.member)
+		return m.decode(newArm(&u.ToolProgress).member)
 	case 12:
-		u.ToolBatchAfter = new(ExecutionEventToolBatchAfter)
-		return m.decode(u.ToolBatchAfter.member)
+		return m.decode(newArm(&u.ToolBatchAfter).member)
 	case 13:
-		u.ContextCompactBefore = new(ExecutionEventContextCompactBefore)
-		return m.decode(u.ContextCompactBefore.member)
+		return m.decode(newArm(&u.ContextCompactBefore).member)
 	case 14:
-		u.ContextCompactAfter = new(ExecutionEventContextCompactAfter)
-		return m.decode(u.ContextCompactAfter.member)
+		return m.decode(newArm(&u.ContextCompactAfter).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEvent) UnmarshalJSON(data []byte) error {
-	var out ExecutionEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

@@ -55,12 +55,8 @@ func (s *InteractionEventConfigChangeBefore) decode(b []byte, i int) (int, error
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBefore) UnmarshalJSON(data []byte) error {
-	var out InteractionEventConfigChangeBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventConfigChangeBeforeChange is the object defined at interaction-event.schema.json#/$defs/config.change.before/properties/change.
@@ -135,12 +131,8 @@ func (s *InteractionEventConfigChangeBeforeChange) decode(b []byte, i int) (int,
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBeforeChange) UnmarshalJSON(data []byte) error {
-	var out InteractionEventConfigChangeBeforeChange
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventConfigChangeAfter is the object defined at interaction-event.schema.json#/$defs/config.change.after.
@@ -190,12 +182,8 @@ func (s *InteractionEventConfigChangeAfter) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfter) UnmarshalJSON(data []byte) error {
-	var out InteractionEventConfigChangeAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventConfigChangeAfterChange is the object defined at interaction-event.schema.json#/$defs/config.change.after/properties/change.
@@ -285,12 +273,8 @@ func (s *InteractionEventConfigChangeAfterChange) decode(b []byte, i int) (int, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfterChange) UnmarshalJSON(data []byte) error {
-	var out InteractionEventConfigChangeAfterChange
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserAttention is the object defined at interaction-event.schema.json#/$defs/user.attention.
@@ -340,12 +324,8 @@ func (s *InteractionEventUserAttention) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttention) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserAttention
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserAttentionAttention is the object defined at interaction-event.schema.json#/$defs/user.attention/properties/attention.
@@ -394,12 +374,8 @@ func (s *InteractionEventUserAttentionAttention) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttentionAttention) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserAttentionAttention
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserElicitationRequest is the object defined at interaction-event.schema.json#/$defs/user.elicitation.request.
@@ -449,12 +425,8 @@ func (s *InteractionEventUserElicitationRequest) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequest) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserElicitationRequest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserElicitationRequestElicitation is the object defined at interaction-event.schema.json#/$defs/user.elicitation.request/properties/elicitation.
@@ -506,12 +478,8 @@ func (s *InteractionEventUserElicitationRequestElicitation) decode(b []byte, i i
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequestElicitation) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserElicitationRequestElicitation
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ElicitationMode is the closed string enumeration defined at interaction-event.schema.json#/$defs/user.elicitation.request/properties/elicitation/properties/mode.
@@ -580,12 +548,8 @@ func (s *InteractionEventUserElicitationResult) decode(b []byte, i int) (int, er
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResult) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserElicitationResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserElicitationResultElicitation is the object defined at interaction-event.schema.json#/$defs/user.elicitation.result/properties/elicitation.
@@ -643,12 +607,8 @@ func (s *InteractionEventUserElicitationResultElicitation) decode(b []byte, i in
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResultElicitation) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserElicitationResultElicitation
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserElicitationResultElicitationAction is the closed string enumeration defined at interaction-event.schema.json#/$defs/user.elicitation.result/properties/elicitation/properties/action.
@@ -719,12 +679,8 @@ func (s *InteractionEventUserMessageInbound) decode(b []byte, i int) (int, error
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInbound) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserMessageInbound
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserMessageInboundMessage is the object defined at interaction-event.schema.json#/$defs/user.message.inbound/properties/message.
@@ -784,12 +740,8 @@ func (s *InteractionEventUserMessageInboundMessage) decode(b []byte, i int) (int
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserMessageInboundMessage
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserMessageOutbound is the object defined at interaction-event.schema.json#/$defs/user.message.outbound.
@@ -839,12 +791,8 @@ func (s *InteractionEventUserMessageOutbound) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutbound) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserMessageOutbound
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventUserMessageOutboundMessage is the object defined at interaction-event.schema.json#/$defs/user.message.outbound/properties/message.
@@ -898,12 +846,8 @@ func (s *InteractionEventUserMessageOutboundMessage) decode(b []byte, i int) (in
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) error {
-	var out InteractionEventUserMessageOutboundMessage
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventHookFailure is the object defined at interaction-event.schema.json#/$defs/hook.failure.
@@ -959,12 +903,8 @@ func (s *InteractionEventHookFailure) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailure) UnmarshalJSON(data []byte) error {
-	var out InteractionEventHookFailure
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventHookFailureFailure is the object defined at interaction-event.schema.json#/$defs/hook.failure/properties/failure.
@@ -1013,12 +953,8 @@ func (s *InteractionEventHookFailureFailure) decode(b []byte, i int) (int, error
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
-	var out InteractionEventHookFailureFailure
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InteractionEventHookFailureFailurePolicy is the closed string enumeration defined at interaction-event.schema.json#/$defs/hook.failure/properties/failure/properties/policy.
@@ -1099,48 +1035,34 @@ func (u *InteractionEvent) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *InteractionEvent) pick(m *unionMembers) error {
 	*u = InteractionEvent{}
 	idx, err := m.selectArm(interactionEventArms)
 	switch idx {
 	case 0:
-		u.ConfigChangeBefore = new(InteractionEventConfigChangeBefore)
-		return m.decode(u.ConfigChangeBefore.member)
+		return m.decode(newArm(&u.ConfigChangeBefore).member)
 	case 1:
-		u.ConfigChangeAfter = new(InteractionEventConfigChangeAfter)
-		return m.decode(u.ConfigChangeAfter.member)
+		return m.decode(newArm(&u.ConfigChangeAfter).member)
 	case 2:
-		u.UserAttention = new(InteractionEventUserAttention)
-		return m.decode(u.UserAttention.member)
+		return m.decode(newArm(&u.UserAttention).member)
 	case 3:
-		u.UserElicitationRequest = new(InteractionEventUserElicitationRequest)
-		return m.decode(u.UserElicitationRequest.member)
+		return m.decode(newArm(&u.UserElicitationRequest).member)
 	case 4:
-		u.UserElicitationResult = new(InteractionEventUserElicitationResult)
-		return m.decode(u.UserElicitationResult.member)
+		return m.decode(newArm(&u.UserElicitationResult).member)
 	case 5:
-		u.UserMessageInbound = new(InteractionEventUserMessageInbound)
-		return m.decode(u.UserMessageInbound.member)
+		return m.decode(newArm(&u.UserMessageInbound).member)
 	case 6:
-		u.UserMessageOutbound = new(InteractionEventUserMessageOutbound)
-		return m.decode(u.UserMessageOutbound.member)
+		return m.decode(newArm(&u.UserMessageOutbound).member)
 	case 7:
-		u.HookFailure = new(InteractionEventHookFailure)
-		return m.decode(u.HookFailure.member)
+		return m.decode(newArm(&u.HookFailure).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *InteractionEvent) UnmarshalJSON(data []byte) error {
-	var out InteractionEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

@@ -68,12 +68,8 @@ func (s *InterceptDenyResponseResult) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptDenyResponseResult) UnmarshalJSON(data []byte) error {
-	var out InterceptDenyResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InterceptDenyResponse is the object defined at intercept-deny-response.schema.json#.
@@ -129,12 +125,8 @@ func (s *InterceptDenyResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptDenyResponse) UnmarshalJSON(data []byte) error {
-	var out InterceptDenyResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseInterceptDenyResponse validates data against the canonical schema intercept-deny-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -74,12 +74,8 @@ func (s *InterceptRequestParams) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptRequestParams) UnmarshalJSON(data []byte) error {
-	var out InterceptRequestParams
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InterceptState is the object defined at intercept-request.schema.json#/allOf/1/properties/params/properties/state.
@@ -173,12 +169,8 @@ func (s *InterceptState) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptState) UnmarshalJSON(data []byte) error {
-	var out InterceptState
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Permission is the closed string enumeration defined at intercept-request.schema.json#/allOf/1/properties/params/properties/state/properties/permission.
@@ -250,12 +242,8 @@ func (s *Candidate) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Candidate) UnmarshalJSON(data []byte) error {
-	var out Candidate
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // CandidateProvenance is the object defined at intercept-request.schema.json#/allOf/1/properties/params/properties/state/properties/candidate/anyOf/1/properties/provenance. Optional provenance metadata; subscription identity remains harness-local and is not an authorization claim.
@@ -287,12 +275,8 @@ func (s *CandidateProvenance) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CandidateProvenance) UnmarshalJSON(data []byte) error {
-	var out CandidateProvenance
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // FlowState is the closed string enumeration defined at intercept-request.schema.json#/allOf/1/properties/params/properties/state/properties/flow.
@@ -379,12 +363,8 @@ func (s *InterceptRequest) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptRequest) UnmarshalJSON(data []byte) error {
-	var out InterceptRequest
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MessagesCandidate is the object defined at intercept-request.schema.json#/$defs/MessagesCandidate.
@@ -433,12 +413,8 @@ func (s *MessagesCandidate) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessagesCandidate) UnmarshalJSON(data []byte) error {
-	var out MessagesCandidate
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TextCandidate is the object defined at intercept-request.schema.json#/$defs/TextCandidate.
@@ -487,12 +463,8 @@ func (s *TextCandidate) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextCandidate) UnmarshalJSON(data []byte) error {
-	var out TextCandidate
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ElicitResultCandidate is the object defined at intercept-request.schema.json#/$defs/ElicitResultCandidate.
@@ -541,12 +513,8 @@ func (s *ElicitResultCandidate) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ElicitResultCandidate) UnmarshalJSON(data []byte) error {
-	var out ElicitResultCandidate
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolCandidate is the object defined at intercept-request.schema.json#/$defs/ToolCandidate.
@@ -595,12 +563,8 @@ func (s *ToolCandidate) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolCandidate) UnmarshalJSON(data []byte) error {
-	var out ToolCandidate
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MessagesState is the object defined at intercept-request.schema.json#/$defs/MessagesState.
@@ -694,12 +658,8 @@ func (s *MessagesState) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MessagesState) UnmarshalJSON(data []byte) error {
-	var out MessagesState
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TextState is the object defined at intercept-request.schema.json#/$defs/TextState.
@@ -793,12 +753,8 @@ func (s *TextState) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextState) UnmarshalJSON(data []byte) error {
-	var out TextState
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ElicitResultState is the object defined at intercept-request.schema.json#/$defs/ElicitResultState.
@@ -892,12 +848,8 @@ func (s *ElicitResultState) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ElicitResultState) UnmarshalJSON(data []byte) error {
-	var out ElicitResultState
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolState is the object defined at intercept-request.schema.json#/$defs/ToolState.
@@ -991,12 +943,8 @@ func (s *ToolState) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolState) UnmarshalJSON(data []byte) error {
-	var out ToolState
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // checkEventID applies the rule of the schema's $comment: a request's JSON-RPC id is a string equal to params.event.id.

@@ -68,12 +68,8 @@ func (s *InterceptResponseResult) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out InterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InterceptResponse is the object defined at intercept-response.schema.json#.
@@ -129,12 +125,8 @@ func (s *InterceptResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
-	var out InterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionStartEffect is the union defined at intercept-response.schema.json#/$defs/SessionStartEffect; exactly one arm is set.
@@ -172,30 +164,22 @@ func (u *SessionStartEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *SessionStartEffect) pick(m *unionMembers) error {
 	*u = SessionStartEffect{}
 	idx, err := m.selectArm(sessionStartEffectArms)
 	switch idx {
 	case 0:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 1:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *SessionStartEffect) UnmarshalJSON(data []byte) error {
-	var out SessionStartEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -286,12 +270,8 @@ func (s *SessionStartInterceptResponseResult) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out SessionStartInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionStartInterceptResponse is the object defined at intercept-response.schema.json#/$defs/SessionStartInterceptResponse.
@@ -347,12 +327,8 @@ func (s *SessionStartInterceptResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out SessionStartInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ConfigChangeBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ConfigChangeBeforeEffect; exactly one arm is set.
@@ -390,30 +366,22 @@ func (u *ConfigChangeBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ConfigChangeBeforeEffect) pick(m *unionMembers) error {
 	*u = ConfigChangeBeforeEffect{}
 	idx, err := m.selectArm(configChangeBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ConfigChangeBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out ConfigChangeBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -504,12 +472,8 @@ func (s *ConfigChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ConfigChangeBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ConfigChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ConfigChangeBeforeInterceptResponse.
@@ -565,12 +529,8 @@ func (s *ConfigChangeBeforeInterceptResponse) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ConfigChangeBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnStartModifyEffect is the object defined at intercept-response.schema.json#/$defs/TurnStartModifyEffect.
@@ -633,12 +593,8 @@ func (s *TurnStartModifyEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartModifyEffect) UnmarshalJSON(data []byte) error {
-	var out TurnStartModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnStartEffect is the union defined at intercept-response.schema.json#/$defs/TurnStartEffect; exactly one arm is set.
@@ -688,39 +644,28 @@ func (u *TurnStartEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *TurnStartEffect) pick(m *unionMembers) error {
 	*u = TurnStartEffect{}
 	idx, err := m.selectArm(turnStartEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Modify = new(TurnStartModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 3:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 4:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TurnStartEffect) UnmarshalJSON(data []byte) error {
-	var out TurnStartEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -823,12 +768,8 @@ func (s *TurnStartInterceptResponseResult) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out TurnStartInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnStartInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TurnStartInterceptResponse.
@@ -884,12 +825,8 @@ func (s *TurnStartInterceptResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out TurnStartInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnFinishBeforeModifyEffect is the object defined at intercept-response.schema.json#/$defs/TurnFinishBeforeModifyEffect.
@@ -952,12 +889,8 @@ func (s *TurnFinishBeforeModifyEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeModifyEffect) UnmarshalJSON(data []byte) error {
-	var out TurnFinishBeforeModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnFinishBeforeEffect is the union defined at intercept-response.schema.json#/$defs/TurnFinishBeforeEffect; exactly one arm is set.
@@ -1003,36 +936,26 @@ func (u *TurnFinishBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *TurnFinishBeforeEffect) pick(m *unionMembers) error {
 	*u = TurnFinishBeforeEffect{}
 	idx, err := m.selectArm(turnFinishBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Modify = new(TurnFinishBeforeModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 1:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 2:
-		u.ContinueFlow = new(ContinueFlowEffect)
-		return m.decode(u.ContinueFlow.member)
+		return m.decode(newArm(&u.ContinueFlow).member)
 	case 3:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TurnFinishBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out TurnFinishBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1131,12 +1054,8 @@ func (s *TurnFinishBeforeInterceptResponseResult) decode(b []byte, i int) (int, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out TurnFinishBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TurnFinishBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TurnFinishBeforeInterceptResponse.
@@ -1192,12 +1111,8 @@ func (s *TurnFinishBeforeInterceptResponse) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out TurnFinishBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelRequestBeforeModifyEffect is the object defined at intercept-response.schema.json#/$defs/ModelRequestBeforeModifyEffect.
@@ -1260,12 +1175,8 @@ func (s *ModelRequestBeforeModifyEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeModifyEffect) UnmarshalJSON(data []byte) error {
-	var out ModelRequestBeforeModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelRequestBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ModelRequestBeforeEffect; exactly one arm is set.
@@ -1319,42 +1230,30 @@ func (u *ModelRequestBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ModelRequestBeforeEffect) pick(m *unionMembers) error {
 	*u = ModelRequestBeforeEffect{}
 	idx, err := m.selectArm(modelRequestBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Modify = new(ModelRequestBeforeModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 3:
-		u.ReturnMessages = new(ReturnMessagesEffect)
-		return m.decode(u.ReturnMessages.member)
+		return m.decode(newArm(&u.ReturnMessages).member)
 	case 4:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 5:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelRequestBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out ModelRequestBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1461,12 +1360,8 @@ func (s *ModelRequestBeforeInterceptResponseResult) decode(b []byte, i int) (int
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ModelRequestBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelRequestBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelRequestBeforeInterceptResponse.
@@ -1522,12 +1417,8 @@ func (s *ModelRequestBeforeInterceptResponse) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ModelRequestBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelResponseAfterModifyEffect is TurnFinishBeforeModifyEffect, as constrained at intercept-response.schema.json#/$defs/ModelResponseAfterModifyEffect.
@@ -1572,33 +1463,24 @@ func (u *ModelResponseAfterEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ModelResponseAfterEffect) pick(m *unionMembers) error {
 	*u = ModelResponseAfterEffect{}
 	idx, err := m.selectArm(modelResponseAfterEffectArms)
 	switch idx {
 	case 0:
-		u.Modify = new(ModelResponseAfterModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 1:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelResponseAfterEffect) UnmarshalJSON(data []byte) error {
-	var out ModelResponseAfterEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1693,12 +1575,8 @@ func (s *ModelResponseAfterInterceptResponseResult) decode(b []byte, i int) (int
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ModelResponseAfterInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelResponseAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelResponseAfterInterceptResponse.
@@ -1754,12 +1632,8 @@ func (s *ModelResponseAfterInterceptResponse) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ModelResponseAfterInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelSwitchBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ModelSwitchBeforeEffect; exactly one arm is set.
@@ -1801,33 +1675,24 @@ func (u *ModelSwitchBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ModelSwitchBeforeEffect) pick(m *unionMembers) error {
 	*u = ModelSwitchBeforeEffect{}
 	idx, err := m.selectArm(modelSwitchBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelSwitchBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out ModelSwitchBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1922,12 +1787,8 @@ func (s *ModelSwitchBeforeInterceptResponseResult) decode(b []byte, i int) (int,
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ModelSwitchBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ModelSwitchBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelSwitchBeforeInterceptResponse.
@@ -1983,12 +1844,8 @@ func (s *ModelSwitchBeforeInterceptResponse) decode(b []byte, i int) (int, error
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ModelSwitchBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolBeforeModifyEffect is ModifyInputEffect, as constrained at intercept-response.schema.json#/$defs/ToolBeforeModifyEffect.
@@ -2053,48 +1910,34 @@ func (u *ToolBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ToolBeforeEffect) pick(m *unionMembers) error {
 	*u = ToolBeforeEffect{}
 	idx, err := m.selectArm(toolBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Allow = new(AllowEffect)
-		return m.decode(u.Allow.member)
+		return m.decode(newArm(&u.Allow).member)
 	case 2:
-		u.Ask = new(AskEffect)
-		return m.decode(u.Ask.member)
+		return m.decode(newArm(&u.Ask).member)
 	case 3:
-		u.Modify = new(ToolBeforeModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 4:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 5:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 6:
-		u.ReturnTool = new(ReturnToolEffect)
-		return m.decode(u.ReturnTool.member)
+		return m.decode(newArm(&u.ReturnTool).member)
 	case 7:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out ToolBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2209,12 +2052,8 @@ func (s *ToolBeforeInterceptResponseResult) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ToolBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolBeforeInterceptResponse.
@@ -2270,12 +2109,8 @@ func (s *ToolBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ToolBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolAfterModifyEffect is the object defined at intercept-response.schema.json#/$defs/ToolAfterModifyEffect.
@@ -2338,12 +2173,8 @@ func (s *ToolAfterModifyEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterModifyEffect) UnmarshalJSON(data []byte) error {
-	var out ToolAfterModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolAfterEffect is the union defined at intercept-response.schema.json#/$defs/ToolAfterEffect; exactly one arm is set.
@@ -2393,39 +2224,28 @@ func (u *ToolAfterEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ToolAfterEffect) pick(m *unionMembers) error {
 	*u = ToolAfterEffect{}
 	idx, err := m.selectArm(toolAfterEffectArms)
 	switch idx {
 	case 0:
-		u.Modify = new(ToolAfterModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 1:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 2:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 3:
-		u.ContinueFlow = new(ContinueFlowEffect)
-		return m.decode(u.ContinueFlow.member)
+		return m.decode(newArm(&u.ContinueFlow).member)
 	case 4:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolAfterEffect) UnmarshalJSON(data []byte) error {
-	var out ToolAfterEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2528,12 +2348,8 @@ func (s *ToolAfterInterceptResponseResult) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ToolAfterInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolAfterInterceptResponse.
@@ -2589,12 +2405,8 @@ func (s *ToolAfterInterceptResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ToolAfterInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolPermissionRequestModifyEffect is ModifyInputEffect, as constrained at intercept-response.schema.json#/$defs/ToolPermissionRequestModifyEffect.
@@ -2647,39 +2459,28 @@ func (u *ToolPermissionRequestEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ToolPermissionRequestEffect) pick(m *unionMembers) error {
 	*u = ToolPermissionRequestEffect{}
 	idx, err := m.selectArm(toolPermissionRequestEffectArms)
 	switch idx {
 	case 0:
-		u.Allow = new(AllowEffect)
-		return m.decode(u.Allow.member)
+		return m.decode(newArm(&u.Allow).member)
 	case 1:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 2:
-		u.Modify = new(ToolPermissionRequestModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 3:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 4:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolPermissionRequestEffect) UnmarshalJSON(data []byte) error {
-	var out ToolPermissionRequestEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2782,12 +2583,8 @@ func (s *ToolPermissionRequestInterceptResponseResult) decode(b []byte, i int) (
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ToolPermissionRequestInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolPermissionRequestInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolPermissionRequestInterceptResponse.
@@ -2843,12 +2640,8 @@ func (s *ToolPermissionRequestInterceptResponse) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ToolPermissionRequestInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolBatchAfterEffect is the union defined at intercept-response.schema.json#/$defs/ToolBatchAfterEffect; exactly one arm is set.
@@ -2890,33 +2683,24 @@ func (u *ToolBatchAfterEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ToolBatchAfterEffect) pick(m *unionMembers) error {
 	*u = ToolBatchAfterEffect{}
 	idx, err := m.selectArm(toolBatchAfterEffectArms)
 	switch idx {
 	case 0:
-		u.StopFlow = new(StopFlowEffect)
-		return m.decode(u.StopFlow.member)
+		return m.decode(newArm(&u.StopFlow).member)
 	case 1:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolBatchAfterEffect) UnmarshalJSON(data []byte) error {
-	var out ToolBatchAfterEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3011,12 +2795,8 @@ func (s *ToolBatchAfterInterceptResponseResult) decode(b []byte, i int) (int, er
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ToolBatchAfterInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ToolBatchAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolBatchAfterInterceptResponse.
@@ -3072,12 +2852,8 @@ func (s *ToolBatchAfterInterceptResponse) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ToolBatchAfterInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContextCompactBeforeModifyEffect is the object defined at intercept-response.schema.json#/$defs/ContextCompactBeforeModifyEffect.
@@ -3140,12 +2916,8 @@ func (s *ContextCompactBeforeModifyEffect) decode(b []byte, i int) (int, error) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeModifyEffect) UnmarshalJSON(data []byte) error {
-	var out ContextCompactBeforeModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContextCompactBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ContextCompactBeforeEffect; exactly one arm is set.
@@ -3195,39 +2967,28 @@ func (u *ContextCompactBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ContextCompactBeforeEffect) pick(m *unionMembers) error {
 	*u = ContextCompactBeforeEffect{}
 	idx, err := m.selectArm(contextCompactBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Modify = new(ContextCompactBeforeModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.ReturnText = new(ReturnTextEffect)
-		return m.decode(u.ReturnText.member)
+		return m.decode(newArm(&u.ReturnText).member)
 	case 3:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 4:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContextCompactBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out ContextCompactBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3330,12 +3091,8 @@ func (s *ContextCompactBeforeInterceptResponseResult) decode(b []byte, i int) (i
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ContextCompactBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContextCompactBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ContextCompactBeforeInterceptResponse.
@@ -3391,12 +3148,8 @@ func (s *ContextCompactBeforeInterceptResponse) decode(b []byte, i int) (int, er
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ContextCompactBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContextCompactAfterModifyEffect is the object defined at intercept-response.schema.json#/$defs/ContextCompactAfterModifyEffect.
@@ -3459,12 +3212,8 @@ func (s *ContextCompactAfterModifyEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterModifyEffect) UnmarshalJSON(data []byte) error {
-	var out ContextCompactAfterModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContextCompactAfterEffect is the union defined at intercept-response.schema.json#/$defs/ContextCompactAfterEffect; exactly one arm is set.
@@ -3506,33 +3255,24 @@ func (u *ContextCompactAfterEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *ContextCompactAfterEffect) pick(m *unionMembers) error {
 	*u = ContextCompactAfterEffect{}
 	idx, err := m.selectArm(contextCompactAfterEffectArms)
 	switch idx {
 	case 0:
-		u.Inject = new(InjectEffect)
-		return m.decode(u.Inject.member)
+		return m.decode(newArm(&u.Inject).member)
 	case 1:
-		u.Modify = new(ContextCompactAfterModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContextCompactAfterEffect) UnmarshalJSON(data []byte) error {
-	var out ContextCompactAfterEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3627,12 +3367,8 @@ func (s *ContextCompactAfterInterceptResponseResult) decode(b []byte, i int) (in
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out ContextCompactAfterInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ContextCompactAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ContextCompactAfterInterceptResponse.
@@ -3688,12 +3424,8 @@ func (s *ContextCompactAfterInterceptResponse) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out ContextCompactAfterInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskChangeBeforeEffect is ConfigChangeBeforeEffect, as constrained at intercept-response.schema.json#/$defs/TaskChangeBeforeEffect.
@@ -3759,12 +3491,8 @@ func (s *TaskChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out TaskChangeBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TaskChangeBeforeInterceptResponse.
@@ -3820,12 +3548,8 @@ func (s *TaskChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out TaskChangeBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserElicitationRequestEffect is the union defined at intercept-response.schema.json#/$defs/UserElicitationRequestEffect; exactly one arm is set.
@@ -3867,33 +3591,24 @@ func (u *UserElicitationRequestEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *UserElicitationRequestEffect) pick(m *unionMembers) error {
 	*u = UserElicitationRequestEffect{}
 	idx, err := m.selectArm(userElicitationRequestEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.ReturnElicitResult = new(ReturnElicitResultEffect)
-		return m.decode(u.ReturnElicitResult.member)
+		return m.decode(newArm(&u.ReturnElicitResult).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserElicitationRequestEffect) UnmarshalJSON(data []byte) error {
-	var out UserElicitationRequestEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3988,12 +3703,8 @@ func (s *UserElicitationRequestInterceptResponseResult) decode(b []byte, i int) 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out UserElicitationRequestInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserElicitationRequestInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserElicitationRequestInterceptResponse.
@@ -4049,12 +3760,8 @@ func (s *UserElicitationRequestInterceptResponse) decode(b []byte, i int) (int, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out UserElicitationRequestInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserElicitationResultModifyEffect is ModifyFormEffect, as constrained at intercept-response.schema.json#/$defs/UserElicitationResultModifyEffect.
@@ -4095,30 +3802,22 @@ func (u *UserElicitationResultEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *UserElicitationResultEffect) pick(m *unionMembers) error {
 	*u = UserElicitationResultEffect{}
 	idx, err := m.selectArm(userElicitationResultEffectArms)
 	switch idx {
 	case 0:
-		u.Modify = new(UserElicitationResultModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 1:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserElicitationResultEffect) UnmarshalJSON(data []byte) error {
-	var out UserElicitationResultEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4209,12 +3908,8 @@ func (s *UserElicitationResultInterceptResponseResult) decode(b []byte, i int) (
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out UserElicitationResultInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserElicitationResultInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserElicitationResultInterceptResponse.
@@ -4270,12 +3965,8 @@ func (s *UserElicitationResultInterceptResponse) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out UserElicitationResultInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageInboundModifyEffect is TurnStartModifyEffect, as constrained at intercept-response.schema.json#/$defs/UserMessageInboundModifyEffect.
@@ -4320,33 +4011,24 @@ func (u *UserMessageInboundEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *UserMessageInboundEffect) pick(m *unionMembers) error {
 	*u = UserMessageInboundEffect{}
 	idx, err := m.selectArm(userMessageInboundEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Modify = new(UserMessageInboundModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserMessageInboundEffect) UnmarshalJSON(data []byte) error {
-	var out UserMessageInboundEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4441,12 +4123,8 @@ func (s *UserMessageInboundInterceptResponseResult) decode(b []byte, i int) (int
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out UserMessageInboundInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageInboundInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserMessageInboundInterceptResponse.
@@ -4502,12 +4180,8 @@ func (s *UserMessageInboundInterceptResponse) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out UserMessageInboundInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageOutboundModifyEffect is the object defined at intercept-response.schema.json#/$defs/UserMessageOutboundModifyEffect.
@@ -4570,12 +4244,8 @@ func (s *UserMessageOutboundModifyEffect) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundModifyEffect) UnmarshalJSON(data []byte) error {
-	var out UserMessageOutboundModifyEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageOutboundEffect is the union defined at intercept-response.schema.json#/$defs/UserMessageOutboundEffect; exactly one arm is set.
@@ -4617,33 +4287,24 @@ func (u *UserMessageOutboundEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *UserMessageOutboundEffect) pick(m *unionMembers) error {
 	*u = UserMessageOutboundEffect{}
 	idx, err := m.selectArm(userMessageOutboundEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Modify = new(UserMessageOutboundModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserMessageOutboundEffect) UnmarshalJSON(data []byte) error {
-	var out UserMessageOutboundEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4738,12 +4399,8 @@ func (s *UserMessageOutboundInterceptResponseResult) decode(b []byte, i int) (in
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out UserMessageOutboundInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // UserMessageOutboundInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserMessageOutboundInterceptResponse.
@@ -4799,12 +4456,8 @@ func (s *UserMessageOutboundInterceptResponse) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out UserMessageOutboundInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // WorkspaceChangeBeforeModifyEffect is ModifyWorkspaceEffect, as constrained at intercept-response.schema.json#/$defs/WorkspaceChangeBeforeModifyEffect.
@@ -4849,33 +4502,24 @@ func (u *WorkspaceChangeBeforeEffect) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *WorkspaceChangeBeforeEffect) pick(m *unionMembers) error {
 	*u = WorkspaceChangeBeforeEffect{}
 	idx, err := m.selectArm(workspaceChangeBeforeEffectArms)
 	switch idx {
 	case 0:
-		u.Deny = new(DenyEffect)
-		return m.decode(u.Deny.member)
+		return m.decode(newArm(&u.Deny).member)
 	case 1:
-		u.Modify = new(WorkspaceChangeBeforeModifyEffect)
-		return m.decode(u.Modify.member)
+		return m.decode(newArm(&u.Modify).member)
 	case 2:
-		u.Message = new(MessageEffect)
-		return m.decode(u.Message.member)
+		return m.decode(newArm(&u.Message).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *WorkspaceChangeBeforeEffect) UnmarshalJSON(data []byte) error {
-	var out WorkspaceChangeBeforeEffect
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4970,12 +4614,8 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) decode(b []byte, i int) (
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
-	var out WorkspaceChangeBeforeInterceptResponseResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // WorkspaceChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/WorkspaceChangeBeforeInterceptResponse.
@@ -5031,12 +4671,8 @@ func (s *WorkspaceChangeBeforeInterceptResponse) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
-	var out WorkspaceChangeBeforeInterceptResponse
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseInterceptResponse validates data against the canonical schema intercept-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

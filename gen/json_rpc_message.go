@@ -48,36 +48,26 @@ func (u *JSONRPCMessage) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *JSONRPCMessage) pick(m *unionMembers) error {
 	*u = JSONRPCMessage{}
 	idx, err := m.selectArm(jsonrpcMessageArms)
 	switch idx {
 	case 0:
-		u.Request = new(JSONRPCRequest)
-		return m.decode(u.Request.member)
+		return m.decode(newArm(&u.Request).member)
 	case 1:
-		u.Notification = new(JSONRPCNotification)
-		return m.decode(u.Notification.member)
+		return m.decode(newArm(&u.Notification).member)
 	case 2:
-		u.SuccessResponse = new(JSONRPCSuccessResponse)
-		return m.decode(u.SuccessResponse.member)
+		return m.decode(newArm(&u.SuccessResponse).member)
 	case 3:
-		u.ErrorResponse = new(JSONRPCErrorResponse)
-		return m.decode(u.ErrorResponse.member)
+		return m.decode(newArm(&u.ErrorResponse).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *JSONRPCMessage) UnmarshalJSON(data []byte) error {
-	var out JSONRPCMessage
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

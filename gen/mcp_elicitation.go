@@ -131,12 +131,8 @@ func (s *MCPElicitationElicitResult) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitResult) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationElicitResult
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationElicitResultAction is the closed string enumeration defined at mcp-elicitation.schema.json#/$defs/ElicitResult/properties/action. The user action in response to the elicitation. - "accept": User submitted the form/confirmed the action - "decline": User explicitly decline the action - "cancel": User dismissed without making an explicit choice
@@ -225,12 +221,8 @@ func (s *MCPElicitationBooleanSchema) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationBooleanSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationBooleanSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationElicitRequestFormParams is the object defined at mcp-elicitation.schema.json#/$defs/ElicitRequestFormParams. The parameters for a request to elicit non-sensitive information from the user via a form in the client.
@@ -303,12 +295,8 @@ func (s *MCPElicitationElicitRequestFormParams) decode(b []byte, i int) (int, er
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParams) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationElicitRequestFormParams
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParamsMeta is the object defined at mcp-elicitation.schema.json#/$defs/ElicitRequestFormParams/properties/_meta. See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -350,12 +338,8 @@ func (s *ParamsMeta) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ParamsMeta) UnmarshalJSON(data []byte) error {
-	var out ParamsMeta
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationProgressToken is the value defined at mcp-elicitation.schema.json#/$defs/ProgressToken: one of number, string, kept as its exact JSON text. A nil value is absent. A progress token, used to associate progress notifications with the original request.
@@ -489,12 +473,8 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) decode(b []byte, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationElicitRequestFormParamsRequestedSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationStringSchema is the object defined at mcp-elicitation.schema.json#/$defs/StringSchema.
@@ -589,12 +569,8 @@ func (s *MCPElicitationStringSchema) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationStringSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationStringSchemaFormat is the closed string enumeration defined at mcp-elicitation.schema.json#/$defs/StringSchema/properties/format.
@@ -699,12 +675,8 @@ func (s *MCPElicitationNumberSchema) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationNumberSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationNumberSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationNumberSchemaType is the closed string enumeration defined at mcp-elicitation.schema.json#/$defs/NumberSchema/properties/type.
@@ -808,12 +780,8 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) decode(b []byte, i int) (
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationUntitledSingleSelectEnumSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationTitledSingleSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema. Schema for single-selection enumeration with display titles for each option.
@@ -898,12 +866,8 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) decode(b []byte, i int) (in
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationTitledSingleSelectEnumSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationTitledSingleSelectEnumSchemaOneOfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items.
@@ -946,12 +910,8 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) decode(b []byte, i
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationTitledSingleSelectEnumSchemaOneOfItem
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationUntitledMultiSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/UntitledMultiSelectEnumSchema. Schema for multiple-selection enumeration without display titles for options.
@@ -1049,12 +1009,8 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) decode(b []byte, i int) (i
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationUntitledMultiSelectEnumSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationUntitledMultiSelectEnumSchemaItems is the object defined at mcp-elicitation.schema.json#/$defs/UntitledMultiSelectEnumSchema/properties/items. Schema for the array items.
@@ -1112,12 +1068,8 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) decode(b []byte, i in
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationUntitledMultiSelectEnumSchemaItems
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationTitledMultiSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema. Schema for multiple-selection enumeration with display titles for each option.
@@ -1215,12 +1167,8 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) decode(b []byte, i int) (int
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationTitledMultiSelectEnumSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationTitledMultiSelectEnumSchemaItems is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema/properties/items. Schema for array items with enum options and display labels.
@@ -1268,12 +1216,8 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) decode(b []byte, i int)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationTitledMultiSelectEnumSchemaItems
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items.
@@ -1316,12 +1260,8 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) decode(b []byt
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationLegacyTitledEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/LegacyTitledEnumSchema. Use TitledSingleSelectEnumSchema instead. This interface will be removed in a future version.
@@ -1421,12 +1361,8 @@ func (s *MCPElicitationLegacyTitledEnumSchema) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationLegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationLegacyTitledEnumSchema
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationPrimitiveSchemaDefinition is the union defined at mcp-elicitation.schema.json#/$defs/PrimitiveSchemaDefinition; exactly one arm is set. Restricted schema definitions that only allow primitive types without nested objects or arrays.
@@ -1488,48 +1424,34 @@ func (u *MCPElicitationPrimitiveSchemaDefinition) decode(b []byte, i int) (int, 
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *MCPElicitationPrimitiveSchemaDefinition) pick(m *unionMembers) error {
 	*u = MCPElicitationPrimitiveSchemaDefinition{}
 	idx, err := m.selectArm(mcpElicitationPrimitiveSchemaDefinitionArms)
 	switch idx {
 	case 0:
-		u.StringSchema = new(MCPElicitationStringSchema)
-		return m.decode(u.StringSchema.member)
+		return m.decode(newArm(&u.StringSchema).member)
 	case 1:
-		u.NumberSchema = new(MCPElicitationNumberSchema)
-		return m.decode(u.NumberSchema.member)
+		return m.decode(newArm(&u.NumberSchema).member)
 	case 2:
-		u.BooleanSchema = new(MCPElicitationBooleanSchema)
-		return m.decode(u.BooleanSchema.member)
+		return m.decode(newArm(&u.BooleanSchema).member)
 	case 3:
-		u.UntitledSingleSelectEnumSchema = new(MCPElicitationUntitledSingleSelectEnumSchema)
-		return m.decode(u.UntitledSingleSelectEnumSchema.member)
+		return m.decode(newArm(&u.UntitledSingleSelectEnumSchema).member)
 	case 4:
-		u.TitledSingleSelectEnumSchema = new(MCPElicitationTitledSingleSelectEnumSchema)
-		return m.decode(u.TitledSingleSelectEnumSchema.member)
+		return m.decode(newArm(&u.TitledSingleSelectEnumSchema).member)
 	case 5:
-		u.UntitledMultiSelectEnumSchema = new(MCPElicitationUntitledMultiSelectEnumSchema)
-		return m.decode(u.UntitledMultiSelectEnumSchema.member)
+		return m.decode(newArm(&u.UntitledMultiSelectEnumSchema).member)
 	case 6:
-		u.TitledMultiSelectEnumSchema = new(MCPElicitationTitledMultiSelectEnumSchema)
-		return m.decode(u.TitledMultiSelectEnumSchema.member)
+		return m.decode(newArm(&u.TitledMultiSelectEnumSchema).member)
 	case 7:
-		u.LegacyTitledEnumSchema = new(MCPElicitationLegacyTitledEnumSchema)
-		return m.decode(u.LegacyTitledEnumSchema.member)
+		return m.decode(newArm(&u.LegacyTitledEnumSchema).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *MCPElicitationPrimitiveSchemaDefinition) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationPrimitiveSchemaDefinition
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1598,12 +1520,8 @@ func (s *MCPElicitationTaskMetadata) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTaskMetadata) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationTaskMetadata
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationElicitRequestURLParams is the object defined at mcp-elicitation.schema.json#/$defs/ElicitRequestURLParams. The parameters for a request to elicit information from the user via a URL in the client.
@@ -1683,12 +1601,8 @@ func (s *MCPElicitationElicitRequestURLParams) decode(b []byte, i int) (int, err
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestURLParams) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationElicitRequestURLParams
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // MCPElicitationElicitRequestParams is the union defined at mcp-elicitation.schema.json#/$defs/ElicitRequestParams; exactly one arm is set. The parameters for a request to elicit additional information from the user via the client.
@@ -1726,30 +1640,22 @@ func (u *MCPElicitationElicitRequestParams) decode(b []byte, i int) (int, error)
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *MCPElicitationElicitRequestParams) pick(m *unionMembers) error {
 	*u = MCPElicitationElicitRequestParams{}
 	idx, err := m.selectArm(mcpElicitationElicitRequestParamsArms)
 	switch idx {
 	case 0:
-		u.URL = new(MCPElicitationElicitRequestURLParams)
-		return m.decode(u.URL.member)
+		return m.decode(newArm(&u.URL).member)
 	case 1:
-		u.Form = new(MCPElicitationElicitRequestFormParams)
-		return m.decode(u.Form.member)
+		return m.decode(newArm(&u.Form).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *MCPElicitationElicitRequestParams) UnmarshalJSON(data []byte) error {
-	var out MCPElicitationElicitRequestParams
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

@@ -67,12 +67,8 @@ func (s *AuthenticationBearer) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AuthenticationBearer) UnmarshalJSON(data []byte) error {
-	var out AuthenticationBearer
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AuthenticationOauth is the object defined at registration.schema.json#/$defs/authentication/anyOf/1.
@@ -164,12 +160,8 @@ func (s *AuthenticationOauth) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AuthenticationOauth) UnmarshalJSON(data []byte) error {
-	var out AuthenticationOauth
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // AuthenticationFlow is the closed string enumeration defined at registration.schema.json#/$defs/authentication/anyOf/1/properties/flow.
@@ -226,30 +218,22 @@ func (u *Authentication) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *Authentication) pick(m *unionMembers) error {
 	*u = Authentication{}
 	idx, err := m.selectArm(authenticationArms)
 	switch idx {
 	case 0:
-		u.Bearer = new(AuthenticationBearer)
-		return m.decode(u.Bearer.member)
+		return m.decode(newArm(&u.Bearer).member)
 	case 1:
-		u.Oauth = new(AuthenticationOauth)
-		return m.decode(u.Oauth.member)
+		return m.decode(newArm(&u.Oauth).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Authentication) UnmarshalJSON(data []byte) error {
-	var out Authentication
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -334,12 +318,8 @@ func (s *Registration) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Registration) UnmarshalJSON(data []byte) error {
-	var out Registration
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Backend is the object defined at registration.schema.json#/$defs/backend.
@@ -411,12 +391,8 @@ func (s *Backend) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Backend) UnmarshalJSON(data []byte) error {
-	var out Backend
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ReverseDNSName is the string defined at registration.schema.json#/$defs/reverseDns.
@@ -499,12 +475,8 @@ func (s *StdioTransport) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StdioTransport) UnmarshalJSON(data []byte) error {
-	var out StdioTransport
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // StdioTransportLifecycle is the closed string enumeration defined at registration.schema.json#/$defs/stdioTransport/properties/lifecycle.
@@ -573,12 +545,8 @@ func (s *HTTPTransport) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *HTTPTransport) UnmarshalJSON(data []byte) error {
-	var out HTTPTransport
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Transport is the union defined at registration.schema.json#/$defs/backend/properties/transport; exactly one arm is set.
@@ -616,30 +584,22 @@ func (u *Transport) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *Transport) pick(m *unionMembers) error {
 	*u = Transport{}
 	idx, err := m.selectArm(transportArms)
 	switch idx {
 	case 0:
-		u.Stdio = new(StdioTransport)
-		return m.decode(u.Stdio.member)
+		return m.decode(newArm(&u.Stdio).member)
 	case 1:
-		u.HTTP = new(HTTPTransport)
-		return m.decode(u.HTTP.member)
+		return m.decode(newArm(&u.HTTP).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Transport) UnmarshalJSON(data []byte) error {
-	var out Transport
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -791,12 +751,8 @@ func (s *InterceptSubscription) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptSubscription) UnmarshalJSON(data []byte) error {
-	var out InterceptSubscription
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // InterceptEventSelector is the open string enumeration defined at registration.schema.json#/$defs/interceptSubscription/properties/events/items.
@@ -932,12 +888,8 @@ func (s *SubscriptionFilters) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SubscriptionFilters) UnmarshalJSON(data []byte) error {
-	var out SubscriptionFilters
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SubscriptionScope is the closed string enumeration defined at registration.schema.json#/$defs/interceptSubscription/properties/scope.
@@ -1070,12 +1022,8 @@ func (s *ObserveSubscription) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ObserveSubscription) UnmarshalJSON(data []byte) error {
-	var out ObserveSubscription
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ObserveEventSelector is the open string enumeration defined at registration.schema.json#/$defs/observeSubscription/properties/events/items.
@@ -1192,30 +1140,22 @@ func (u *Subscription) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *Subscription) pick(m *unionMembers) error {
 	*u = Subscription{}
 	idx, err := m.selectArm(subscriptionArms)
 	switch idx {
 	case 0:
-		u.Intercept = new(InterceptSubscription)
-		return m.decode(u.Intercept.member)
+		return m.decode(newArm(&u.Intercept).member)
 	case 1:
-		u.Observe = new(ObserveSubscription)
-		return m.decode(u.Observe.member)
+		return m.decode(newArm(&u.Observe).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *Subscription) UnmarshalJSON(data []byte) error {
-	var out Subscription
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1304,12 +1244,8 @@ func (s *RegistrationContentReceiver) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
-	var out RegistrationContentReceiver
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseRegistration validates data against the canonical schema registration.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -166,12 +166,8 @@ func (s *SessionEndEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionEndEvent) UnmarshalJSON(data []byte) error {
-	var out SessionEndEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionEndEventOutcome is the closed string enumeration defined at session-end.schema.json#/properties/outcome.

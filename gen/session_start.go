@@ -181,12 +181,8 @@ func (s *SessionStartEvent) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEvent) UnmarshalJSON(data []byte) error {
-	var out SessionStartEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionStartEventTrigger is the closed string enumeration defined at session-start.schema.json#/properties/trigger.
@@ -257,12 +253,8 @@ func (s *SessionStartEventResumedFrom) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEventResumedFrom) UnmarshalJSON(data []byte) error {
-	var out SessionStartEventResumedFrom
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // SessionStartEventHarness is the object defined at session-start.schema.json#/properties/harness.
@@ -305,12 +297,8 @@ func (s *SessionStartEventHarness) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
-	var out SessionStartEventHarness
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // ParseSessionStart validates data against the canonical schema session-start.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -155,12 +155,8 @@ func (s *TaskWorkspaceEventTaskChangeBefore) decode(b []byte, i int) (int, error
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeBefore) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEventTaskChangeBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Task is the object defined at task-workspace-event.schema.json#/$defs/task.change.before/properties/task.
@@ -235,12 +231,8 @@ func (s *Task) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Task) UnmarshalJSON(data []byte) error {
-	var out Task
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Operation is the closed string enumeration defined at task-workspace-event.schema.json#/$defs/task.change.before/properties/task/properties/operation.
@@ -411,12 +403,8 @@ func (s *TaskWorkspaceEventTaskChangeAfter) decode(b []byte, i int) (int, error)
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeAfter) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEventTaskChangeAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskWorkspaceEventWorkspaceChangeBefore is the object defined at task-workspace-event.schema.json#/$defs/workspace.change.before. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -566,12 +554,8 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) decode(b []byte, i int) (int, 
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEventWorkspaceChangeBefore
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // Workspace is the object defined at task-workspace-event.schema.json#/$defs/workspace.change.before/properties/workspace.
@@ -632,12 +616,8 @@ func (s *Workspace) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Workspace) UnmarshalJSON(data []byte) error {
-	var out Workspace
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind is the closed string enumeration defined at task-workspace-event.schema.json#/$defs/workspace.change.before/properties/workspace/properties/kind.
@@ -713,12 +693,8 @@ func (s *WorkspaceChange) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChange) UnmarshalJSON(data []byte) error {
-	var out WorkspaceChange
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskWorkspaceEventWorkspaceChangeAfter is the object defined at task-workspace-event.schema.json#/$defs/workspace.change.after. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -868,12 +844,8 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) decode(b []byte, i int) (int, e
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEventWorkspaceChangeAfter
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskWorkspaceEventFileChanged is the object defined at task-workspace-event.schema.json#/$defs/file.changed. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -1034,12 +1006,8 @@ func (s *TaskWorkspaceEventFileChanged) decode(b []byte, i int) (int, error) {
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChanged) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEventFileChanged
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskWorkspaceEventFileChangedChange is the object defined at task-workspace-event.schema.json#/$defs/file.changed/properties/changes/items.
@@ -1106,12 +1074,8 @@ func (s *TaskWorkspaceEventFileChangedChange) decode(b []byte, i int) (int, erro
 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChangedChange) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEventFileChangedChange
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*s = out
-	return nil
+	saved := *s
+	return restore(s, saved, decodeAll(data, s.decode))
 }
 
 // TaskWorkspaceEvent is the union defined at task-workspace-event.schema.json#; exactly one arm is set.
@@ -1161,39 +1125,28 @@ func (u *TaskWorkspaceEvent) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *TaskWorkspaceEvent) pick(m *unionMembers) error {
 	*u = TaskWorkspaceEvent{}
 	idx, err := m.selectArm(taskWorkspaceEventArms)
 	switch idx {
 	case 0:
-		u.TaskChangeBefore = new(TaskWorkspaceEventTaskChangeBefore)
-		return m.decode(u.TaskChangeBefore.member)
+		return m.decode(newArm(&u.TaskChangeBefore).member)
 	case 1:
-		u.TaskChangeAfter = new(TaskWorkspaceEventTaskChangeAfter)
-		return m.decode(u.TaskChangeAfter.member)
+		return m.decode(newArm(&u.TaskChangeAfter).member)
 	case 2:
-		u.WorkspaceChangeBefore = new(TaskWorkspaceEventWorkspaceChangeBefore)
-		return m.decode(u.WorkspaceChangeBefore.member)
+		return m.decode(newArm(&u.WorkspaceChangeBefore).member)
 	case 3:
-		u.WorkspaceChangeAfter = new(TaskWorkspaceEventWorkspaceChangeAfter)
-		return m.decode(u.WorkspaceChangeAfter.member)
+		return m.decode(newArm(&u.WorkspaceChangeAfter).member)
 	case 4:
-		u.FileChanged = new(TaskWorkspaceEventFileChanged)
-		return m.decode(u.FileChanged.member)
+		return m.decode(newArm(&u.FileChanged).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TaskWorkspaceEvent) UnmarshalJSON(data []byte) error {
-	var out TaskWorkspaceEvent
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

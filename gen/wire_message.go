@@ -56,42 +56,30 @@ func (u *WireMessage) decode(b []byte, i int) (int, error) {
 	}
 	return j, u.pick(&m)
 }
-
-// pick selects the arm of the collected object and decodes it from the collected members.
 func (u *WireMessage) pick(m *unionMembers) error {
 	*u = WireMessage{}
 	idx, err := m.selectArm(wireMessageArms)
 	switch idx {
 	case 0:
-		u.InterceptRequest = new(InterceptRequest)
-		return m.decode(u.InterceptRequest.member)
+		return m.decode(newArm(&u.InterceptRequest).member)
 	case 1:
-		u.InterceptResponse = new(InterceptResponse)
-		return m.decode(u.InterceptResponse.member)
+		return m.decode(newArm(&u.InterceptResponse).member)
 	case 2:
-		u.JSONRPCErrorResponse = new(JSONRPCErrorResponse)
-		return m.decode(u.JSONRPCErrorResponse.member)
+		return m.decode(newArm(&u.JSONRPCErrorResponse).member)
 	case 3:
-		u.ObserveNotification = new(ObserveNotification)
-		return m.decode(u.ObserveNotification.member)
+		return m.decode(newArm(&u.ObserveNotification).member)
 	case 4:
-		u.CapabilitiesRequest = new(CapabilitiesRequest)
-		return m.decode(u.CapabilitiesRequest.member)
+		return m.decode(newArm(&u.CapabilitiesRequest).member)
 	case 5:
-		u.CapabilitiesResponse = new(CapabilitiesResponse)
-		return m.decode(u.CapabilitiesResponse.member)
+		return m.decode(newArm(&u.CapabilitiesResponse).member)
 	}
 	return err
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *WireMessage) UnmarshalJSON(data []byte) error {
-	var out WireMessage
-	if err := decodeAll(data, out.decode); err != nil {
-		return err
-	}
-	*u = out
-	return nil
+	saved := *u
+	return restore(u, saved, decodeAll(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

@@ -182,10 +182,8 @@ func elemDecoder(t *goType) jen.Code {
 func emitUnmarshal(f *jen.File, recv, r, doc string) {
 	f.Comment(doc)
 	f.Func().Params(jen.Id(r).Op("*").Id(recv)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Var().Id("out").Id(recv),
-		jen.If(jen.Id("err").Op(":=").Id("decodeAll").Call(jen.Id("data"), jen.Id("out").Dot("decode")), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		jen.Op("*").Id(r).Op("=").Id("out"),
-		jen.Return(jen.Nil()),
+		jen.Id("saved").Op(":=").Op("*").Id(r),
+		jen.Return(jen.Id("restore").Call(jen.Id(r), jen.Id("saved"), jen.Id("decodeAll").Call(jen.Id("data"), jen.Id(r).Dot("decode")))),
 	)
 }
 
@@ -417,16 +415,17 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 
 	var decCases []jen.Code
 	for i, a := range t.Arms {
-		body := []jen.Code{jen.Id("u").Dot(a.Field).Op("=").New(jen.Id(a.Type.Name))}
+		arm := jen.Id("newArm").Call(jen.Op("&").Id("u").Dot(a.Field))
+		var body jen.Code
 		switch resolved(a.Type).Kind {
 		case kindObject:
-			body = append(body, jen.Return(jen.Id("m").Dot("decode").Call(jen.Id("u").Dot(a.Field).Dot("member"))))
+			body = jen.Return(jen.Id("m").Dot("decode").Call(arm.Dot("member")))
 		case kindUnion:
-			body = append(body, jen.Return(jen.Id("u").Dot(a.Field).Dot("pick").Call(jen.Id("m"))))
+			body = jen.Return(arm.Dot("pick").Call(jen.Id("m")))
 		default:
-			body = append(body, jen.Return(jen.Id("decodeAll").Call(jen.Id("m").Dot("obj"), jen.Id("u").Dot(a.Field).Dot("decode"))))
+			body = jen.Return(jen.Id("decodeAll").Call(jen.Id("m").Dot("obj"), arm.Dot("decode")))
 		}
-		decCases = append(decCases, jen.Case(jen.Lit(i)).Block(body...))
+		decCases = append(decCases, jen.Case(jen.Lit(i)).Block(body))
 	}
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
 		jen.Var().Id("m").Id("unionMembers"),
@@ -434,7 +433,6 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("j"), jen.Id("err"))),
 		jen.Return(jen.Id("j"), jen.Id("u").Dot("pick").Call(jen.Op("&").Id("m"))),
 	)
-	f.Comment("pick selects the arm of the collected object and decodes it from the collected members.")
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("pick").Params(jen.Id("m").Op("*").Id("unionMembers")).Error().Block(
 		jen.Op("*").Id("u").Op("=").Id(t.Name).Values(),
 		jen.List(jen.Id("idx"), jen.Id("err")).Op(":=").Id("m").Dot("selectArm").Call(jen.Id(tableName)),
