@@ -493,12 +493,12 @@ func decArray[T any](p *[]T, b []byte, i int, dec func(*T, []byte, int) (int, er
 	if i >= len(b) || b[i] != '[' {
 		return i, decodeErr("type", "expected an array")
 	}
-	out := make([]T, 0, 4)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		*p = out
+		*p = []T{} // empty, not absent: no element storage needed
 		return i + 1, nil
 	}
+	out := make([]T, 0, 4)
 	var zero T
 	for n := 0; ; n++ {
 		out = append(out, zero)
