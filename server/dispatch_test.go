@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -203,8 +204,12 @@ func TestVersionAndEventErrors(t *testing.T) {
 		Intercept:       h.Intercept,
 		InterceptEvents: []gen.EventName{gen.EventToolAfter},
 	}
+	escapedType := bytes.Replace(base, []byte(`"type":"tool.before"`), []byte(`"\u0074ype":"tool.before"`), 1)
+	require.NotEqual(t, base, escapedType)
 	runReplyCases(t, only, []replyCase{
 		{name: "event outside InterceptEvents", msg: base, code: jsonrpc.CodeUnsupportedEvent},
+		// An escaped member name is read as the name it spells.
+		{name: "escaped type member outside InterceptEvents", msg: escapedType, code: jsonrpc.CodeUnsupportedEvent},
 	})
 	// ObserveEvents drops the others without calling Observe.
 	obsOnly := &server.Handler{Observe: h.Observe, ObserveEvents: []gen.EventName{gen.EventSessionEnd}}

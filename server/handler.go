@@ -320,18 +320,13 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	if checkVersion(params) {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
+	// The event type is read before the full validation so that an
+	// unsupported event gets its own error code. Should the raw read and the
+	// decoder ever disagree, the parsed type is checked instead.
 	rawEvent, name, ok := eventType(params)
-	var info gen.EventInfo
 	if ok {
-		var known bool
-		info, known = lookupEvent(name)
-		switch {
-		case !known:
-			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
-		case !info.Interceptable():
-			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "event cannot be intercepted")
-		case len(h.InterceptEvents) > 0 && !slices.Contains(h.InterceptEvents, name):
-			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "event not in InterceptEvents")
+		if why := h.unsupported(name); why != "" {
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
 		}
 	}
 	req, err := gen.ParseInterceptRequest(rq.msg)
@@ -339,10 +334,13 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		return h.invalidParams(ctx, rq, err)
 	}
 	if !ok {
-		if info, ok = lookupEvent(gen.EventName(req.Params.Event.Type())); !ok {
-			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, "unknown event type")
+		name = gen.EventName(req.Params.Event.Type())
+		rawEvent, _ = jsonrpc.Member(params, "event")
+		if why := h.unsupported(name); why != "" {
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
 		}
 	}
+	info, _ := lookupEvent(name)
 	// The callback has not seen req yet: its event is still the request's.
 	if err := checkEvent(&req.Params.Event, req.Params.Capabilities); err != nil {
 		return h.invalidParams(ctx, rq, err)
@@ -373,6 +371,21 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 	}
 	return result{out: outReply, body: body}
+}
+
+// unsupported says why this handler does not intercept the named event, or
+// returns "".
+func (h *Handler) unsupported(name gen.EventName) string {
+	info, known := lookupEvent(name)
+	switch {
+	case !known:
+		return "unknown event type"
+	case !info.Interceptable():
+		return "event cannot be intercepted"
+	case len(h.InterceptEvents) > 0 && !slices.Contains(h.InterceptEvents, name):
+		return "event not in InterceptEvents"
+	}
+	return ""
 }
 
 // snapshot decodes detached copies of the request's capabilities and event.
