@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // Capabilities is the object defined at capabilities.schema.json#.
 type Capabilities struct {
@@ -992,26 +989,11 @@ type WorkspaceChangeBeforeCapabilities = Capabilities
 
 // ParseCapabilities validates data against the canonical schema capabilities.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCapabilities(data []byte) (*Capabilities, error) {
-	if err := validateDocument("Capabilities", "capabilities.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v Capabilities
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("Capabilities", err)
-	}
-	return &v, nil
+	v, err := parseRoot[Capabilities]("Capabilities", "capabilities.schema.json", data)
+	return v, err
 }
 
 // EncodeCapabilities encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeCapabilities(v *Capabilities) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeCapabilities of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeCapabilities")
 }

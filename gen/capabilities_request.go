@@ -3,8 +3,6 @@
 
 package gen
 
-import "fmt"
-
 // CapabilitiesRequestParams is the object defined at capabilities-request.schema.json#/allOf/1/properties/params.
 type CapabilitiesRequestParams struct {
 	// ProtocolVersion is the "protocolVersion" member (required).
@@ -112,26 +110,11 @@ func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
 
 // ParseCapabilitiesRequest validates data against the canonical schema capabilities-request.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCapabilitiesRequest(data []byte) (*CapabilitiesRequest, error) {
-	if err := validateDocument("CapabilitiesRequest", "capabilities-request.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v CapabilitiesRequest
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("CapabilitiesRequest", err)
-	}
-	return &v, nil
+	v, err := parseRoot[CapabilitiesRequest]("CapabilitiesRequest", "capabilities-request.schema.json", data)
+	return v, err
 }
 
 // EncodeCapabilitiesRequest encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeCapabilitiesRequest(v *CapabilitiesRequest) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeCapabilitiesRequest of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeCapabilitiesRequest")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // CapabilitiesResponseResult is the object defined at capabilities-response.schema.json#/allOf/1/properties/result.
 type CapabilitiesResponseResult struct {
@@ -682,26 +679,11 @@ func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 
 // ParseCapabilitiesResponse validates data against the canonical schema capabilities-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCapabilitiesResponse(data []byte) (*CapabilitiesResponse, error) {
-	if err := validateDocument("CapabilitiesResponse", "capabilities-response.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v CapabilitiesResponse
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("CapabilitiesResponse", err)
-	}
-	return &v, nil
+	v, err := parseRoot[CapabilitiesResponse]("CapabilitiesResponse", "capabilities-response.schema.json", data)
+	return v, err
 }
 
 // EncodeCapabilitiesResponse encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeCapabilitiesResponse(v *CapabilitiesResponse) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeCapabilitiesResponse of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeCapabilitiesResponse")
 }

@@ -1864,26 +1864,11 @@ func (u *CatalogueEvent) Type() string {
 
 // ParseCatalogueEvent validates data against the canonical schema catalogue-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCatalogueEvent(data []byte) (*CatalogueEvent, error) {
-	if err := validateDocument("CatalogueEvent", "catalogue-event.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v CatalogueEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("CatalogueEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[CatalogueEvent]("CatalogueEvent", "catalogue-event.schema.json", data)
+	return v, err
 }
 
 // EncodeCatalogueEvent encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeCatalogueEvent(v *CatalogueEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeCatalogueEvent of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeCatalogueEvent")
 }

@@ -138,6 +138,38 @@ func (m *OrderedMap[T]) UnmarshalJSON(data []byte) error {
 	return restore(m, saved, decodeAll(data, func(b []byte, i int) (int, error) { return decMap(m, b, i) }))
 }
 
+// parseRoot validates data against schema and decodes it, for Parse<Root>.
+func parseRoot[T any, P interface {
+	*T
+	UnmarshalJSON([]byte) error
+}](root, schema string, data []byte) (P, error) {
+	if err := validateDocument(root, schema, data); err != nil {
+		return nil, err
+	}
+	v := P(new(T))
+	if err := v.UnmarshalJSON(data); err != nil {
+		return nil, decodeFailure(root, err)
+	}
+	return v, nil
+}
+
+// encodeRoot encodes a root document, for Encode<Root> (named fn).
+func encodeRoot[T any, P interface {
+	*T
+	encode(*encoder)
+}](v P, fn string) ([]byte, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%w: %s of nil", ErrInvalid, fn)
+	}
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finish()
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // validateDocument validates data against a canonical schema and converts a
 // failure into a ParseError.
 func validateDocument(root, schema string, data []byte) error {

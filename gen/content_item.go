@@ -1391,26 +1391,11 @@ func (a *CanonicalMessages) UnmarshalJSON(data []byte) error {
 
 // ParseContentItem validates data against the canonical schema content-item.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentItem(data []byte) (*ContentItem, error) {
-	if err := validateDocument("ContentItem", "content-item.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ContentItem
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ContentItem", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ContentItem]("ContentItem", "content-item.schema.json", data)
+	return v, err
 }
 
 // EncodeContentItem encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeContentItem(v *ContentItem) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeContentItem of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeContentItem")
 }

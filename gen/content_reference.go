@@ -3,8 +3,6 @@
 
 package gen
 
-import "fmt"
-
 // ContentReference is the object defined at content-reference.schema.json#. Receiver-allocated immutable content reference. ref is opaque, not a URL or authorization grant; access is authorized by credential-derived scope. Upload size and digest belong only in the separate content-upload-receipt, never this event reference.
 type ContentReference struct {
 	// Ref is the "ref" member (required).
@@ -45,26 +43,11 @@ func (s *ContentReference) UnmarshalJSON(data []byte) error {
 
 // ParseContentReference validates data against the canonical schema content-reference.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentReference(data []byte) (*ContentReference, error) {
-	if err := validateDocument("ContentReference", "content-reference.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ContentReference
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ContentReference", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ContentReference]("ContentReference", "content-reference.schema.json", data)
+	return v, err
 }
 
 // EncodeContentReference encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeContentReference(v *ContentReference) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeContentReference of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeContentReference")
 }

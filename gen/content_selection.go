@@ -3,8 +3,6 @@
 
 package gen
 
-import "fmt"
-
 // ContentSelection is the object defined at content-selection.schema.json#. Select by descriptor category; reasoning takes its own category, otherwise classify by media type, not enclosing message role. Unlisted categories use required default. Selection never grants authorization.
 type ContentSelection struct {
 	// Default is the "default" member (required).
@@ -249,26 +247,11 @@ func (v ContentSelectionFiles) Known() bool {
 
 // ParseContentSelection validates data against the canonical schema content-selection.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentSelection(data []byte) (*ContentSelection, error) {
-	if err := validateDocument("ContentSelection", "content-selection.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ContentSelection
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ContentSelection", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ContentSelection]("ContentSelection", "content-selection.schema.json", data)
+	return v, err
 }
 
 // EncodeContentSelection encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeContentSelection(v *ContentSelection) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeContentSelection of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeContentSelection")
 }

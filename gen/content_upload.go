@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // ContentUpload is the object defined at content-upload.schema.json#. Independent upload endpoint and credentials. maxBytes is a local transfer bound, never permission to truncate. POST framing and confirmed availability are specified in spec/draft/content-upload.md.
 type ContentUpload struct {
@@ -72,26 +69,11 @@ func (s *ContentUpload) UnmarshalJSON(data []byte) error {
 
 // ParseContentUpload validates data against the canonical schema content-upload.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentUpload(data []byte) (*ContentUpload, error) {
-	if err := validateDocument("ContentUpload", "content-upload.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ContentUpload
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ContentUpload", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ContentUpload]("ContentUpload", "content-upload.schema.json", data)
+	return v, err
 }
 
 // EncodeContentUpload encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeContentUpload(v *ContentUpload) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeContentUpload of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeContentUpload")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // ContentUploadReceipt is the object defined at content-upload-receipt.schema.json#. HTTP 201 upload confirmation. ref identifies receiver-allocated immutable bytes; size counts exact octets and sha256 is their lowercase SHA-256 digest. Senders verify both before publishing only ref in an event body. This receipt is not event acknowledgement or proof of durable storage.
 type ContentUploadReceipt struct {
@@ -60,26 +57,11 @@ func (s *ContentUploadReceipt) UnmarshalJSON(data []byte) error {
 
 // ParseContentUploadReceipt validates data against the canonical schema content-upload-receipt.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentUploadReceipt(data []byte) (*ContentUploadReceipt, error) {
-	if err := validateDocument("ContentUploadReceipt", "content-upload-receipt.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ContentUploadReceipt
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ContentUploadReceipt", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ContentUploadReceipt]("ContentUploadReceipt", "content-upload-receipt.schema.json", data)
+	return v, err
 }
 
 // EncodeContentUploadReceipt encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeContentUploadReceipt(v *ContentUploadReceipt) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeContentUploadReceipt of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeContentUploadReceipt")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // DenyEffect is the object defined at deny-effect.schema.json#.
 type DenyEffect struct {
@@ -75,26 +72,11 @@ func (s *DenyEffect) UnmarshalJSON(data []byte) error {
 
 // ParseDenyEffect validates data against the canonical schema deny-effect.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseDenyEffect(data []byte) (*DenyEffect, error) {
-	if err := validateDocument("DenyEffect", "deny-effect.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v DenyEffect
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("DenyEffect", err)
-	}
-	return &v, nil
+	v, err := parseRoot[DenyEffect]("DenyEffect", "deny-effect.schema.json", data)
+	return v, err
 }
 
 // EncodeDenyEffect encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeDenyEffect(v *DenyEffect) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeDenyEffect of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeDenyEffect")
 }

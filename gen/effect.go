@@ -1093,26 +1093,11 @@ func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
 
 // ParseEffect validates data against the canonical schema effect.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseEffect(data []byte) (*Effect, error) {
-	if err := validateDocument("Effect", "effect.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v Effect
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("Effect", err)
-	}
-	return &v, nil
+	v, err := parseRoot[Effect]("Effect", "effect.schema.json", data)
+	return v, err
 }
 
 // EncodeEffect encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeEffect(v *Effect) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeEffect of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeEffect")
 }

@@ -610,26 +610,11 @@ func (u *Event) Time() string {
 
 // ParseEvent validates data against the canonical schema event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseEvent(data []byte) (*Event, error) {
-	if err := validateDocument("Event", "event.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v Event
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("Event", err)
-	}
-	return &v, nil
+	v, err := parseRoot[Event]("Event", "event.schema.json", data)
+	return v, err
 }
 
 // EncodeEvent encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeEvent(v *Event) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeEvent of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeEvent")
 }

@@ -5368,26 +5368,11 @@ func (u *ExecutionEvent) Type() string {
 
 // ParseExecutionEvent validates data against the canonical schema execution-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseExecutionEvent(data []byte) (*ExecutionEvent, error) {
-	if err := validateDocument("ExecutionEvent", "execution-event.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ExecutionEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ExecutionEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ExecutionEvent]("ExecutionEvent", "execution-event.schema.json", data)
+	return v, err
 }
 
 // EncodeExecutionEvent encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeExecutionEvent(v *ExecutionEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeExecutionEvent of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeExecutionEvent")
 }

@@ -1119,26 +1119,11 @@ func (u *InteractionEvent) Type() string {
 
 // ParseInteractionEvent validates data against the canonical schema interaction-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInteractionEvent(data []byte) (*InteractionEvent, error) {
-	if err := validateDocument("InteractionEvent", "interaction-event.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v InteractionEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("InteractionEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[InteractionEvent]("InteractionEvent", "interaction-event.schema.json", data)
+	return v, err
 }
 
 // EncodeInteractionEvent encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeInteractionEvent(v *InteractionEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeInteractionEvent of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeInteractionEvent")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // InterceptDenyResponseResult is the object defined at intercept-deny-response.schema.json#/allOf/1/properties/result.
 type InterceptDenyResponseResult struct {
@@ -131,26 +128,11 @@ func (s *InterceptDenyResponse) UnmarshalJSON(data []byte) error {
 
 // ParseInterceptDenyResponse validates data against the canonical schema intercept-deny-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptDenyResponse(data []byte) (*InterceptDenyResponse, error) {
-	if err := validateDocument("InterceptDenyResponse", "intercept-deny-response.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v InterceptDenyResponse
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("InterceptDenyResponse", err)
-	}
-	return &v, nil
+	v, err := parseRoot[InterceptDenyResponse]("InterceptDenyResponse", "intercept-deny-response.schema.json", data)
+	return v, err
 }
 
 // EncodeInterceptDenyResponse encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeInterceptDenyResponse(v *InterceptDenyResponse) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeInterceptDenyResponse of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeInterceptDenyResponse")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // InterceptNoEffectResponseResult is the object defined at intercept-no-effect-response.schema.json#/allOf/1/properties/result.
 type InterceptNoEffectResponseResult struct {
@@ -131,26 +128,11 @@ func (s *InterceptNoEffectResponse) UnmarshalJSON(data []byte) error {
 
 // ParseInterceptNoEffectResponse validates data against the canonical schema intercept-no-effect-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptNoEffectResponse(data []byte) (*InterceptNoEffectResponse, error) {
-	if err := validateDocument("InterceptNoEffectResponse", "intercept-no-effect-response.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v InterceptNoEffectResponse
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("InterceptNoEffectResponse", err)
-	}
-	return &v, nil
+	v, err := parseRoot[InterceptNoEffectResponse]("InterceptNoEffectResponse", "intercept-no-effect-response.schema.json", data)
+	return v, err
 }
 
 // EncodeInterceptNoEffectResponse encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeInterceptNoEffectResponse(v *InterceptNoEffectResponse) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeInterceptNoEffectResponse of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeInterceptNoEffectResponse")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // InterceptRequestParams is the object defined at intercept-request.schema.json#/allOf/1/properties/params.
 type InterceptRequestParams struct {
@@ -957,29 +954,17 @@ func (v *InterceptRequest) checkEventID() error {
 
 // ParseInterceptRequest validates data against the canonical schema intercept-request.schema.json, then decodes it losslessly. It also checks that the request id equals params.event.id. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptRequest(data []byte) (*InterceptRequest, error) {
-	if err := validateDocument("InterceptRequest", "intercept-request.schema.json", data); err != nil {
+	v, err := parseRoot[InterceptRequest]("InterceptRequest", "intercept-request.schema.json", data)
+	if err != nil {
 		return nil, err
-	}
-	var v InterceptRequest
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("InterceptRequest", err)
 	}
 	if err := v.checkEventID(); err != nil {
 		return nil, err
 	}
-	return &v, nil
+	return v, nil
 }
 
 // EncodeInterceptRequest encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeInterceptRequest(v *InterceptRequest) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeInterceptRequest of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeInterceptRequest")
 }

@@ -4677,26 +4677,11 @@ func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) erro
 
 // ParseInterceptResponse validates data against the canonical schema intercept-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptResponse(data []byte) (*InterceptResponse, error) {
-	if err := validateDocument("InterceptResponse", "intercept-response.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v InterceptResponse
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("InterceptResponse", err)
-	}
-	return &v, nil
+	v, err := parseRoot[InterceptResponse]("InterceptResponse", "intercept-response.schema.json", data)
+	return v, err
 }
 
 // EncodeInterceptResponse encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeInterceptResponse(v *InterceptResponse) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeInterceptResponse of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeInterceptResponse")
 }

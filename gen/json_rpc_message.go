@@ -108,26 +108,11 @@ func (u *JSONRPCMessage) JSONRPC() string {
 
 // ParseJSONRPCMessage validates data against the canonical schema json-rpc-message.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseJSONRPCMessage(data []byte) (*JSONRPCMessage, error) {
-	if err := validateDocument("JSONRPCMessage", "json-rpc-message.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v JSONRPCMessage
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("JSONRPCMessage", err)
-	}
-	return &v, nil
+	v, err := parseRoot[JSONRPCMessage]("JSONRPCMessage", "json-rpc-message.schema.json", data)
+	return v, err
 }
 
 // EncodeJSONRPCMessage encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeJSONRPCMessage(v *JSONRPCMessage) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeJSONRPCMessage of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeJSONRPCMessage")
 }

@@ -3,8 +3,6 @@
 
 package gen
 
-import "fmt"
-
 // ObserveNotificationParams is the object defined at observe-notification.schema.json#/allOf/1/properties/params.
 type ObserveNotificationParams struct {
 	// ProtocolVersion is the "protocolVersion" member (required).
@@ -115,26 +113,11 @@ func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 
 // ParseObserveNotification validates data against the canonical schema observe-notification.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseObserveNotification(data []byte) (*ObserveNotification, error) {
-	if err := validateDocument("ObserveNotification", "observe-notification.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ObserveNotification
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ObserveNotification", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ObserveNotification]("ObserveNotification", "observe-notification.schema.json", data)
+	return v, err
 }
 
 // EncodeObserveNotification encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeObserveNotification(v *ObserveNotification) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeObserveNotification of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeObserveNotification")
 }

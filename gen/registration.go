@@ -1250,26 +1250,11 @@ func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
 
 // ParseRegistration validates data against the canonical schema registration.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseRegistration(data []byte) (*Registration, error) {
-	if err := validateDocument("Registration", "registration.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v Registration
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("Registration", err)
-	}
-	return &v, nil
+	v, err := parseRoot[Registration]("Registration", "registration.schema.json", data)
+	return v, err
 }
 
 // EncodeRegistration encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeRegistration(v *Registration) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeRegistration of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeRegistration")
 }

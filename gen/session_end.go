@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // SessionEndEvent is the object defined at session-end.schema.json#.
 type SessionEndEvent struct {
@@ -195,26 +192,11 @@ func (v SessionEndEventOutcome) Known() bool {
 
 // ParseSessionEnd validates data against the canonical schema session-end.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseSessionEnd(data []byte) (*SessionEndEvent, error) {
-	if err := validateDocument("SessionEndEvent", "session-end.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v SessionEndEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("SessionEndEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[SessionEndEvent]("SessionEndEvent", "session-end.schema.json", data)
+	return v, err
 }
 
 // EncodeSessionEnd encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeSessionEnd(v *SessionEndEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeSessionEnd of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeSessionEnd")
 }

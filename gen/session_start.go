@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // SessionStartEvent is the object defined at session-start.schema.json#.
 type SessionStartEvent struct {
@@ -303,26 +300,11 @@ func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
 
 // ParseSessionStart validates data against the canonical schema session-start.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseSessionStart(data []byte) (*SessionStartEvent, error) {
-	if err := validateDocument("SessionStartEvent", "session-start.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v SessionStartEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("SessionStartEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[SessionStartEvent]("SessionStartEvent", "session-start.schema.json", data)
+	return v, err
 }
 
 // EncodeSessionStart encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeSessionStart(v *SessionStartEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeSessionStart of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeSessionStart")
 }

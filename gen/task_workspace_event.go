@@ -1251,26 +1251,11 @@ func (u *TaskWorkspaceEvent) Type() string {
 
 // ParseTaskWorkspaceEvent validates data against the canonical schema task-workspace-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseTaskWorkspaceEvent(data []byte) (*TaskWorkspaceEvent, error) {
-	if err := validateDocument("TaskWorkspaceEvent", "task-workspace-event.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v TaskWorkspaceEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("TaskWorkspaceEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[TaskWorkspaceEvent]("TaskWorkspaceEvent", "task-workspace-event.schema.json", data)
+	return v, err
 }
 
 // EncodeTaskWorkspaceEvent encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeTaskWorkspaceEvent(v *TaskWorkspaceEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeTaskWorkspaceEvent of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeTaskWorkspaceEvent")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // ToolAfterEvent is the object defined at tool-after.schema.json#.
 type ToolAfterEvent struct {
@@ -229,26 +226,11 @@ func (s *ToolAfterEvent) UnmarshalJSON(data []byte) error {
 
 // ParseToolAfter validates data against the canonical schema tool-after.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseToolAfter(data []byte) (*ToolAfterEvent, error) {
-	if err := validateDocument("ToolAfterEvent", "tool-after.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ToolAfterEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ToolAfterEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ToolAfterEvent]("ToolAfterEvent", "tool-after.schema.json", data)
+	return v, err
 }
 
 // EncodeToolAfter encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeToolAfter(v *ToolAfterEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeToolAfter of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeToolAfter")
 }

@@ -3,10 +3,7 @@
 
 package gen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // ToolBeforeEvent is the object defined at tool-before.schema.json#.
 type ToolBeforeEvent struct {
@@ -182,26 +179,11 @@ func (s *ToolBeforeEvent) UnmarshalJSON(data []byte) error {
 
 // ParseToolBefore validates data against the canonical schema tool-before.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseToolBefore(data []byte) (*ToolBeforeEvent, error) {
-	if err := validateDocument("ToolBeforeEvent", "tool-before.schema.json", data); err != nil {
-		return nil, err
-	}
-	var v ToolBeforeEvent
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("ToolBeforeEvent", err)
-	}
-	return &v, nil
+	v, err := parseRoot[ToolBeforeEvent]("ToolBeforeEvent", "tool-before.schema.json", data)
+	return v, err
 }
 
 // EncodeToolBefore encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeToolBefore(v *ToolBeforeEvent) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeToolBefore of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeToolBefore")
 }

@@ -128,31 +128,19 @@ func (u *WireMessage) JSONRPC() string {
 
 // ParseWireMessage validates data against the canonical schema schema.json, then decodes it losslessly. It also checks that the request id equals params.event.id. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseWireMessage(data []byte) (*WireMessage, error) {
-	if err := validateDocument("WireMessage", "schema.json", data); err != nil {
+	v, err := parseRoot[WireMessage]("WireMessage", "schema.json", data)
+	if err != nil {
 		return nil, err
-	}
-	var v WireMessage
-	if err := v.UnmarshalJSON(data); err != nil {
-		return nil, decodeFailure("WireMessage", err)
 	}
 	if v.InterceptRequest != nil {
 		if err := v.InterceptRequest.checkEventID(); err != nil {
 			return nil, err
 		}
 	}
-	return &v, nil
+	return v, nil
 }
 
 // EncodeWireMessage encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.
 func EncodeWireMessage(v *WireMessage) ([]byte, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: EncodeWireMessage of nil", ErrInvalid)
-	}
-	e := getEncoder()
-	v.encode(e)
-	out, err := e.finish()
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return encodeRoot(v, "EncodeWireMessage")
 }

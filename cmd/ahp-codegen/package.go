@@ -196,9 +196,10 @@ func emitRoot(f *jen.File, r *root) {
 		)
 	}
 	body := []jen.Code{
-		jen.If(jen.Id("err").Op(":=").Id("validateDocument").Call(jen.Lit(name), jen.Lit(r.File), jen.Id("data")), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Var().Id("v").Id(name),
-		jen.If(jen.Id("err").Op(":=").Id("v").Dot("UnmarshalJSON").Call(jen.Id("data")), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("decodeFailure").Call(jen.Lit(name), jen.Id("err")))),
+		jen.List(jen.Id("v"), jen.Id("err")).Op(":=").Id("parseRoot").Index(jen.Id(name)).Call(jen.Lit(name), jen.Lit(r.File), jen.Id("data")),
+	}
+	if len(r.Checks) > 0 {
+		body = append(body, jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
 	}
 	for _, c := range r.Checks {
 		switch c {
@@ -211,7 +212,11 @@ func emitRoot(f *jen.File, r *root) {
 					jen.If(jen.Id("err").Op(":=").Id("v").Dot("InterceptRequest").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err")))))
 		}
 	}
-	body = append(body, jen.Return(jen.Op("&").Id("v"), jen.Nil()))
+	if len(r.Checks) > 0 {
+		body = append(body, jen.Return(jen.Id("v"), jen.Nil()))
+	} else {
+		body = append(body, jen.Return(jen.Id("v"), jen.Id("err")))
+	}
 	extra := ""
 	if len(r.Checks) > 0 {
 		extra = " It also checks that the request id equals params.event.id."
@@ -220,12 +225,7 @@ func emitRoot(f *jen.File, r *root) {
 	f.Func().Id(parse).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(name), jen.Error()).Block(body...)
 	f.Comment(fmt.Sprintf("%s encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.", encode))
 	f.Func().Id(encode).Params(jen.Id("v").Op("*").Id(name)).Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.If(jen.Id("v").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: "+encode+" of nil"), jen.Id("ErrInvalid")))),
-		jen.Id("e").Op(":=").Id("getEncoder").Call(),
-		jen.Id("v").Dot("encode").Call(jen.Id("e")),
-		jen.List(jen.Id("out"), jen.Id("err")).Op(":=").Id("e").Dot("finish").Call(),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Return(jen.Id("out"), jen.Nil()),
+		jen.Return(jen.Id("encodeRoot").Call(jen.Id("v"), jen.Lit(encode))),
 	)
 	f.Line()
 }
