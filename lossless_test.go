@@ -159,3 +159,18 @@ func TestEscapedMemberNames(t *testing.T) {
 	require.Equal(t, "plain", ev.ToolBefore.Unknown[1].Name)
 	require.Equal(t, "urn:x", ev.ToolBefore.Source)
 }
+
+// TestEncodeNilIsInvalid: encoding a nil root is an error matching
+// gen.ErrInvalid that names the function, never a panic.
+func TestEncodeNilIsInvalid(t *testing.T) {
+	for name, encode := range map[string]func() ([]byte, error){
+		"EncodeInterceptRequest":  func() ([]byte, error) { return gen.EncodeInterceptRequest(nil) },
+		"EncodeInterceptResponse": func() ([]byte, error) { return gen.EncodeInterceptResponse(nil) },
+		"EncodeEvent":             func() ([]byte, error) { return gen.EncodeEvent(nil) },
+	} {
+		out, err := encode()
+		require.Nil(t, out, name)
+		require.ErrorIs(t, err, gen.ErrInvalid, name)
+		require.ErrorContains(t, err, name)
+	}
+}
