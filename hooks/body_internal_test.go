@@ -47,3 +47,44 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 		})
 	}
 }
+
+// TestNoEffectAnswerShortcut: decodeIntercept's shortcut is taken for the
+// canonical no-effect answer and gives what the full path gives; every
+// other spelling, id or content goes through the full path.
+func TestNoEffectAnswerShortcut(t *testing.T) {
+	canonical := func(id string) []byte {
+		b, err := gen.EncodeInterceptResponse(&gen.InterceptResponse{ID: gen.JSONRPCResponseID(gen.JSONRPCIDFromString(id)),
+			Result: gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: []gen.Effect{}}})
+		require.NoError(t, err)
+		return b
+	}
+	for _, id := range []string{"evt-1", "evt_0123456789abcdef", "x", "a b/c:d@e", "evt-\u00e9", "evt-\"q\"", "evt-\\", "evt-<&>", "evt-\u2028"} {
+		raw := canonical(id)
+		full, ferr := decodeInterceptFull(raw, id)
+		require.Nil(t, ferr, "id %q", id)
+		got, err := decodeIntercept(raw, id)
+		require.Nil(t, err)
+		require.Equal(t, full, got, "id %q", id)
+		if isNoEffectAnswer(raw, id) {
+			require.Equal(t, gen.ProtocolVersion, got.ProtocolVersion)
+			require.NotNil(t, got.Effects)
+			require.Empty(t, got.Effects)
+		}
+	}
+	require.True(t, isNoEffectAnswer(canonical("evt-1"), "evt-1"), "the common answer takes the shortcut")
+	require.True(t, isNoEffectAnswer([]byte(`{"jsonrpc":"2.0","id":"evt-1","result":{"protocolVersion":"draft","effects":[]}}`), "evt-1"))
+	for name, raw := range map[string]string{
+		"other id":       `{"jsonrpc":"2.0","id":"evt-2","result":{"protocolVersion":"draft","effects":[]}}`,
+		"numeric id":     `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"draft","effects":[]}}`,
+		"escaped id":     `{"jsonrpc":"2.0","id":"evt\u002d1","result":{"protocolVersion":"draft","effects":[]}}`,
+		"spaces":         `{"jsonrpc": "2.0","id":"evt-1","result":{"protocolVersion":"draft","effects":[]}}`,
+		"effects":        `{"jsonrpc":"2.0","id":"evt-1","result":{"protocolVersion":"draft","effects":[{"type":"allow"}]}}`,
+		"extension":      `{"jsonrpc":"2.0","id":"evt-1","result":{"protocolVersion":"draft","effects":[],"extensions":{}}}`,
+		"trailing bytes": `{"jsonrpc":"2.0","id":"evt-1","result":{"protocolVersion":"draft","effects":[]}}x`,
+		"no effects":     `{"jsonrpc":"2.0","id":"evt-1","result":{"protocolVersion":"draft"}}`,
+		"error":          `{"jsonrpc":"2.0","id":"evt-1","error":{"code":-32603,"message":"x"}}`,
+	} {
+		require.False(t, isNoEffectAnswer([]byte(raw), "evt-1"), name)
+	}
+	require.False(t, isNoEffectAnswer([]byte(`{"jsonrpc":"2.0","id":"","result":{"protocolVersion":"draft","effects":[]}}`), ""), "an empty id is never ours")
+}

@@ -60,6 +60,20 @@ type fastRun struct {
 	// are pure functions of the string.
 	verdicts  [8]verdict
 	nverdicts int
+
+	// Recent verdicts of whole objects: the same subschema is often
+	// reached on the same object by several paths (an event checked by
+	// its envelope's union and by the request's interceptable union), and
+	// a verdict is a pure function of the node and the value.
+	objects  [8]objectVerdict
+	nobjects int
+}
+
+// objectVerdict is node n's verdict on the object at token tok.
+type objectVerdict struct {
+	n   *fastNode
+	tok uint32
+	ok  bool
 }
 
 // verdict is a format's (by name) or a Go regular expression's verdict on
@@ -90,10 +104,14 @@ func (r *fastRun) formatOK(n *fastNode, i uint32) bool {
 	if r.t.toks[i].kind != tString {
 		return n.format(r.t.value(i)) == nil
 	}
+	b := r.t.bytes(i)
+	if fastFormat(n.fmtName, b) {
+		return true
+	}
 	if ok, found := r.recall(i, n.fmtName, nil); found {
 		return ok
 	}
-	ok := n.format(string(r.t.bytes(i))) == nil
+	ok := n.format(string(b)) == nil
 	r.remember(verdict{tok: i, format: n.fmtName, ok: ok})
 	return ok
 }
@@ -122,9 +140,21 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	case -1:
 		return false
 	}
+	isObject := r.t.toks[i].kind == tObject
+	if isObject {
+		for _, v := range r.objects[:min(r.nobjects, len(r.objects))] {
+			if v.n == n && v.tok == i {
+				return v.ok
+			}
+		}
+	}
 	r.depth++
 	ok := r.check(n, i)
 	r.depth--
+	if isObject && !r.abort {
+		r.objects[r.nobjects%len(r.objects)] = objectVerdict{n: n, tok: i, ok: ok}
+		r.nobjects++
+	}
 	return ok
 }
 
