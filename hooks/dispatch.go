@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -64,6 +63,9 @@ type call struct {
 	curJSON  []byte
 	capsJSON []byte
 
+	opts callOptions
+	fill fill
+
 	offered   []*subscription // subscriptions whose responses went to Apply, in order
 	diags     []Diagnostic
 	synthetic bool
@@ -83,17 +85,21 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	if e == nil || !e.declared {
 		return nil, inputError("event", "/type", "declared", "the manifest does not declare this event")
 	}
-	var o callOptions
+	// One allocation holds the call, its options and the fill the input
+	// conversion reads.
+	c := &call{h: h, parent: ctx, entry: e}
+	o := &c.opts
 	for _, opt := range opts {
 		if opt != nil {
-			opt.apply(&o)
+			opt.apply(o)
 		}
 	}
-	caps, intercept, err := e.advertisement(&o)
+	caps, intercept, err := e.advertisement(o)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := build(&fill{source: h.source, id: o.eventID, manifest: &h.manifest})
+	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest}
+	ev, err := build(&c.fill)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +118,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	defer cancel(nil)
 	stop := context.AfterFunc(h.closing, func() { cancel(ErrClosed) })
 	defer stop()
-	c := &call{h: h, ctx: cctx, parent: ctx, entry: e, caps: caps, occ: occ, base: ev, cur: ev, curJSON: encoded}
+	c.ctx, c.caps, c.occ, c.base, c.cur, c.curJSON = cctx, caps, occ, ev, ev, encoded
 	if o.grant == nil && !countsContinuations(e.caps) {
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
 	}
@@ -293,24 +299,34 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte) ([]byte, e
 			return nil, err
 		}
 	}
-	state, err := c.occ.RequestState().MarshalJSON()
+	state, err := c.occ.RequestStateJSON()
 	if err != nil {
 		return nil, err
 	}
 	reqID := gen.JSONRPCIDFromString(id)
-	b := make([]byte, 0, len(evJSON)+len(c.capsJSON)+len(state)+len(reqID)+len(gen.ProtocolVersion)+112)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b := make([]byte, 0, len(bodyHead)+len(reqID)+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(c.capsJSON)+len(bodyState)+len(state)+len(bodyTail))
+	b = append(b, bodyHead...)
 	b = append(b, reqID...)
-	b = append(b, `,"method":"hooks/intercept","params":{"protocolVersion":`...)
-	b = strconv.AppendQuote(b, gen.ProtocolVersion)
-	b = append(b, `,"event":`...)
+	b = append(b, bodyParams...)
+	b = append(b, bodyEvent...)
 	b = append(b, evJSON...)
-	b = append(b, `,"capabilities":`...)
+	b = append(b, bodyCaps...)
 	b = append(b, c.capsJSON...)
-	b = append(b, `,"state":`...)
+	b = append(b, bodyState...)
 	b = append(b, state...)
-	return append(b, "}}"...), nil
+	return append(b, bodyTail...), nil
 }
+
+// The fixed parts of a hooks/intercept request body, in the order
+// gen.EncodeInterceptRequest writes them.
+const (
+	bodyHead   = `{"jsonrpc":"2.0","id":`
+	bodyParams = `,"method":"hooks/intercept","params":{"protocolVersion":"` + gen.ProtocolVersion + `"`
+	bodyEvent  = `,"event":`
+	bodyCaps   = `,"capabilities":`
+	bodyState  = `,"state":`
+	bodyTail   = `}}`
+)
 
 // failure records an operational failure of s and applies its policy once:
 // fail-open continues, fail-closed stops with a synthetic denial.

@@ -423,6 +423,21 @@ func (o *Occurrence) targetValue() (json.RawMessage, bool) {
 	return nil, false
 }
 
+// pristineState is the encoding of RequestState for the default state (no
+// permission, no candidate, no flow, no instructions or injections), which
+// every occurrence without a host prior state starts in.
+const pristineState = `{"permission":"none","candidate":null,"flow":"none"}`
+
+// RequestStateJSON returns the encoding of RequestState. The default state,
+// the common one for a first receiver, is encoded without building it.
+func (o *Occurrence) RequestStateJSON() ([]byte, error) {
+	c := &o.cur
+	if c.perm == gen.PermissionNone && !c.cand.Present && c.flow == gen.FlowStateNone && len(c.instructions) == 0 && len(c.injections) == 0 {
+		return []byte(pristineState), nil
+	}
+	return o.RequestState().MarshalJSON()
+}
+
 // RequestState returns the params.state to send to the next receiver: the
 // committed permission, candidate, flow, instructions and injections.
 // Effective content travels in the event (Event), not in state; messages

@@ -440,3 +440,24 @@ func TestStateIsDetached(t *testing.T) {
 	s.Accepted[0].Effects[1].Message.Text = "mutated"
 	require.Equal(t, want, o.State())
 }
+
+// TestRequestStateJSON: the shortcut for the default state encodes what
+// RequestState encodes, and every other state takes the full encoding.
+func TestRequestStateJSON(t *testing.T) {
+	ev := event(t, gen.EventToolBefore)
+	for name, in := range map[string]settle.Initial{
+		"default":      {},
+		"explicit":     {Permission: gen.PermissionNone, Flow: gen.FlowStateNone},
+		"allow":        {Permission: gen.PermissionAllow},
+		"candidate":    {Candidate: settle.Candidate{Present: true, Value: []byte(`{"x":1}`)}},
+		"instructions": {Instructions: []string{"be brief"}},
+	} {
+		occ, err := settle.New(ev, in)
+		require.NoError(t, err, name)
+		want, err := occ.RequestState().MarshalJSON()
+		require.NoError(t, err)
+		got, err := occ.RequestStateJSON()
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), name)
+	}
+}
