@@ -137,8 +137,7 @@ func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Cap
 		}
 		if err := v.Validate(ref, body); err != nil {
 			index, family := -1, gen.EffectFamily("")
-			var verr *validate.Error
-			if errors.As(err, &verr) {
+			if verr, ok := errors.AsType[*validate.Error](err); ok {
 				if i, ok := effectIndex(verr.Pointer); ok && i < len(effects) {
 					index = i
 					family, _, _ = effectFacts(&effects[i])
@@ -161,6 +160,48 @@ func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Cap
 		return nil, fail(index, family, "rejected by the settlement rules", err)
 	}
 	return body, nil
+}
+
+// The no-effect answer, around the echoed request id: exactly what admit
+// encodes for an InterceptResult without effects or extensions.
+const (
+	noEffectHead = `{"jsonrpc":"` + jsonrpc.Version + `","id":`
+	noEffectTail = `,"result":{"protocolVersion":"` + gen.ProtocolVersion + `","effects":[]}}`
+)
+
+// noEffectResponse returns the answer without effects and without
+// extensions to the intercept request with id, byte for byte what admit
+// returns for it, and false when id is neither a non-empty string nor an
+// integer (admit then decides).
+//
+// The dispatcher sends it without admit's two schema validations, which
+// cannot fail for it:
+//   - the id has passed canonical validation of the request as a jsonRpcId
+//     (common.schema.json), and the response's id is a jsonRpcResponseId,
+//     anyOf jsonRpcId and null, so the same token is valid there too; it is
+//     echoed verbatim, as admit does;
+//   - the rest is constant: it does not depend on the event, and it is
+//     valid against intercept-response.schema.json and against the response
+//     definition of every interceptable event of the catalogue, which the
+//     schemas (embedded, fixed at build time) and the catalogue (generated)
+//     make a finite, static set; the package tests check every member of it;
+//   - had the validator failed to load its schemas, the request could not
+//     have passed canonical validation.
+//
+// Effects always go through admit, and so does any Extensions value, which
+// is the callback's JSON and must be validated.
+func noEffectResponse(id jsonrpc.ID) ([]byte, bool) {
+	if !id.IsString() && !id.IsInteger() {
+		return nil, false
+	}
+	raw := id.String() // the exact JSON text of a string or integer id
+	if raw == `""` {
+		return nil, false
+	}
+	body := make([]byte, 0, len(noEffectHead)+len(raw)+len(noEffectTail))
+	body = append(body, noEffectHead...)
+	body = append(body, raw...)
+	return append(body, noEffectTail...), true
 }
 
 // effectIndex extracts N from a pointer /result/effects/N[/...].

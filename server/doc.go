@@ -44,7 +44,10 @@
 //     definition. A response that fails is never sent: the harness gets
 //     -32004 and the log hook gets an [*AdmissionError] (AHP-CAP-001,
 //     AHP-DEC-001, AHP-CORE-003: effects are strict and a response is
-//     rejected as a whole).
+//     rejected as a whole). The answer without effects or extensions, the
+//     same for every event but for the echoed id and valid against both
+//     schemas for every interceptable event, needs none of these checks and
+//     is sent directly.
 //
 // Notifications (hooks/observe, or any message without an id) never get a
 // JSON-RPC reply, success or error (base/errors.md). A notification that

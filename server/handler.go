@@ -290,42 +290,24 @@ func (h *Handler) drop(ctx context.Context, rq *request, why string) result {
 // checkVersion reports whether params carries a protocolVersion other than
 // the supported one. An absent member is left to schema validation.
 func checkVersion(params []byte) (unsupported bool) {
-	raw, ok := jsonrpc.Member(params, "protocolVersion")
-	if !ok {
-		return false
-	}
-	if string(raw) == `"`+gen.ProtocolVersion+`"` {
-		return false
-	}
-	v, ok := jsonrpc.StringValue(raw)
-	return !ok || v != gen.ProtocolVersion
-}
-
-// eventType returns params.event.type when it is a string.
-func eventType(params []byte) (raw []byte, name gen.EventName, ok bool) {
-	ev, ok := jsonrpc.Member(params, "event")
-	if !ok {
-		return nil, "", false
-	}
-	t, ok := jsonrpc.Member(ev, "type")
-	if !ok {
-		return ev, "", false
-	}
-	s, ok := jsonrpc.StringValue(t)
-	return ev, gen.EventName(s), ok
+	return versionUnsupported(jsonrpc.Member(params, "protocolVersion"))
 }
 
 func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	params := rq.env.Params
-	if checkVersion(params) {
+	head := readHead(params)
+	if head.unsupportedVersion() {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
 	// The event type is read before the full validation so that an
 	// unsupported event gets its own error code. Should the raw read and the
 	// decoder ever disagree, the parsed type is checked instead.
-	rawEvent, name, ok := eventType(params)
+	var info gen.EventInfo
+	rawEvent := head.event
+	name, ok := head.eventName()
 	if ok {
-		if why := h.unsupported(name); why != "" {
+		var why string
+		if info, why = h.supported(name); why != "" {
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
 		}
 	}
@@ -336,11 +318,11 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	if !ok {
 		name = gen.EventName(req.Params.Event.Type())
 		rawEvent, _ = jsonrpc.Member(params, "event")
-		if why := h.unsupported(name); why != "" {
+		var why string
+		if info, why = h.supported(name); why != "" {
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
 		}
 	}
-	info, _ := lookupEvent(name)
 	// The callback has not seen req yet: its event is still the request's.
 	if err := checkEvent(&req.Params.Event, req.Params.Capabilities); err != nil {
 		return h.invalidParams(ctx, rq, err)
@@ -349,6 +331,13 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	out, err := h.callIntercept(ctx, req)
 	if err != nil {
 		return h.callbackFailed(ctx, rq, info.Name, err)
+	}
+	// The answer without effects or extensions is constant but for the id
+	// and admissible for every interceptable event (see noEffectResponse).
+	if len(out.Effects) == 0 && out.Extensions == nil {
+		if body, ok := noEffectResponse(rq.env.ID); ok {
+			return result{out: outReply, body: body}
+		}
 	}
 	// Admission runs against what the request said, not against req, which
 	// the callback may have changed: decode a fresh snapshot from the
@@ -373,19 +362,19 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	return result{out: outReply, body: body}
 }
 
-// unsupported says why this handler does not intercept the named event, or
-// returns "".
-func (h *Handler) unsupported(name gen.EventName) string {
+// supported returns the catalogue entry of an event this handler
+// intercepts, or says why it does not intercept it.
+func (h *Handler) supported(name gen.EventName) (info gen.EventInfo, why string) {
 	info, known := lookupEvent(name)
 	switch {
 	case !known:
-		return "unknown event type"
+		return info, "unknown event type"
 	case !info.Interceptable():
-		return "event cannot be intercepted"
+		return info, "event cannot be intercepted"
 	case len(h.InterceptEvents) > 0 && !slices.Contains(h.InterceptEvents, name):
-		return "event not in InterceptEvents"
+		return info, "event not in InterceptEvents"
 	}
-	return ""
+	return info, ""
 }
 
 // snapshot decodes detached copies of the request's capabilities and event.
@@ -414,8 +403,7 @@ func (h *Handler) invalidParams(ctx context.Context, rq *request, err error) res
 		slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
 		slog.Int("code", jsonrpc.CodeInvalidParams),
 	}
-	var pe *gen.ParseError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*gen.ParseError](err); ok {
 		attrs = append(attrs, slog.String("pointer", pe.Pointer), slog.String("keyword", pe.Keyword))
 	} else {
 		attrs = append(attrs, slog.Any("err", err))
@@ -434,8 +422,7 @@ func (h *Handler) callbackFailed(ctx context.Context, rq *request, event gen.Eve
 		slog.String("method", rq.env.Method), slog.String("event", string(event)),
 		slog.String("id", rq.env.ID.String()), slog.Int("code", code),
 	}
-	var p *panicError
-	if errors.As(err, &p) {
+	if p, ok := errors.AsType[*panicError](err); ok {
 		attrs = append(attrs, slog.String("panic", fmt.Sprint(p.value)), slog.String("stack", string(p.stack)))
 		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept callback panicked", attrs...)
 	} else {
@@ -472,11 +459,11 @@ func (h *Handler) callObserve(ctx context.Context, n *gen.ObserveNotification) (
 }
 
 func (h *Handler) observe(ctx context.Context, rq *request) result {
-	params := rq.env.Params
-	if checkVersion(params) {
+	head := readHead(rq.env.Params)
+	if head.unsupportedVersion() {
 		return h.drop(ctx, rq, "unsupported protocolVersion")
 	}
-	if _, name, ok := eventType(params); ok {
+	if name, ok := head.eventName(); ok {
 		if _, known := lookupEvent(name); !known {
 			return h.drop(ctx, rq, "unknown event type")
 		}
@@ -487,8 +474,7 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 	n, err := gen.ParseObserveNotification(rq.msg)
 	if err != nil {
 		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("reason", "canonical validation failed")}
-		var pe *gen.ParseError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*gen.ParseError](err); ok {
 			attrs = append(attrs, slog.String("pointer", pe.Pointer), slog.String("keyword", pe.Keyword))
 		}
 		h.logAttrs(ctx, slog.LevelWarn, "ahp server: notification dropped", attrs...)
@@ -496,8 +482,7 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 	}
 	if err := h.callObserve(ctx, n); err != nil {
 		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("event", n.Params.Event.Type())}
-		var p *panicError
-		if errors.As(err, &p) {
+		if p, ok := errors.AsType[*panicError](err); ok {
 			attrs = append(attrs, slog.String("panic", fmt.Sprint(p.value)), slog.String("stack", string(p.stack)))
 			h.logAttrs(ctx, slog.LevelError, "ahp server: Observe callback panicked", attrs...)
 		} else {

@@ -26,8 +26,7 @@ func checkEvent(event *gen.Event, granted gen.Capabilities) error {
 
 // rejectedIndex returns the offending effect index of a settle rejection.
 func rejectedIndex(err error) (int, bool) {
-	var rej *settle.Rejection
-	if errors.As(err, &rej) {
+	if rej, ok := errors.AsType[*settle.Rejection](err); ok {
 		return rej.EffectIndex, true
 	}
 	return 0, false

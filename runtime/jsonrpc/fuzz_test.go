@@ -246,3 +246,25 @@ func FuzzIDUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMembers: Members agrees with one Member call per name on any input.
+func FuzzMembers(f *testing.F) {
+	f.Add([]byte(`{"protocolVersion":"draft","event":{"type":"tool.before"},"a":1,"\u0061":2}`))
+	f.Add([]byte(`{"event":1,"event":{"type":"x"}}`))
+	f.Add([]byte(`{"a":[1,2,{"b":"c"}],"b":null}`))
+	names := []string{"protocolVersion", "event", "a", "b"}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		values := make([][]byte, len(names))
+		found := make([]bool, len(names))
+		ok := Members(obj, names, values, found)
+		for i, name := range names {
+			want, wantOK := Member(obj, name)
+			if wantOK != found[i] || string(want) != string(values[i]) {
+				t.Fatalf("Members(%q)[%s] = %q %v, Member = %q %v", obj, name, values[i], found[i], want, wantOK)
+			}
+			if !ok && found[i] {
+				t.Fatalf("Members(%q) failed but found %s", obj, name)
+			}
+		}
+	})
+}

@@ -13,48 +13,65 @@ package jsonrpc
 // Member lets a server read a few members of params (protocolVersion,
 // event.type) to pick the right error code before full validation.
 func Member(obj []byte, name string) ([]byte, bool) {
+	var v [1][]byte
+	var found [1]bool
+	if !Members(obj, []string{name}, v[:], found[:]) || !found[0] {
+		return nil, false
+	}
+	return v[0], true
+}
+
+// Members is [Member] for several names in one pass over obj: for each i,
+// values[i] and found[i] are what Member(obj, names[i]) returns. values and
+// found must be as long as names. It reports false, leaving found all
+// false, when obj is not a syntactically valid JSON object.
+func Members(obj []byte, names []string, values [][]byte, found []bool) bool {
+	clear(values)
+	clear(found)
 	s := scanner{data: obj}
 	s.skipWS()
 	if s.peek() != '{' {
-		return nil, false
+		return false
 	}
 	s.pos++
 	s.skipWS()
-	var (
-		found []byte
-		ok    bool
-	)
 	if s.peek() == '}' {
 		s.pos++
 	} else {
 		for {
 			if s.peek() != '"' {
-				return nil, false
+				return fail(values, found)
 			}
 			keyStart := s.pos
 			escaped, valid := s.scanString()
 			if !valid {
-				return nil, false
+				return fail(values, found)
 			}
 			key := obj[keyStart:s.pos]
 			s.skipWS()
 			if s.peek() != ':' {
-				return nil, false
+				return fail(values, found)
 			}
 			s.pos++
 			s.skipWS()
 			valStart := s.pos
 			if !s.skipValue(1) {
-				return nil, false
+				return fail(values, found)
 			}
-			var match bool
+			var decoded string
 			if escaped {
-				match = decodeStringToken(key) == name
-			} else {
-				match = string(key[1:len(key)-1]) == name
+				decoded = decodeStringToken(key)
 			}
-			if match {
-				found, ok = obj[valStart:s.pos], true
+			for i, name := range names {
+				var match bool
+				if escaped {
+					match = decoded == name
+				} else {
+					match = string(key[1:len(key)-1]) == name
+				}
+				if match {
+					values[i], found[i] = obj[valStart:s.pos], true
+				}
 			}
 			s.skipWS()
 			switch s.peek() {
@@ -65,16 +82,23 @@ func Member(obj []byte, name string) ([]byte, bool) {
 			case '}':
 				s.pos++
 			default:
-				return nil, false
+				return fail(values, found)
 			}
 			break
 		}
 	}
 	s.skipWS()
 	if s.pos != len(obj) {
-		return nil, false
+		return fail(values, found)
 	}
-	return found, ok
+	return true
+}
+
+// fail clears what Members found and reports false.
+func fail(values [][]byte, found []bool) bool {
+	clear(values)
+	clear(found)
+	return false
 }
 
 // StringValue decodes tok, the raw JSON text of a value, as a string. It

@@ -81,3 +81,32 @@ func FuzzMember(f *testing.F) {
 		}
 	})
 }
+
+// TestMembers: one pass gives, name by name, what Member gives, including
+// the last occurrence, escaped names, absent names and malformed objects;
+// it does not allocate.
+func TestMembers(t *testing.T) {
+	names := []string{"a", "b", "d", "A", "c", "B"}
+	for _, obj := range []string{
+		` {"a":1, "b" : {"c":[1,2]}, "\u0064":"dee", "A":"upper", "a":"last"} `,
+		`{}`, `{"c":1}`, `{"a":1`, `{"a":1}x`, `[]`, `{"a":1,}`, "{\"a\":\"\xff\"}",
+	} {
+		values := make([][]byte, len(names))
+		found := make([]bool, len(names))
+		ok := Members([]byte(obj), names, values, found)
+		require.Equal(t, strings.HasSuffix(obj, "} ") || obj == `{}` || obj == `{"c":1}`, ok, obj)
+		for i, name := range names {
+			want, wantOK := Member([]byte(obj), name)
+			require.Equal(t, wantOK, found[i], "%s %s", obj, name)
+			require.Equal(t, string(want), string(values[i]), "%s %s", obj, name)
+		}
+	}
+	obj := []byte(`{"protocolVersion":"draft","event":{"type":"tool.before"},"x":[1,{"event":2}]}`)
+	var values [2][]byte
+	var found [2]bool
+	allocs := testing.AllocsPerRun(100, func() {
+		Members(obj, []string{"protocolVersion", "event"}, values[:], found[:])
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, `{"type":"tool.before"}`, string(values[1]))
+}
