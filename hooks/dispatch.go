@@ -241,8 +241,8 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	if err != nil {
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 	}
-	dctx, cancel := context.WithTimeout(c.ctx, s.timeout)
-	defer cancel()
+	dctx, release := c.h.timeouts.start(c.ctx, s.timeout)
+	defer release()
 	raw, err := s.b.tr.Exchange(dctx, transport.Message{BackendID: s.b.id, Method: jsonrpc.MethodIntercept, ID: jsonrpc.StringID(id), Body: body})
 	if c.ctx.Err() != nil {
 		return false, true // interruption overrides everything, including a response
@@ -568,8 +568,8 @@ func (c *call) observe(observers, owed []*subscription) {
 	}
 	diags := make([]*Diagnostic, len(targets))
 	deliver := func(i int, t target) {
-		octx, cancel := context.WithTimeout(c.ctx, c.h.cfg.ObserveTimeout)
-		defer cancel()
+		octx, release := c.h.timeouts.start(c.ctx, c.h.cfg.ObserveTimeout)
+		defer release()
 		body, _ := encode(t.s.native)
 		fail := func(te *transport.Error) {
 			diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}

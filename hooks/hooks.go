@@ -111,6 +111,7 @@ type Hooks struct {
 	cancel   context.CancelFunc
 	shutdown sync.Once
 	done     chan struct{}
+	timeouts timeouts // delivery deadlines
 }
 
 // backend is one registration entry with its transport.
@@ -194,6 +195,7 @@ func (h *Hooks) Close() error {
 		h.mu.Unlock()
 		h.cancel()
 		h.calls.Wait()
+		h.timeouts.close()
 		var wg sync.WaitGroup
 		for _, b := range h.backends {
 			if b.owned {

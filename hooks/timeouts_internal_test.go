@@ -1,0 +1,94 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDeliveryTimeouts: a delivery context ends at its own deadline with
+// context.DeadlineExceeded, a released one never does, the parent's
+// cancellation wins when it comes first and stays the answer, and the one
+// timer serves deadlines added in any order.
+func TestDeliveryTimeouts(t *testing.T) {
+	var ts timeouts
+	defer ts.close()
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+
+	long, releaseLong := ts.start(parent, time.Hour)
+	defer releaseLong()
+	released, release := ts.start(parent, 5*time.Millisecond)
+	short, releaseShort := ts.start(parent, 20*time.Millisecond)
+	defer releaseShort()
+	shorter, releaseShorter := ts.start(parent, 10*time.Millisecond)
+	defer releaseShorter()
+	release()
+
+	before := time.Now()
+	<-shorter.Done()
+	<-short.Done()
+	for _, dc := range []*deliveryContext{shorter, short} {
+		require.ErrorIs(t, dc.Err(), context.DeadlineExceeded)
+		require.Equal(t, context.DeadlineExceeded, dc.Err())
+		require.ErrorIs(t, context.Cause(dc), context.DeadlineExceeded)
+		d, ok := dc.Deadline()
+		require.True(t, ok)
+		require.Equal(t, dc.deadline, d)
+	}
+	require.False(t, time.Now().Before(short.deadline), "short ended before its deadline")
+	require.Less(t, time.Since(before), time.Minute)
+	require.ErrorIs(t, released.Err(), context.Canceled, "a released delivery is cancelled, not timed out")
+	require.NoError(t, long.Err())
+
+	cancelParent()
+	<-long.Done()
+	require.Equal(t, context.Canceled, long.Err())
+	require.Equal(t, context.DeadlineExceeded, short.Err(), "the first cause stays the answer")
+
+	ts.mu.Lock()
+	require.Len(t, ts.pending, 1, "only the long delivery is still pending until released")
+	ts.mu.Unlock()
+}
+
+// TestDeliveryTimeoutAfterParentDeadline: when the call's own deadline
+// comes first, the delivery ends with it and nothing is queued.
+func TestDeliveryTimeoutAfterParentDeadline(t *testing.T) {
+	var ts timeouts
+	defer ts.close()
+	parent, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	dc, release := ts.start(parent, time.Hour)
+	defer release()
+	ts.mu.Lock()
+	require.Empty(t, ts.pending)
+	ts.mu.Unlock()
+	pd, _ := parent.Deadline()
+	d, ok := dc.Deadline()
+	require.True(t, ok)
+	require.Equal(t, pd, d)
+	<-dc.Done()
+	require.Equal(t, context.DeadlineExceeded, dc.Err())
+	require.False(t, errors.Is(context.Cause(dc), errDeliveryTimeout), "the call's deadline, not the delivery's")
+}
+
+// TestDeliveryTimeoutsClosed: close joins the timer's goroutine; a start
+// after close is already cancelled.
+func TestDeliveryTimeoutsClosed(t *testing.T) {
+	var ts timeouts
+	dc, release := ts.start(context.Background(), time.Hour)
+	release()
+	require.ErrorIs(t, dc.Err(), context.Canceled)
+	ts.close()
+	select {
+	case <-ts.done:
+	default:
+		t.Fatal("the timer goroutine was not joined")
+	}
+	late, release := ts.start(context.Background(), time.Hour)
+	defer release()
+	require.ErrorIs(t, late.Err(), context.Canceled)
+}
