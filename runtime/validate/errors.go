@@ -147,7 +147,7 @@ func convert(key string, err error) error {
 		// of values, so only the type is reported.
 		return &Error{Schema: key, Keyword: "unknown", Causes: nil}
 	}
-	causes := leaves(verr, nil)
+	causes := leaves(verr, verr.InstanceLocation, nil)
 	if len(causes) == 0 {
 		causes = []Cause{toCause(verr)}
 	}
@@ -169,8 +169,9 @@ func convert(key string, err error) error {
 
 // leaves appends the relevant leaf failures under e. At a failed oneOf or
 // anyOf only the alternative that came closest to matching contributes (see
-// pickBranch).
-func leaves(e *jsonschema.ValidationError, dst []Cause) []Cause {
+// pickBranch). parentLoc is the instance location of e's parent (e's own for
+// the root).
+func leaves(e *jsonschema.ValidationError, parentLoc []string, dst []Cause) []Cause {
 	if len(e.Causes) == 0 {
 		if isStructural(e.ErrorKind) {
 			return dst
@@ -181,12 +182,20 @@ func leaves(e *jsonschema.ValidationError, dst []Cause) []Cause {
 	case *kind.PropertyNames:
 		// The causes describe the property name validated as a separate
 		// instance (with root-relative pointers); the failing name itself
-		// is instance data and is not reported.
-		return append(dst, toCause(e))
+		// is instance data and is not reported. jsonschema/v6 gives this
+		// error the validator's location slice without copying it, so its
+		// last element may have been overwritten by a sibling validated
+		// later (in map order); the parent, the failing object's schema,
+		// has the same location, copied.
+		c := toCause(e)
+		if len(parentLoc) == len(e.InstanceLocation) {
+			c.Pointer = pointer(parentLoc)
+		}
+		return append(dst, c)
 	case *kind.OneOf, *kind.AnyOf:
 		branches := make([][]Cause, len(e.Causes))
 		for i, c := range e.Causes {
-			branches[i] = leaves(c, nil)
+			branches[i] = leaves(c, e.InstanceLocation, nil)
 		}
 		if best := pickBranch(branches, len(e.InstanceLocation)); best >= 0 {
 			return append(dst, branches[best]...)
@@ -196,7 +205,7 @@ func leaves(e *jsonschema.ValidationError, dst []Cause) []Cause {
 		return append(dst, toCause(e))
 	}
 	for _, c := range e.Causes {
-		dst = leaves(c, dst)
+		dst = leaves(c, e.InstanceLocation, dst)
 	}
 	return dst
 }

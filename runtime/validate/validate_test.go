@@ -537,3 +537,20 @@ func marshal(t testing.TB, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestPropertyNamesPointerIsStable: a propertyNames failure is reported at
+// the failing object on every run. jsonschema/v6 hands that error a
+// location slice it goes on reusing for the siblings it validates after it,
+// in map order, so without the parent's copy the pointer named whichever
+// member came last.
+func TestPropertyNamesPointerIsStable(t *testing.T) {
+	v := validate.Default()
+	doc := []byte(`{"jsonrpc":"2.0","id":"x","result":{"protocolVersion":"draft","effects":[],"extensions":{"x":1}}}`)
+	for range 200 {
+		err := v.Validate("intercept-response.schema.json", doc)
+		var verr *validate.Error
+		require.ErrorAs(t, err, &verr)
+		require.Equal(t, "/result/extensions", verr.Pointer)
+		require.Equal(t, "propertyNames", verr.Keyword)
+	}
+}
