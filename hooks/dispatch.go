@@ -51,8 +51,10 @@ func (f *fill) sessionManifest() gen.StaticCapabilityManifest { return cloneMani
 // call is one in-flight hook call.
 type call struct {
 	h      *Hooks
-	ctx    context.Context // the caller's context, also cancelled by Close
-	parent context.Context
+	// ctx is the caller's context. The contexts the call hands out (to the
+	// preparer and the transports) are delivery contexts of h.timeouts,
+	// which Close cancels; ended reports either end.
+	ctx context.Context
 	entry  *eventEntry
 	caps   gen.Capabilities
 	occ    *settle.Occurrence
@@ -87,7 +89,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	}
 	// One allocation holds the call, its options and the fill the input
 	// conversion reads.
-	c := &call{h: h, parent: ctx, entry: e}
+	c := &call{h: h, ctx: ctx, entry: e}
 	o := &c.opts
 	for _, opt := range opts {
 		if opt != nil {
@@ -114,11 +116,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 			return nil, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
 		}
 	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(h.closing, func() { cancel(ErrClosed) })
-	defer stop()
-	c.ctx, c.caps, c.occ, c.base, c.cur, c.curJSON = cctx, caps, occ, ev, ev, encoded
+	c.caps, c.occ, c.base, c.cur, c.curJSON = caps, occ, ev, ev, encoded
 	if o.grant == nil && !countsContinuations(e.caps) {
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
 	}
@@ -181,7 +179,7 @@ func (c *call) run(intercept bool) (*Result, error) {
 		owed, chain = chain, nil
 	}
 	for i, s := range chain {
-		if c.ctx.Err() != nil {
+		if c.ended() {
 			return c.interrupted(nil)
 		}
 		stop, interrupted := c.intercept(s)
@@ -193,7 +191,7 @@ func (c *call) run(intercept bool) (*Result, error) {
 			break
 		}
 	}
-	if c.ctx.Err() != nil {
+	if c.ended() {
 		return c.interrupted(nil)
 	}
 	res := c.result()
@@ -204,7 +202,7 @@ func (c *call) run(intercept bool) (*Result, error) {
 		}
 	}
 	c.observe(observers, owed)
-	if c.ctx.Err() != nil {
+	if c.ended() {
 		return c.interrupted(nil)
 	}
 	res.Diagnostics = c.diags
@@ -220,8 +218,10 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		ev = withoutNative(ev)
 	}
 	if p := c.h.cfg.Preparer; p != nil {
-		pe, err := p.Prepare(c.ctx, Delivery{BackendID: s.b.id, SubscriptionIndex: s.index, Mode: gen.ModeIntercept, Content: s.content, Upload: s.upload, Event: ev})
-		if c.ctx.Err() != nil {
+		pctx, release := c.h.timeouts.start(c.ctx, 0)
+		pe, err := p.Prepare(pctx, Delivery{BackendID: s.b.id, SubscriptionIndex: s.index, Mode: gen.ModeIntercept, Content: s.content, Upload: s.upload, Event: ev})
+		release()
+		if c.ended() {
 			return false, true
 		}
 		if err != nil || pe == nil {
@@ -244,7 +244,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	dctx, release := c.h.timeouts.start(c.ctx, s.timeout)
 	defer release()
 	raw, err := s.b.tr.Exchange(dctx, transport.Message{BackendID: s.b.id, Method: jsonrpc.MethodIntercept, ID: jsonrpc.StringID(id), Body: body})
-	if c.ctx.Err() != nil {
+	if c.ended() {
 		return false, true // interruption overrides everything, including a response
 	}
 	if err != nil {
@@ -265,7 +265,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}{id})
 	}
 	if err := c.occ.ApplyContext(dctx, c.caps, result, opts); err != nil {
-		if c.ctx.Err() != nil {
+		if c.ended() {
 			return false, true
 		}
 		var rj *settle.Rejection
@@ -504,6 +504,9 @@ func (c *call) result() *Result {
 // with an error wrapping the cause.
 func (c *call) interrupted(inflight *subscription) (*Result, error) {
 	cause := context.Cause(c.ctx)
+	if c.h.stopping.Load() {
+		cause = ErrClosed
+	}
 	code := transport.CodeCancelled
 	if errors.Is(cause, context.DeadlineExceeded) {
 		code = transport.CodeDeadlineExceeded
@@ -520,11 +523,15 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 	if errors.Is(cause, ErrClosed) {
 		return r, fmt.Errorf("hooks: %s interrupted: %w", name, ErrClosed)
 	}
-	if err := c.parent.Err(); err != nil {
+	if err := c.ctx.Err(); err != nil {
 		return r, fmt.Errorf("hooks: %s interrupted: %w", name, err)
 	}
 	return r, fmt.Errorf("hooks: %s interrupted: %w", name, cause)
 }
+
+// ended reports whether the call must stop: the caller's context ended or
+// the Hooks is closing.
+func (c *call) ended() bool { return c.ctx.Err() != nil || c.h.stopping.Load() }
 
 // observe notifies observers (explicit observe subscriptions) and the owed
 // uncalled interceptors, concurrently, with the settled effective event,
@@ -594,7 +601,7 @@ func (c *call) observe(observers, owed []*subscription) {
 			}
 		}
 		err := t.s.b.tr.Notify(octx, transport.Message{BackendID: t.s.b.id, Method: jsonrpc.MethodObserve, Body: body})
-		if err != nil && c.ctx.Err() == nil {
+		if err != nil && !c.ended() {
 			fail(classify(err, octx))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -107,8 +108,7 @@ type Hooks struct {
 	mu       sync.Mutex
 	closed   bool
 	calls    sync.WaitGroup
-	closing  context.Context
-	cancel   context.CancelFunc
+	stopping atomic.Bool // Close has begun: calls stop at their next step
 	shutdown sync.Once
 	done     chan struct{}
 	timeouts timeouts // delivery deadlines
@@ -193,7 +193,8 @@ func (h *Hooks) Close() error {
 		h.mu.Lock()
 		h.closed = true
 		h.mu.Unlock()
-		h.cancel()
+		h.stopping.Store(true)
+		h.timeouts.cancelAll(ErrClosed)
 		h.calls.Wait()
 		h.timeouts.close()
 		var wg sync.WaitGroup

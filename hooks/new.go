@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +57,6 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hooks{source: cfg.Source, manifest: manifest, cfg: cfg, log: log, events: map[gen.EventName]*eventEntry{}, done: make(chan struct{})}
-	h.closing, h.cancel = context.WithCancel(context.Background())
 	if h.cfg.ObserveTimeout <= 0 {
 		h.cfg.ObserveTimeout = DefaultObserveTimeout
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,28 +24,35 @@ import (
 // passed. It matches context.DeadlineExceeded.
 var errDeliveryTimeout = fmt.Errorf("hooks: delivery timeout: %w", context.DeadlineExceeded)
 
-// deliveryContext is the context of one delivery: a child of the call's
-// context that also ends at deadline. Err reports
-// context.DeadlineExceeded once the deadline passed, as a context from
-// context.WithDeadline does.
+// deliveryContext is the context of one delivery: a child of the caller's
+// context that also ends at its deadline (if it has one) and when the Hooks
+// closes. Err reports context.DeadlineExceeded once the deadline passed, as
+// a context from context.WithDeadline does, and context.Canceled after
+// Close, with ErrClosed as its cause.
 type deliveryContext struct {
-	context.Context // a cancelCtx child of the call's context
+	context.Context // a cancelCtx child of the caller's context
 	cancel          context.CancelCauseFunc
-	deadline        time.Time
-	index           int // in the timeouts heap; -1 when not in it (guarded by timeouts.mu)
+	deadline        time.Time // zero: none of its own
+	fire            time.Time // when the timer must end it: deadline, or never (farFuture)
+	index           int       // in the timeouts heap; -1 when not in it (guarded by timeouts.mu)
 }
 
-// Deadline returns the earlier of the delivery's and the call's deadline.
+// farFuture is the fire time of a delivery the timer never ends: one
+// without a deadline of its own, or whose caller's deadline comes first.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Deadline returns the earlier of the delivery's and the caller's deadline.
 func (d *deliveryContext) Deadline() (time.Time, bool) {
-	if pd, ok := d.Context.Deadline(); ok && pd.Before(d.deadline) {
-		return pd, true
+	pd, ok := d.Context.Deadline()
+	if d.deadline.IsZero() || (ok && pd.Before(d.deadline)) {
+		return pd, ok
 	}
 	return d.deadline, true
 }
 
 // Err returns context.DeadlineExceeded when the delivery ended by its own
-// deadline, and otherwise what the parent context reports. The first cause
-// recorded wins, so the answer never changes once it is non-nil.
+// deadline, and otherwise what the underlying context reports. The first
+// cause recorded wins, so the answer never changes once it is non-nil.
 func (d *deliveryContext) Err() error {
 	err := d.Context.Err()
 	if err != nil && errors.Is(context.Cause(d.Context), errDeliveryTimeout) {
@@ -56,37 +64,41 @@ func (d *deliveryContext) Err() error {
 // String names the context type, as the standard ones do.
 func (d *deliveryContext) String() string { return "hooks.deliveryContext" }
 
-// timeouts holds the pending delivery deadlines of one Hooks and the one
-// timer that enforces them. Its goroutine starts with the first delivery
-// and is joined by close.
+// timeouts holds the live delivery contexts of one Hooks and the one timer
+// that enforces their deadlines. Its goroutine starts with the first
+// deadline and is joined by close.
 type timeouts struct {
 	mu      sync.Mutex
-	pending deadlineHeap
+	pending deadlineHeap // every live delivery context, by fire time
 	timer   *time.Timer
 	armed   time.Time // when the timer fires; zero while it is stopped
+	ended   bool      // cancelAll ran: deliveries are born cancelled
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-// start returns a context that ends when parent ends or d has elapsed, and
-// the function that releases it (which must be called).
+// start returns a context that ends when parent ends, when d (if positive)
+// has elapsed, or when cancelAll runs, and the function that releases it
+// (which must be called).
 func (t *timeouts) start(parent context.Context, d time.Duration) (*deliveryContext, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	dc := &deliveryContext{Context: ctx, cancel: cancel, deadline: time.Now().Add(d), index: -1}
-	if pd, ok := parent.Deadline(); ok && !pd.After(dc.deadline) {
-		// The call's own deadline comes first: nothing to enforce here.
-		return dc, func() { cancel(nil) }
+	dc := &deliveryContext{Context: ctx, cancel: cancel, fire: farFuture, index: -1}
+	if d > 0 {
+		dc.deadline = time.Now().Add(d)
+		if pd, ok := parent.Deadline(); !ok || pd.After(dc.deadline) {
+			dc.fire = dc.deadline // otherwise the caller's deadline comes first
+		}
 	}
 	t.mu.Lock()
-	if t.closed {
+	if t.ended {
 		t.mu.Unlock()
-		cancel(context.Canceled)
+		cancel(ErrClosed)
 		return dc, func() {}
 	}
 	heap.Push(&t.pending, dc)
-	if t.armed.IsZero() || dc.deadline.Before(t.armed) {
-		t.arm(dc.deadline)
+	if dc.fire != farFuture && (t.armed.IsZero() || dc.fire.Before(t.armed)) {
+		t.arm(dc.fire)
 	}
 	t.mu.Unlock()
 	return dc, func() {
@@ -124,12 +136,12 @@ func (t *timeouts) run(fired <-chan time.Time) {
 		var expired []*deliveryContext
 		t.mu.Lock()
 		now := time.Now()
-		for len(t.pending) > 0 && !t.pending[0].deadline.After(now) {
+		for len(t.pending) > 0 && !t.pending[0].fire.After(now) {
 			expired = append(expired, heap.Pop(&t.pending).(*deliveryContext))
 		}
 		t.armed = time.Time{}
-		if len(t.pending) > 0 && !t.closed {
-			t.arm(t.pending[0].deadline)
+		if len(t.pending) > 0 && t.pending[0].fire != farFuture && !t.closed {
+			t.arm(t.pending[0].fire)
 		}
 		t.mu.Unlock()
 		for _, dc := range expired {
@@ -138,11 +150,24 @@ func (t *timeouts) run(fired <-chan time.Time) {
 	}
 }
 
+// cancelAll ends every live delivery with cause, and every later one at
+// its start.
+func (t *timeouts) cancelAll(cause error) {
+	t.mu.Lock()
+	t.ended = true
+	live := slices.Clone(t.pending)
+	t.mu.Unlock()
+	for _, dc := range live {
+		dc.cancel(cause)
+	}
+}
+
 // close stops the timer and joins its goroutine. Calls have ended by then
-// (Hooks.Close waits for them), so nothing is pending.
+// (Hooks.Close waits for them), so nothing is pending; a delivery started
+// afterwards is born cancelled.
 func (t *timeouts) close() {
 	t.mu.Lock()
-	t.closed = true
+	t.closed, t.ended = true, true
 	stop, done := t.stop, t.done
 	if t.timer != nil {
 		t.timer.Stop()
@@ -158,7 +183,7 @@ func (t *timeouts) close() {
 type deadlineHeap []*deliveryContext
 
 func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].fire.Before(h[j].fire) }
 func (h deadlineHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j

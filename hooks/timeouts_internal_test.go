@@ -64,7 +64,9 @@ func TestDeliveryTimeoutAfterParentDeadline(t *testing.T) {
 	dc, release := ts.start(parent, time.Hour)
 	defer release()
 	ts.mu.Lock()
-	require.Empty(t, ts.pending)
+	require.Len(t, ts.pending, 1, "live, for cancelAll")
+	require.Equal(t, farFuture, ts.pending[0].fire, "but never fired by the timer")
+	require.True(t, ts.armed.IsZero())
 	ts.mu.Unlock()
 	pd, _ := parent.Deadline()
 	d, ok := dc.Deadline()
@@ -91,4 +93,28 @@ func TestDeliveryTimeoutsClosed(t *testing.T) {
 	late, release := ts.start(context.Background(), time.Hour)
 	defer release()
 	require.ErrorIs(t, late.Err(), context.Canceled)
+}
+
+// TestDeliveryCancelAll: cancelAll ends every live delivery with its cause
+// (Err is context.Canceled, as for context.WithCancelCause), including
+// those without a deadline, and every delivery started afterwards.
+func TestDeliveryCancelAll(t *testing.T) {
+	var ts timeouts
+	defer ts.close()
+	noDeadline, r1 := ts.start(context.Background(), 0)
+	defer r1()
+	_, ok := noDeadline.Deadline()
+	require.False(t, ok)
+	timed, r2 := ts.start(context.Background(), time.Hour)
+	defer r2()
+	ts.cancelAll(ErrClosed)
+	for _, dc := range []*deliveryContext{noDeadline, timed} {
+		<-dc.Done()
+		require.Equal(t, context.Canceled, dc.Err())
+		require.ErrorIs(t, context.Cause(dc), ErrClosed)
+	}
+	late, r3 := ts.start(context.Background(), time.Hour)
+	defer r3()
+	require.Equal(t, context.Canceled, late.Err())
+	require.ErrorIs(t, context.Cause(late), ErrClosed)
 }
