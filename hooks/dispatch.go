@@ -50,16 +50,16 @@ func (f *fill) sessionManifest() gen.StaticCapabilityManifest { return cloneMani
 
 // call is one in-flight hook call.
 type call struct {
-	h      *Hooks
+	h *Hooks
 	// ctx is the caller's context. The contexts the call hands out (to the
 	// preparer and the transports) are delivery contexts of h.timeouts,
 	// which Close cancels; ended reports either end.
-	ctx context.Context
-	entry  *eventEntry
-	caps   gen.Capabilities
-	occ    *settle.Occurrence
-	base   *gen.Event
-	cur    *gen.Event
+	ctx   context.Context
+	entry *eventEntry
+	caps  gen.Capabilities
+	occ   *settle.Occurrence
+	base  *gen.Event
+	cur   *gen.Event
 	// curJSON is cur encoded, nil once unknown; capsJSON is caps encoded,
 	// on first use.
 	curJSON  []byte
