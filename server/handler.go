@@ -324,7 +324,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		}
 	}
 	// The callback has not seen req yet: its event is still the request's.
-	if err := checkEvent(&req.Params.Event, req.Params.Capabilities); err != nil {
+	if err := checkEvent(&req.Params.Event); err != nil {
 		return h.invalidParams(ctx, rq, err)
 	}
 

@@ -17,11 +17,8 @@ func boundaryAdmit(event *gen.Event, granted gen.Capabilities, effects []gen.Eff
 // checkEvent reports an event that runtime/settle cannot settle (invalid
 // host input, such as an elicitation action that differs from its result
 // body); such a request is invalid params.
-func checkEvent(event *gen.Event, granted gen.Capabilities) error {
-	if err := settle.Admit(event, granted, nil); errors.Is(err, settle.ErrInvalidEvent) {
-		return err
-	}
-	return nil
+func checkEvent(event *gen.Event) error {
+	return settle.CheckEvent(event)
 }
 
 // rejectedIndex returns the offending effect index of a settle rejection.

@@ -22,6 +22,12 @@ func invalid(what string, err error) error {
 // context) or Admit (admission only). encoded, when not nil, is event's
 // encoding, kept as the snapshot.
 func newOccurrence(event *gen.Event, encoded []byte, initial Initial, host bool) (*Occurrence, error) {
+	return buildOccurrence(event, encoded, initial, host, false)
+}
+
+// buildOccurrence is newOccurrence; checkOnly (CheckEvent) makes the same
+// checks of the event without copying what only settlement needs.
+func buildOccurrence(event *gen.Event, encoded []byte, initial Initial, host, checkOnly bool) (*Occurrence, error) {
 	if event == nil || event.Value() == nil {
 		return nil, invalid("no event", nil)
 	}
@@ -29,7 +35,7 @@ func newOccurrence(event *gen.Event, encoded []byte, initial Initial, host bool)
 	if !ok {
 		return nil, invalid("event is not interceptable", nil)
 	}
-	o := &Occurrence{b: b, hostContext: host, known: partSet{}}
+	o := &Occurrence{b: b, hostContext: host, checkOnly: checkOnly, known: partSet{}}
 	o.cur.perm = gen.PermissionNone
 	o.cur.flow = gen.FlowStateNone
 	if err := o.initState(initial); err != nil {
@@ -243,6 +249,21 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 	src := eventInput
 	if override != nil {
 		src = override
+	}
+	if o.checkOnly {
+		// What splitObject(src, true) accepts: valid JSON (escapes
+		// included) whose value is an object.
+		b := trimWS(src)
+		if !json.Valid(b) {
+			return invalid("tool input", errMalformed)
+		}
+		if b[0] != '{' {
+			return invalid("tool input", errNotObject)
+		}
+		if err := knownContentParts(items, o.known); err != nil {
+			return invalid("event items", err)
+		}
+		return nil
 	}
 	ms, err := splitObject(src, true)
 	if err != nil {

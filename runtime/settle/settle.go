@@ -261,6 +261,7 @@ type Occurrence struct {
 	b           boundary
 	snapshot    []byte // the event given to New, encoded; nil for Admit
 	hostContext bool   // New (true) or Admit (false)
+	checkOnly   bool   // CheckEvent: the event is checked, no state is kept
 	hidden      bool   // the list target withholds content: no whole replacement
 	known       partSet
 	elicit      *elicitCtx
@@ -285,6 +286,15 @@ func NewEncoded(event *gen.Event, encoded []byte, initial Initial) (*Occurrence,
 		return nil, invalid("empty event encoding", nil)
 	}
 	return newOccurrence(event, encoded, initial, true)
+}
+
+// CheckEvent reports whether event can be settled at all: the checks that
+// New and Admit apply to the event itself (an interceptable event whose
+// targets and context are well formed), without the admission of any
+// effect. An error wraps ErrInvalidEvent.
+func CheckEvent(event *gen.Event) error {
+	_, err := buildOccurrence(event, nil, Initial{}, false, true)
+	return err
 }
 
 // Admit checks, without applying, whether effects are admissible for event

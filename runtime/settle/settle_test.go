@@ -105,6 +105,7 @@ func TestNewInvalidHostInput(t *testing.T) {
 			err = settle.Admit(tc.ev, fullGrant(t, gen.EventToolBefore), nil)
 			if tc.in.Permission == "" && tc.in.Flow == "" && tc.in.Instructions == nil && tc.in.Input == nil && !tc.in.Candidate.Present {
 				require.ErrorIs(t, err, settle.ErrInvalidEvent)
+				require.ErrorIs(t, settle.CheckEvent(tc.ev), settle.ErrInvalidEvent)
 			}
 		})
 	}
@@ -459,5 +460,28 @@ func TestRequestStateJSON(t *testing.T) {
 		got, err := occ.RequestStateJSON()
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got), name)
+	}
+}
+
+// TestCheckEventAgreesWithAdmit: CheckEvent accepts exactly the events that
+// Admit without effects accepts, on every boundary's example and on event
+// variants that only the settlement rules reject.
+func TestCheckEventAgreesWithAdmit(t *testing.T) {
+	events := map[string]*gen.Event{
+		"tool input not an object":   decodeEvent(t, strings.Replace(eventJSON[gen.EventToolBefore], `"input":{"path":"README.md","content":"example","mode":{"append":false}}`, `"input":[1]`, 1)),
+		"inbound role":               decodeEvent(t, strings.Replace(eventJSON[gen.EventUserMessageInbound], `"role":"user"`, `"role":"assistant"`, 1)),
+		"elicitation action differs": decodeEvent(t, strings.Replace(eventJSON[gen.EventUserElicitationResult], `"action":"accept","result"`, `"action":"decline","result"`, 1)),
+		"observe only":               parseEvent(t, `{"id":"evt1",`+envelope+`,"type":"session.end","session":{"id":"s1"},"outcome":"completed","reason":"exit"}`),
+	}
+	for _, info := range interceptable() {
+		events[string(info.Name)] = event(t, info.Name)
+	}
+	for name, ev := range events {
+		admitErr := settle.Admit(ev, gen.Capabilities{Effects: []gen.EffectFamily{}}, nil)
+		checkErr := settle.CheckEvent(ev)
+		require.Equal(t, admitErr == nil, checkErr == nil, "%s: Admit %v, CheckEvent %v", name, admitErr, checkErr)
+		if checkErr != nil {
+			require.ErrorIs(t, checkErr, settle.ErrInvalidEvent, name)
+		}
 	}
 }
