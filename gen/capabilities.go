@@ -66,7 +66,7 @@ func (s *Capabilities) encode(e *encoder) {
 func (s *Capabilities) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "effects":
-		return decArray(&s.Effects, b, i, decNamedAt[EffectFamily])
+		return decArray(&s.Effects, b, i, (*EffectFamily).decode)
 	case "modify":
 		s.Modify = new(CapabilitiesModify)
 		return s.Modify.decode(b, i)
@@ -122,6 +122,9 @@ func (v EffectFamily) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *EffectFamily) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "deny", "allow", "ask", "modify", "message", "return", "flow", "inject")
 }
 
 // CapabilitiesModify is the object defined at capabilities.schema.json#/properties/modify.
@@ -718,7 +721,7 @@ func (s *CapabilitiesFlow) encode(e *encoder) {
 func (s *CapabilitiesFlow) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "operations":
-		return decArray(&s.Operations, b, i, decNamedAt[FlowOperation])
+		return decArray(&s.Operations, b, i, (*FlowOperation).decode)
 	case "remainingContinuations":
 		s.RemainingContinuations = new(json.Number)
 		return decNumAt(s.RemainingContinuations, b, i)
@@ -759,6 +762,9 @@ func (v FlowOperation) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *FlowOperation) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "stop", "continue")
 }
 
 // CapabilitiesInject is the object defined at capabilities.schema.json#/properties/inject.
@@ -845,7 +851,7 @@ func (s *CapabilitiesInjectContext) member(k, b []byte, i int) (int, error) {
 	case "append":
 		return decBoolAt(&s.Append, b, i)
 	case "deliverAt":
-		return decArray(&s.DeliverAt, b, i, decNamedAt[DeliverAt])
+		return decArray(&s.DeliverAt, b, i, (*DeliverAt).decode)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
@@ -877,6 +883,9 @@ func (v DeliverAt) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *DeliverAt) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "now", "next_turn")
 }
 
 // CapabilitiesElicitation is the object defined at capabilities.schema.json#/properties/elicitation. Independent opt-in mode support. Absent/empty means no AHP elicitation mode. Only an MCP-origin empty capability is translated to form support.

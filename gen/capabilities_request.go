@@ -87,11 +87,11 @@ func (s *CapabilitiesRequest) encode(e *encoder) {
 func (s *CapabilitiesRequest) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "method":
-		return decStrAt(&s.Method, b, i)
+		return decKnownAt(&s.Method, b, i, "hooks/capabilities")
 	case "params":
 		return s.Params.decode(b, i)
 	}

@@ -191,9 +191,9 @@ func (s *StaticCapabilityManifest) member(k, b []byte, i int) (int, error) {
 	case "gaps":
 		return decArray(&s.Gaps, b, i, (*Gap).decode)
 	case "transports":
-		return decArray(&s.Transports, b, i, decNamedAt[StaticCapabilityManifestTransport])
+		return decArray(&s.Transports, b, i, (*StaticCapabilityManifestTransport).decode)
 	case "authentication":
-		return decArray(&s.Authentication, b, i, decNamedAt[StaticCapabilityManifestAuthenticationItem])
+		return decArray(&s.Authentication, b, i, (*StaticCapabilityManifestAuthenticationItem).decode)
 	case "limits":
 		return s.Limits.decode(b, i)
 	case "toolPaths":
@@ -265,9 +265,9 @@ func (s *StaticCapabilityManifestEvent) encode(e *encoder) {
 func (s *StaticCapabilityManifestEvent) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "event":
-		return decNamedAt[StaticCapabilityManifestEventEvent](&s.Event, b, i)
+		return (*StaticCapabilityManifestEventEvent).decode(&s.Event, b, i)
 	case "modes":
-		return decArray(&s.Modes, b, i, decNamedAt[StaticCapabilityManifestEventMode])
+		return decArray(&s.Modes, b, i, (*StaticCapabilityManifestEventMode).decode)
 	case "capabilities":
 		s.Capabilities = new(Capabilities)
 		return s.Capabilities.decode(b, i)
@@ -363,6 +363,9 @@ func (v StaticCapabilityManifestEventEvent) Known() bool {
 	}
 	return false
 }
+func (p *StaticCapabilityManifestEventEvent) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "tool.before", "tool.after", "session.start", "session.end", "config.change.before", "config.change.after", "turn.start", "turn.finish.before", "turn.end", "turn.progress", "model.request.before", "model.response.after", "model.error", "model.switch.before", "model.switch.after", "tool.permission.request", "tool.permission.resolved", "tool.progress", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "task.change.after", "user.attention", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "workspace.change.after", "file.changed", "hook.failure")
+}
 
 // StaticCapabilityManifestEventMode is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/events/items/properties/modes/items.
 type StaticCapabilityManifestEventMode string
@@ -381,6 +384,9 @@ func (v StaticCapabilityManifestEventMode) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *StaticCapabilityManifestEventMode) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "observe", "intercept")
 }
 
 // Gap is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/gaps/items.
@@ -450,6 +456,9 @@ func (v StaticCapabilityManifestTransport) Known() bool {
 	}
 	return false
 }
+func (p *StaticCapabilityManifestTransport) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "http", "stdio", "in_process")
+}
 
 // StaticCapabilityManifestAuthenticationItem is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/authentication/items.
 type StaticCapabilityManifestAuthenticationItem string
@@ -468,6 +477,9 @@ func (v StaticCapabilityManifestAuthenticationItem) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *StaticCapabilityManifestAuthenticationItem) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "bearer", "oauth")
 }
 
 // StaticCapabilityManifestLimits is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/limits.
@@ -582,7 +594,7 @@ func (s *StaticCapabilityManifestManagedPolicy) encode(e *encoder) {
 func (s *StaticCapabilityManifestManagedPolicy) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "scopes":
-		return decArray(&s.Scopes, b, i, decNamedAt[StaticCapabilityManifestManagedPolicyScope])
+		return decArray(&s.Scopes, b, i, (*StaticCapabilityManifestManagedPolicyScope).decode)
 	case "disableable":
 		return decBoolAt(&s.Disableable, b, i)
 	}
@@ -618,6 +630,9 @@ func (v StaticCapabilityManifestManagedPolicyScope) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *StaticCapabilityManifestManagedPolicyScope) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "user", "project", "managed")
 }
 
 // CapabilitiesResponse is the object defined at capabilities-response.schema.json#.
@@ -658,7 +673,7 @@ func (s *CapabilitiesResponse) encode(e *encoder) {
 func (s *CapabilitiesResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":

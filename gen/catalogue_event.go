@@ -139,7 +139,7 @@ func (s *ConfigChangeBeforeEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "config.change.before")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -340,7 +340,7 @@ func (s *ConfigChangeAfterEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "config.change.after")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -542,7 +542,7 @@ func (s *UserAttentionEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.attention")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -693,7 +693,7 @@ func (s *UserElicitationRequestEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.elicitation.request")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -844,7 +844,7 @@ func (s *UserElicitationResultEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.elicitation.result")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -995,7 +995,7 @@ func (s *UserMessageInboundEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.message.inbound")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -1146,7 +1146,7 @@ func (s *UserMessageOutboundEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.message.outbound")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -1301,7 +1301,7 @@ func (s *HookFailureEvent) member(k, b []byte, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "hook.failure")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)

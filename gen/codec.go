@@ -608,6 +608,24 @@ func decStrAt(p *string, b []byte, i int) (int, error) {
 	return end, err
 }
 
+// decKnownAt decodes a JSON string as decNamedAt does, except that a string
+// written without escapes that equals one of known is set to that value
+// itself (a constant of the schema), without a copy.
+func decKnownAt[T ~string](p *T, b []byte, i int, known ...T) (int, error) {
+	if i < len(b) && b[i] == '"' {
+		if end, plain, err := stringSpan(b, i); err == nil && plain {
+			s := b[i+1 : end-1]
+			for _, k := range known {
+				if string(s) == string(k) {
+					*p = k
+					return end, nil
+				}
+			}
+		}
+	}
+	return decNamedAt(p, b, i)
+}
+
 // decNamedAt decodes a JSON string into a named string type.
 func decNamedAt[T ~string](p *T, b []byte, i int) (int, error) {
 	var s string

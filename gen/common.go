@@ -50,7 +50,7 @@ func (s *JSONRPCRequest) encode(e *encoder) {
 func (s *JSONRPCRequest) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "method":
@@ -172,7 +172,7 @@ func (s *JSONRPCSuccessResponse) encode(e *encoder) {
 func (s *JSONRPCSuccessResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -528,7 +528,7 @@ func (s *JSONRPCNotification) encode(e *encoder) {
 func (s *JSONRPCNotification) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "method":
 		return decStrAt(&s.Method, b, i)
 	case "params":
@@ -585,7 +585,7 @@ func (s *JSONRPCErrorResponse) encode(e *encoder) {
 func (s *JSONRPCErrorResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "error":

@@ -73,11 +73,11 @@ func (s *TextBodyPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decStrAt(&s.MediaType, b, i)
+		return decKnownAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "body")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -177,11 +177,11 @@ func (s *TextGapPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decStrAt(&s.MediaType, b, i)
+		return decKnownAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "body")
 	case "gap":
 		return s.Gap.decode(b, i)
 	case "category":
@@ -330,11 +330,11 @@ func (s *TextMetadataPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decStrAt(&s.MediaType, b, i)
+		return decKnownAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "metadata")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -434,11 +434,11 @@ func (s *TextOmittedPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decStrAt(&s.MediaType, b, i)
+		return decKnownAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "omit")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -526,11 +526,11 @@ func (s *AttachmentBodyPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "body")
 	case "body":
 		return s.Body.decode(b, i)
 	case "category":
@@ -626,11 +626,11 @@ func (s *AttachmentGapPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "body")
 	case "gap":
 		return s.Gap.decode(b, i)
 	case "category":
@@ -728,11 +728,11 @@ func (s *AttachmentMetadataPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "metadata")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -828,11 +828,11 @@ func (s *AttachmentOmittedPart) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decStrAt(&s.Kind, b, i)
+		return decKnownAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decStrAt(&s.Selection, b, i)
+		return decKnownAt(&s.Selection, b, i, "omit")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -1128,7 +1128,7 @@ func (s *CanonicalMessage) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "role":
-		return decNamedAt[CanonicalMessageRole](&s.Role, b, i)
+		return (*CanonicalMessageRole).decode(&s.Role, b, i)
 	case "parts":
 		return decArray(&s.Parts, b, i, (*ContentItem).decode)
 	case "synthesized":
@@ -1171,6 +1171,9 @@ func (v CanonicalMessageRole) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *CanonicalMessageRole) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "system", "developer", "user", "assistant", "tool")
 }
 
 // ModelVisibleItem is CanonicalMessage, as constrained at content-item.schema.json#/$defs/modelVisibleItem.

@@ -65,25 +65,25 @@ func (s *ContentSelection) encode(e *encoder) {
 func (s *ContentSelection) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "default":
-		return decNamedAt[ContentSelectionDefault](&s.Default, b, i)
+		return (*ContentSelectionDefault).decode(&s.Default, b, i)
 	case "text":
 		s.Text = new(ContentSelectionText)
-		return decNamedAt[ContentSelectionText](s.Text, b, i)
+		return (*ContentSelectionText).decode(s.Text, b, i)
 	case "reasoning":
 		s.Reasoning = new(ContentSelectionReasoning)
-		return decNamedAt[ContentSelectionReasoning](s.Reasoning, b, i)
+		return (*ContentSelectionReasoning).decode(s.Reasoning, b, i)
 	case "images":
 		s.Images = new(ContentSelectionImages)
-		return decNamedAt[ContentSelectionImages](s.Images, b, i)
+		return (*ContentSelectionImages).decode(s.Images, b, i)
 	case "audio":
 		s.Audio = new(ContentSelectionAudio)
-		return decNamedAt[ContentSelectionAudio](s.Audio, b, i)
+		return (*ContentSelectionAudio).decode(s.Audio, b, i)
 	case "video":
 		s.Video = new(ContentSelectionVideo)
-		return decNamedAt[ContentSelectionVideo](s.Video, b, i)
+		return (*ContentSelectionVideo).decode(s.Video, b, i)
 	case "files":
 		s.Files = new(ContentSelectionFiles)
-		return decNamedAt[ContentSelectionFiles](s.Files, b, i)
+		return (*ContentSelectionFiles).decode(s.Files, b, i)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
@@ -118,6 +118,9 @@ func (v ContentSelectionDefault) Known() bool {
 	}
 	return false
 }
+func (p *ContentSelectionDefault) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
+}
 
 // ContentSelectionText is the closed string enumeration defined at content-selection.schema.json#/properties/text.
 type ContentSelectionText string
@@ -138,6 +141,9 @@ func (v ContentSelectionText) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ContentSelectionText) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
 // ContentSelectionReasoning is the closed string enumeration defined at content-selection.schema.json#/properties/reasoning.
@@ -160,6 +166,9 @@ func (v ContentSelectionReasoning) Known() bool {
 	}
 	return false
 }
+func (p *ContentSelectionReasoning) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
+}
 
 // ContentSelectionImages is the closed string enumeration defined at content-selection.schema.json#/properties/images.
 type ContentSelectionImages string
@@ -180,6 +189,9 @@ func (v ContentSelectionImages) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ContentSelectionImages) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
 // ContentSelectionAudio is the closed string enumeration defined at content-selection.schema.json#/properties/audio.
@@ -202,6 +214,9 @@ func (v ContentSelectionAudio) Known() bool {
 	}
 	return false
 }
+func (p *ContentSelectionAudio) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
+}
 
 // ContentSelectionVideo is the closed string enumeration defined at content-selection.schema.json#/properties/video.
 type ContentSelectionVideo string
@@ -223,6 +238,9 @@ func (v ContentSelectionVideo) Known() bool {
 	}
 	return false
 }
+func (p *ContentSelectionVideo) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
+}
 
 // ContentSelectionFiles is the closed string enumeration defined at content-selection.schema.json#/properties/files.
 type ContentSelectionFiles string
@@ -243,6 +261,9 @@ func (v ContentSelectionFiles) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ContentSelectionFiles) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
 // ParseContentSelection validates data against the canonical schema content-selection.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -48,7 +48,7 @@ func (s *DenyEffect) encode(e *encoder) {
 func (s *DenyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "deny")
 	case "reason":
 		return decStrAt(&s.Reason, b, i)
 	case "code":

@@ -35,7 +35,7 @@ func (s *AllowEffect) encode(e *encoder) {
 func (s *AllowEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "allow")
 	}
 	return notAllowed(k, i)
 }
@@ -77,7 +77,7 @@ func (s *AskEffect) encode(e *encoder) {
 func (s *AskEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "ask")
 	}
 	return notAllowed(k, i)
 }
@@ -131,11 +131,11 @@ func (s *ModifyMessagesEffect) encode(e *encoder) {
 func (s *ModifyMessagesEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decNamedAt[ModifyMessagesEffectTarget](&s.Target, b, i)
+		return (*ModifyMessagesEffectTarget).decode(&s.Target, b, i)
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -176,6 +176,9 @@ func (v ModifyMessagesEffectTarget) Known() bool {
 	}
 	return false
 }
+func (p *ModifyMessagesEffectTarget) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "prompt", "request", "response", "output", "content")
+}
 
 // EffectOperation is the closed string enumeration defined at effect.schema.json#/$defs/ModifyMessagesEffect/properties/operation. replace substitutes the target value. merge appends canonical message/text-part lists in order, preserving duplicates; actual objects merge shallowly with literal null and whole nested values.
 type EffectOperation string
@@ -194,6 +197,9 @@ func (v EffectOperation) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *EffectOperation) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "replace", "merge")
 }
 
 // ModifyTextEffect is the object defined at effect.schema.json#/$defs/ModifyTextEffect.
@@ -235,11 +241,11 @@ func (s *ModifyTextEffect) encode(e *encoder) {
 func (s *ModifyTextEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decNamedAt[ModifyTextEffectTarget](&s.Target, b, i)
+		return (*ModifyTextEffectTarget).decode(&s.Target, b, i)
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -273,6 +279,9 @@ func (v ModifyTextEffectTarget) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ModifyTextEffectTarget) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "instructions", "summary")
 }
 
 // ModifyWorkspaceEffect is the object defined at effect.schema.json#/$defs/ModifyWorkspaceEffect.
@@ -318,11 +327,11 @@ func (s *ModifyWorkspaceEffect) encode(e *encoder) {
 func (s *ModifyWorkspaceEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "workspace")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -382,11 +391,11 @@ func (s *ModifyFormEffect) encode(e *encoder) {
 func (s *ModifyFormEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "content")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return decMap(&s.Value, b, i)
 	}
@@ -446,11 +455,11 @@ func (s *ModifyInputEffect) encode(e *encoder) {
 func (s *ModifyInputEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "input")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return decRawAt(&s.Value, b, i)
 	}
@@ -498,7 +507,7 @@ func (s *MessageEffect) encode(e *encoder) {
 func (s *MessageEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "message")
 	case "text":
 		return decStrAt(&s.Text, b, i)
 	}
@@ -546,7 +555,7 @@ func (s *ReturnToolEffect) encode(e *encoder) {
 func (s *ReturnToolEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "return")
 	case "value":
 		return decRawAt(&s.Value, b, i)
 	}
@@ -602,9 +611,9 @@ func (s *StopFlowEffect) encode(e *encoder) {
 func (s *StopFlowEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "flow")
 	case "operation":
-		return decStrAt(&s.Operation, b, i)
+		return decKnownAt(&s.Operation, b, i, "stop")
 	case "reason":
 		return decStrAt(&s.Reason, b, i)
 	}
@@ -662,9 +671,9 @@ func (s *ContinueFlowEffect) encode(e *encoder) {
 func (s *ContinueFlowEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "flow")
 	case "operation":
-		return decStrAt(&s.Operation, b, i)
+		return decKnownAt(&s.Operation, b, i, "continue")
 	case "instruction":
 		s.Instruction = new(string)
 		return decStrAt(s.Instruction, b, i)
@@ -733,13 +742,13 @@ func (s *InjectEffect) encode(e *encoder) {
 func (s *InjectEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "inject")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "context")
 	case "operation":
-		return decStrAt(&s.Operation, b, i)
+		return decKnownAt(&s.Operation, b, i, "append")
 	case "deliverAt":
-		return decNamedAt[DeliverAt](&s.DeliverAt, b, i)
+		return (*DeliverAt).decode(&s.DeliverAt, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -978,7 +987,7 @@ func (s *ReturnMessagesEffect) encode(e *encoder) {
 func (s *ReturnMessagesEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "return")
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -1026,7 +1035,7 @@ func (s *ReturnTextEffect) encode(e *encoder) {
 func (s *ReturnTextEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "return")
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -1074,7 +1083,7 @@ func (s *ReturnElicitResultEffect) encode(e *encoder) {
 func (s *ReturnElicitResultEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "return")
 	case "value":
 		return s.Value.decode(b, i)
 	}

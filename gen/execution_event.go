@@ -145,9 +145,9 @@ func (s *ExecutionEventTurnStart) member(k, b []byte, i int) (int, error) {
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "turn.start")
 	case "trigger":
-		return decNamedAt[ExecutionEventTurnStartTrigger](&s.Trigger, b, i)
+		return (*ExecutionEventTurnStartTrigger).decode(&s.Trigger, b, i)
 	case "expandedFrom":
 		s.ExpandedFrom = new(string)
 		return decStrAt(s.ExpandedFrom, b, i)
@@ -236,6 +236,9 @@ func (v ExecutionEventTurnStartTrigger) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventTurnStartTrigger) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "user", "continuation", "hook", "external")
 }
 
 // ExecutionEventTurnFinishBefore is the object defined at execution-event.schema.json#/$defs/turn.finish.before.
@@ -384,9 +387,9 @@ func (s *ExecutionEventTurnFinishBefore) member(k, b []byte, i int) (int, error)
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "turn.finish.before")
 	case "outcome":
-		return decNamedAt[Outcome](&s.Outcome, b, i)
+		return (*Outcome).decode(&s.Outcome, b, i)
 	case "lastAssistantItem":
 		s.LastAssistantItem = new(LastAssistantItem)
 		return s.LastAssistantItem.decode(b, i)
@@ -433,6 +436,9 @@ func (v Outcome) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *Outcome) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "completed", "failed", "cancelled", "max_iterations")
 }
 
 // LastAssistantItem is the object defined at execution-event.schema.json#/$defs/turn.finish.before/properties/lastAssistantItem.
@@ -547,13 +553,13 @@ func (s *ExecutionEventUsage) encode(e *encoder) {
 func (s *ExecutionEventUsage) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "kind":
-		return decNamedAt[ExecutionEventUsageKind](&s.Kind, b, i)
+		return (*ExecutionEventUsageKind).decode(&s.Kind, b, i)
 	case "scope":
-		return decNamedAt[ExecutionEventUsageScope](&s.Scope, b, i)
+		return (*ExecutionEventUsageScope).decode(&s.Scope, b, i)
 	case "completeness":
-		return decNamedAt[ExecutionEventUsageCompleteness](&s.Completeness, b, i)
+		return (*ExecutionEventUsageCompleteness).decode(&s.Completeness, b, i)
 	case "provenance":
-		return decNamedAt[ExecutionEventUsageProvenance](&s.Provenance, b, i)
+		return (*ExecutionEventUsageProvenance).decode(&s.Provenance, b, i)
 	case "inputTokens":
 		s.InputTokens = new(json.Number)
 		return decNumAt(s.InputTokens, b, i)
@@ -601,6 +607,9 @@ func (v ExecutionEventUsageKind) Known() bool {
 	}
 	return false
 }
+func (p *ExecutionEventUsageKind) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "amount", "total")
+}
 
 // ExecutionEventUsageScope is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/scope.
 type ExecutionEventUsageScope string
@@ -619,6 +628,9 @@ func (v ExecutionEventUsageScope) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventUsageScope) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "attempt", "turn")
 }
 
 // ExecutionEventUsageCompleteness is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/completeness.
@@ -641,6 +653,9 @@ func (v ExecutionEventUsageCompleteness) Known() bool {
 	}
 	return false
 }
+func (p *ExecutionEventUsageCompleteness) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "complete", "partial", "unknown")
+}
 
 // ExecutionEventUsageProvenance is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/provenance.
 type ExecutionEventUsageProvenance string
@@ -661,6 +676,9 @@ func (v ExecutionEventUsageProvenance) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventUsageProvenance) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "provider", "estimate", "mixed")
 }
 
 // ExecutionEventUsageCost is the object defined at execution-event.schema.json#/$defs/usage/properties/cost.
@@ -698,7 +716,7 @@ func (s *ExecutionEventUsageCost) member(k, b []byte, i int) (int, error) {
 	case "currency":
 		return decStrAt(&s.Currency, b, i)
 	case "basis":
-		return decNamedAt[ExecutionEventUsageCostBasis](&s.Basis, b, i)
+		return (*ExecutionEventUsageCostBasis).decode(&s.Basis, b, i)
 	}
 	return notAllowed(k, i)
 }
@@ -732,6 +750,9 @@ func (v ExecutionEventUsageCostBasis) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventUsageCostBasis) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "billed", "reported", "estimated")
 }
 
 // ExecutionEventTurnUsage is ExecutionEventUsage, as constrained at execution-event.schema.json#/$defs/turnUsage.
@@ -889,9 +910,9 @@ func (s *ExecutionEventTurnEnd) member(k, b []byte, i int) (int, error) {
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "turn.end")
 	case "outcome":
-		return decNamedAt[Outcome](&s.Outcome, b, i)
+		return (*Outcome).decode(&s.Outcome, b, i)
 	case "lastAssistantItem":
 		s.LastAssistantItem = new(LastAssistantItem)
 		return s.LastAssistantItem.decode(b, i)
@@ -1188,7 +1209,7 @@ func (s *ExecutionEventTurnProgress) member(k, b []byte, i int) (int, error) {
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "turn.progress")
 	case "item":
 		return s.Item.decode(b, i)
 	case "delta":
@@ -1400,7 +1421,7 @@ func (s *ExecutionEventModelRequestBefore) member(k, b []byte, i int) (int, erro
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "model.request.before")
 	case "model":
 		return s.Model.decode(b, i)
 	case "attempt":
@@ -1678,7 +1699,7 @@ func (s *ExecutionEventModelResponseAfter) member(k, b []byte, i int) (int, erro
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "model.response.after")
 	case "model":
 		return s.Model.decode(b, i)
 	case "attempt":
@@ -1737,7 +1758,7 @@ func (s *ExecutionEventExecutionExecuted) encode(e *encoder) {
 func (s *ExecutionEventExecutionExecuted) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decStrAt(&s.Status, b, i)
+		return decKnownAt(&s.Status, b, i, "executed")
 	}
 	return notAllowed(k, i)
 }
@@ -1787,9 +1808,9 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) encode(e *encoder) {
 func (s *ExecutionEventExecutionSkippedSuppliedResult) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decStrAt(&s.Status, b, i)
+		return decKnownAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decStrAt(&s.Reason, b, i)
+		return decKnownAt(&s.Reason, b, i, "supplied_result")
 	}
 	return notAllowed(k, i)
 }
@@ -1845,9 +1866,9 @@ func (s *ExecutionEventExecutionSkippedPolicy) encode(e *encoder) {
 func (s *ExecutionEventExecutionSkippedPolicy) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decStrAt(&s.Status, b, i)
+		return decKnownAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decStrAt(&s.Reason, b, i)
+		return decKnownAt(&s.Reason, b, i, "policy")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -1906,9 +1927,9 @@ func (s *ExecutionEventExecutionSkippedCancelled) encode(e *encoder) {
 func (s *ExecutionEventExecutionSkippedCancelled) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decStrAt(&s.Status, b, i)
+		return decKnownAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decStrAt(&s.Reason, b, i)
+		return decKnownAt(&s.Reason, b, i, "cancelled")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -1967,9 +1988,9 @@ func (s *ExecutionEventExecutionSkippedTimeout) encode(e *encoder) {
 func (s *ExecutionEventExecutionSkippedTimeout) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decStrAt(&s.Status, b, i)
+		return decKnownAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decStrAt(&s.Reason, b, i)
+		return decKnownAt(&s.Reason, b, i, "timeout")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -2028,9 +2049,9 @@ func (s *ExecutionEventExecutionSkippedOther) encode(e *encoder) {
 func (s *ExecutionEventExecutionSkippedOther) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decStrAt(&s.Status, b, i)
+		return decKnownAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decStrAt(&s.Reason, b, i)
+		return decKnownAt(&s.Reason, b, i, "other")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -2333,7 +2354,7 @@ func (s *ExecutionEventModelError) member(k, b []byte, i int) (int, error) {
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "model.error")
 	case "model":
 		return s.Model.decode(b, i)
 	case "attempt":
@@ -2557,7 +2578,7 @@ func (s *ExecutionEventModelSwitchBefore) member(k, b []byte, i int) (int, error
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "model.switch.before")
 	case "current":
 		return s.Current.decode(b, i)
 	case "proposed":
@@ -2779,7 +2800,7 @@ func (s *ExecutionEventModelSwitchAfter) member(k, b []byte, i int) (int, error)
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "model.switch.after")
 	case "previous":
 		return s.Previous.decode(b, i)
 	case "current":
@@ -2967,7 +2988,7 @@ func (s *ExecutionEventToolPermissionRequest) member(k, b []byte, i int) (int, e
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "tool.permission.request")
 	case "call":
 		return s.Call.decode(b, i)
 	case "tool":
@@ -3095,7 +3116,7 @@ func (s *ExecutionEventTool) member(k, b []byte, i int) (int, error) {
 	case "input":
 		return decRawAt(&s.Input, b, i)
 	case "origin":
-		return decNamedAt[ExecutionEventToolOrigin](&s.Origin, b, i)
+		return (*ExecutionEventToolOrigin).decode(&s.Origin, b, i)
 	case "mcp":
 		s.MCP = new(ExecutionEventMCP)
 		return s.MCP.decode(b, i)
@@ -3130,6 +3151,9 @@ func (v ExecutionEventToolOrigin) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventToolOrigin) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "native", "mcp")
 }
 
 // ExecutionEventMCP is the object defined at execution-event.schema.json#/$defs/mcp.
@@ -3171,7 +3195,7 @@ func (s *ExecutionEventMCP) member(k, b []byte, i int) (int, error) {
 	case "toolName":
 		return decStrAt(&s.ToolName, b, i)
 	case "provenance":
-		return decNamedAt[ExecutionEventMCPProvenance](&s.Provenance, b, i)
+		return (*ExecutionEventMCPProvenance).decode(&s.Provenance, b, i)
 	case "connection":
 		return s.Connection.decode(b, i)
 	}
@@ -3253,6 +3277,9 @@ func (v ExecutionEventMCPProvenance) Known() bool {
 	}
 	return false
 }
+func (p *ExecutionEventMCPProvenance) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "runtime", "inferred")
+}
 
 // ExecutionEventMCPConnectionHTTP is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/0.
 type ExecutionEventMCPConnectionHTTP struct {
@@ -3300,7 +3327,7 @@ func (s *ExecutionEventMCPConnectionHTTP) encode(e *encoder) {
 func (s *ExecutionEventMCPConnectionHTTP) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "transport":
-		return decStrAt(&s.Transport, b, i)
+		return decKnownAt(&s.Transport, b, i, "http")
 	case "url":
 		s.URL = new(string)
 		return decStrAt(s.URL, b, i)
@@ -3410,7 +3437,7 @@ func (s *ExecutionEventMCPConnectionSSE) encode(e *encoder) {
 func (s *ExecutionEventMCPConnectionSSE) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "transport":
-		return decStrAt(&s.Transport, b, i)
+		return decKnownAt(&s.Transport, b, i, "sse")
 	case "url":
 		s.URL = new(string)
 		return decStrAt(s.URL, b, i)
@@ -3495,7 +3522,7 @@ func (s *ExecutionEventMCPConnectionStdio) encode(e *encoder) {
 func (s *ExecutionEventMCPConnectionStdio) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "transport":
-		return decStrAt(&s.Transport, b, i)
+		return decKnownAt(&s.Transport, b, i, "stdio")
 	case "command":
 		s.Command = new(string)
 		return decStrAt(s.Command, b, i)
@@ -3909,7 +3936,7 @@ func (s *ExecutionEventToolPermissionResolved) member(k, b []byte, i int) (int, 
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "tool.permission.resolved")
 	case "call":
 		return s.Call.decode(b, i)
 	case "tool":
@@ -3920,9 +3947,9 @@ func (s *ExecutionEventToolPermissionResolved) member(k, b []byte, i int) (int, 
 		s.Batch = new(ExecutionEventBatch)
 		return s.Batch.decode(b, i)
 	case "decision":
-		return decNamedAt[ExecutionEventToolPermissionResolvedDecision](&s.Decision, b, i)
+		return (*ExecutionEventToolPermissionResolvedDecision).decode(&s.Decision, b, i)
 	case "decidedBy":
-		return decNamedAt[ExecutionEventToolPermissionResolvedDecidedBy](&s.DecidedBy, b, i)
+		return (*ExecutionEventToolPermissionResolvedDecidedBy).decode(&s.DecidedBy, b, i)
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -3958,6 +3985,9 @@ func (v ExecutionEventToolPermissionResolvedDecision) Known() bool {
 	}
 	return false
 }
+func (p *ExecutionEventToolPermissionResolvedDecision) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "allow", "deny")
+}
 
 // ExecutionEventToolPermissionResolvedDecidedBy is the closed string enumeration defined at execution-event.schema.json#/$defs/tool.permission.resolved/properties/decidedBy.
 type ExecutionEventToolPermissionResolvedDecidedBy string
@@ -3982,6 +4012,9 @@ func (v ExecutionEventToolPermissionResolvedDecidedBy) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventToolPermissionResolvedDecidedBy) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "user", "policy", "hook", "auto", "classifier")
 }
 
 // ExecutionEventToolProgress is the object defined at execution-event.schema.json#/$defs/tool.progress.
@@ -4137,7 +4170,7 @@ func (s *ExecutionEventToolProgress) member(k, b []byte, i int) (int, error) {
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "tool.progress")
 	case "call":
 		return s.Call.decode(b, i)
 	case "tool":
@@ -4314,7 +4347,7 @@ func (s *ExecutionEventToolBatchAfter) member(k, b []byte, i int) (int, error) {
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "tool.batch.after")
 	case "batch":
 		return s.Batch.decode(b, i)
 	case "calls":
@@ -4437,7 +4470,7 @@ func (s *ExecutionEventToolBatchAfterCall) member(k, b []byte, i int) (int, erro
 		s.Batch = new(ExecutionEventBatch)
 		return s.Batch.decode(b, i)
 	case "outcome":
-		return decNamedAt[ExecutionEventOutcome](&s.Outcome, b, i)
+		return (*ExecutionEventOutcome).decode(&s.Outcome, b, i)
 	case "execution":
 		return s.Execution.decode(b, i)
 	}
@@ -4477,6 +4510,9 @@ func (v ExecutionEventOutcome) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventOutcome) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "ok", "error", "denied", "cancelled", "timeout")
 }
 
 // ExecutionEventContextCompactBefore is the object defined at execution-event.schema.json#/$defs/context.compact.before.
@@ -4624,9 +4660,9 @@ func (s *ExecutionEventContextCompactBefore) member(k, b []byte, i int) (int, er
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "context.compact.before")
 	case "trigger":
-		return decNamedAt[ExecutionEventContextCompactBeforeTrigger](&s.Trigger, b, i)
+		return (*ExecutionEventContextCompactBeforeTrigger).decode(&s.Trigger, b, i)
 	case "instructions":
 		return s.Instructions.decode(b, i)
 	case "tokenCounts":
@@ -4668,6 +4704,9 @@ func (v ExecutionEventContextCompactBeforeTrigger) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventContextCompactBeforeTrigger) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "auto", "manual", "hook")
 }
 
 // ExecutionEventTokenCounts is the object defined at execution-event.schema.json#/$defs/tokenCounts.
@@ -4876,7 +4915,7 @@ func (s *ExecutionEventContextCompactAfter) member(k, b []byte, i int) (int, err
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "context.compact.after")
 	case "summary":
 		return s.Summary.decode(b, i)
 	case "removed":
@@ -4988,7 +5027,7 @@ func (s *ExecutionEventFileChange) member(k, b []byte, i int) (int, error) {
 	case "path":
 		return decStrAt(&s.Path, b, i)
 	case "change":
-		return decNamedAt[ExecutionEventFileChangeChange](&s.Change, b, i)
+		return (*ExecutionEventFileChangeChange).decode(&s.Change, b, i)
 	case "previousPath":
 		s.PreviousPath = new(string)
 		return decStrAt(s.PreviousPath, b, i)
@@ -5033,6 +5072,9 @@ func (v ExecutionEventFileChangeChange) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ExecutionEventFileChangeChange) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "created", "modified", "deleted", "moved")
 }
 
 // ExecutionEvent is the union defined at execution-event.schema.json#; exactly one arm is set.

@@ -42,7 +42,7 @@ func (s *InteractionEventConfigChangeBefore) encode(e *encoder) {
 func (s *InteractionEventConfigChangeBefore) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "config.change.before")
 	case "change":
 		return s.Change.decode(b, i)
 	}
@@ -169,7 +169,7 @@ func (s *InteractionEventConfigChangeAfter) encode(e *encoder) {
 func (s *InteractionEventConfigChangeAfter) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "config.change.after")
 	case "change":
 		return s.Change.decode(b, i)
 	}
@@ -311,7 +311,7 @@ func (s *InteractionEventUserAttention) encode(e *encoder) {
 func (s *InteractionEventUserAttention) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.attention")
 	case "attention":
 		return s.Attention.decode(b, i)
 	}
@@ -412,7 +412,7 @@ func (s *InteractionEventUserElicitationRequest) encode(e *encoder) {
 func (s *InteractionEventUserElicitationRequest) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.elicitation.request")
 	case "elicitation":
 		return s.Elicitation.decode(b, i)
 	}
@@ -464,7 +464,7 @@ func (s *InteractionEventUserElicitationRequestElicitation) member(k, b []byte, 
 	case "server":
 		return decStrAt(&s.Server, b, i)
 	case "mode":
-		return decNamedAt[ElicitationMode](&s.Mode, b, i)
+		return (*ElicitationMode).decode(&s.Mode, b, i)
 	case "request":
 		s.Request = new(TextPart)
 		return s.Request.decode(b, i)
@@ -499,6 +499,9 @@ func (v ElicitationMode) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ElicitationMode) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "form", "url")
 }
 
 // InteractionEventUserElicitationResult is the object defined at interaction-event.schema.json#/$defs/user.elicitation.result.
@@ -535,7 +538,7 @@ func (s *InteractionEventUserElicitationResult) encode(e *encoder) {
 func (s *InteractionEventUserElicitationResult) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.elicitation.result")
 	case "elicitation":
 		return s.Elicitation.decode(b, i)
 	}
@@ -591,12 +594,12 @@ func (s *InteractionEventUserElicitationResultElicitation) member(k, b []byte, i
 	case "server":
 		return decStrAt(&s.Server, b, i)
 	case "mode":
-		return decNamedAt[ElicitationMode](&s.Mode, b, i)
+		return (*ElicitationMode).decode(&s.Mode, b, i)
 	case "result":
 		s.Result = new(TextPart)
 		return s.Result.decode(b, i)
 	case "action":
-		return decNamedAt[InteractionEventUserElicitationResultElicitationAction](&s.Action, b, i)
+		return (*InteractionEventUserElicitationResultElicitationAction).decode(&s.Action, b, i)
 	}
 	return notAllowed(k, i)
 }
@@ -630,6 +633,9 @@ func (v InteractionEventUserElicitationResultElicitationAction) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *InteractionEventUserElicitationResultElicitationAction) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "accept", "decline", "cancel")
 }
 
 // InteractionEventUserMessageInbound is the object defined at interaction-event.schema.json#/$defs/user.message.inbound.
@@ -666,7 +672,7 @@ func (s *InteractionEventUserMessageInbound) encode(e *encoder) {
 func (s *InteractionEventUserMessageInbound) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.message.inbound")
 	case "message":
 		return s.Message.decode(b, i)
 	}
@@ -778,7 +784,7 @@ func (s *InteractionEventUserMessageOutbound) encode(e *encoder) {
 func (s *InteractionEventUserMessageOutbound) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "user.message.outbound")
 	case "message":
 		return s.Message.decode(b, i)
 	}
@@ -888,7 +894,7 @@ func (s *InteractionEventHookFailure) encode(e *encoder) {
 func (s *InteractionEventHookFailure) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "hook.failure")
 	case "failure":
 		return s.Failure.decode(b, i)
 	case "parentEventId":
@@ -942,7 +948,7 @@ func (s *InteractionEventHookFailureFailure) member(k, b []byte, i int) (int, er
 	case "reason":
 		return decStrAt(&s.Reason, b, i)
 	case "policy":
-		return decNamedAt[InteractionEventHookFailureFailurePolicy](&s.Policy, b, i)
+		return (*InteractionEventHookFailureFailurePolicy).decode(&s.Policy, b, i)
 	}
 	return notAllowed(k, i)
 }
@@ -974,6 +980,9 @@ func (v InteractionEventHookFailureFailurePolicy) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *InteractionEventHookFailureFailurePolicy) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "fail-open", "fail-closed")
 }
 
 // InteractionEvent is the union defined at interaction-event.schema.json#; exactly one arm is set.

@@ -107,7 +107,7 @@ func (s *InterceptDenyResponse) encode(e *encoder) {
 func (s *InterceptDenyResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":

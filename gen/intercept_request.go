@@ -141,7 +141,7 @@ func (s *InterceptState) encode(e *encoder) {
 func (s *InterceptState) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "permission":
-		return decNamedAt[Permission](&s.Permission, b, i)
+		return (*Permission).decode(&s.Permission, b, i)
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[Candidate]{}
@@ -151,7 +151,7 @@ func (s *InterceptState) member(k, b []byte, i int) (int, error) {
 		return s.Candidate.Value.decode(b, i)
 	case "flow":
 		s.Flow = new(FlowState)
-		return decNamedAt[FlowState](s.Flow, b, i)
+		return (*FlowState).decode(s.Flow, b, i)
 	case "instructions":
 		return decArray(&s.Instructions, b, i, decStrAt)
 	case "injections":
@@ -191,6 +191,9 @@ func (v Permission) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *Permission) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "none", "allow", "ask", "deny")
 }
 
 // Candidate is the object defined at intercept-request.schema.json#/allOf/1/properties/params/properties/state/properties/candidate/anyOf/1.
@@ -296,6 +299,9 @@ func (v FlowState) Known() bool {
 	}
 	return false
 }
+func (p *FlowState) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "none", "stop", "continue")
+}
 
 // InterceptRequest is the object defined at intercept-request.schema.json#.
 type InterceptRequest struct {
@@ -343,11 +349,11 @@ func (s *InterceptRequest) encode(e *encoder) {
 func (s *InterceptRequest) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "method":
-		return decStrAt(&s.Method, b, i)
+		return decKnownAt(&s.Method, b, i, "hooks/intercept")
 	case "params":
 		return s.Params.decode(b, i)
 	}
@@ -630,7 +636,7 @@ func (s *MessagesState) encode(e *encoder) {
 func (s *MessagesState) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "permission":
-		return decNamedAt[Permission](&s.Permission, b, i)
+		return (*Permission).decode(&s.Permission, b, i)
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[MessagesCandidate]{}
@@ -640,7 +646,7 @@ func (s *MessagesState) member(k, b []byte, i int) (int, error) {
 		return s.Candidate.Value.decode(b, i)
 	case "flow":
 		s.Flow = new(FlowState)
-		return decNamedAt[FlowState](s.Flow, b, i)
+		return (*FlowState).decode(s.Flow, b, i)
 	case "instructions":
 		return decArray(&s.Instructions, b, i, decStrAt)
 	case "injections":
@@ -725,7 +731,7 @@ func (s *TextState) encode(e *encoder) {
 func (s *TextState) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "permission":
-		return decNamedAt[Permission](&s.Permission, b, i)
+		return (*Permission).decode(&s.Permission, b, i)
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[TextCandidate]{}
@@ -735,7 +741,7 @@ func (s *TextState) member(k, b []byte, i int) (int, error) {
 		return s.Candidate.Value.decode(b, i)
 	case "flow":
 		s.Flow = new(FlowState)
-		return decNamedAt[FlowState](s.Flow, b, i)
+		return (*FlowState).decode(s.Flow, b, i)
 	case "instructions":
 		return decArray(&s.Instructions, b, i, decStrAt)
 	case "injections":
@@ -820,7 +826,7 @@ func (s *ElicitResultState) encode(e *encoder) {
 func (s *ElicitResultState) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "permission":
-		return decNamedAt[Permission](&s.Permission, b, i)
+		return (*Permission).decode(&s.Permission, b, i)
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[ElicitResultCandidate]{}
@@ -830,7 +836,7 @@ func (s *ElicitResultState) member(k, b []byte, i int) (int, error) {
 		return s.Candidate.Value.decode(b, i)
 	case "flow":
 		s.Flow = new(FlowState)
-		return decNamedAt[FlowState](s.Flow, b, i)
+		return (*FlowState).decode(s.Flow, b, i)
 	case "instructions":
 		return decArray(&s.Instructions, b, i, decStrAt)
 	case "injections":
@@ -915,7 +921,7 @@ func (s *ToolState) encode(e *encoder) {
 func (s *ToolState) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "permission":
-		return decNamedAt[Permission](&s.Permission, b, i)
+		return (*Permission).decode(&s.Permission, b, i)
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[ToolCandidate]{}
@@ -925,7 +931,7 @@ func (s *ToolState) member(k, b []byte, i int) (int, error) {
 		return s.Candidate.Value.decode(b, i)
 	case "flow":
 		s.Flow = new(FlowState)
-		return decNamedAt[FlowState](s.Flow, b, i)
+		return (*FlowState).decode(s.Flow, b, i)
 	case "instructions":
 		return decArray(&s.Instructions, b, i, decStrAt)
 	case "injections":

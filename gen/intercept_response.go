@@ -110,7 +110,7 @@ func (s *InterceptResponse) encode(e *encoder) {
 func (s *InterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -312,7 +312,7 @@ func (s *SessionStartInterceptResponse) encode(e *encoder) {
 func (s *SessionStartInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -514,7 +514,7 @@ func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
 func (s *ConfigChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -576,11 +576,11 @@ func (s *TurnStartModifyEffect) encode(e *encoder) {
 func (s *TurnStartModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "prompt")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -810,7 +810,7 @@ func (s *TurnStartInterceptResponse) encode(e *encoder) {
 func (s *TurnStartInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -872,11 +872,11 @@ func (s *TurnFinishBeforeModifyEffect) encode(e *encoder) {
 func (s *TurnFinishBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "response")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -1096,7 +1096,7 @@ func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
 func (s *TurnFinishBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -1158,11 +1158,11 @@ func (s *ModelRequestBeforeModifyEffect) encode(e *encoder) {
 func (s *ModelRequestBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "request")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -1402,7 +1402,7 @@ func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
 func (s *ModelRequestBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -1617,7 +1617,7 @@ func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
 func (s *ModelResponseAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -1829,7 +1829,7 @@ func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
 func (s *ModelSwitchBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2094,7 +2094,7 @@ func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
 func (s *ToolBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2156,11 +2156,11 @@ func (s *ToolAfterModifyEffect) encode(e *encoder) {
 func (s *ToolAfterModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "output")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -2390,7 +2390,7 @@ func (s *ToolAfterInterceptResponse) encode(e *encoder) {
 func (s *ToolAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2625,7 +2625,7 @@ func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
 func (s *ToolPermissionRequestInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2837,7 +2837,7 @@ func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
 func (s *ToolBatchAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2899,11 +2899,11 @@ func (s *ContextCompactBeforeModifyEffect) encode(e *encoder) {
 func (s *ContextCompactBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "instructions")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -3133,7 +3133,7 @@ func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
 func (s *ContextCompactBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3195,11 +3195,11 @@ func (s *ContextCompactAfterModifyEffect) encode(e *encoder) {
 func (s *ContextCompactAfterModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "summary")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -3409,7 +3409,7 @@ func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
 func (s *ContextCompactAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3533,7 +3533,7 @@ func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
 func (s *TaskChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3745,7 +3745,7 @@ func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
 func (s *UserElicitationRequestInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3950,7 +3950,7 @@ func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
 func (s *UserElicitationResultInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -4165,7 +4165,7 @@ func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
 func (s *UserMessageInboundInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -4227,11 +4227,11 @@ func (s *UserMessageOutboundModifyEffect) encode(e *encoder) {
 func (s *UserMessageOutboundModifyEffect) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "modify")
 	case "target":
-		return decStrAt(&s.Target, b, i)
+		return decKnownAt(&s.Target, b, i, "content")
 	case "operation":
-		return decNamedAt[EffectOperation](&s.Operation, b, i)
+		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -4441,7 +4441,7 @@ func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
 func (s *UserMessageOutboundInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -4656,7 +4656,7 @@ func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
 func (s *WorkspaceChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":

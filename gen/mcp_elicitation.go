@@ -118,7 +118,7 @@ func (s *MCPElicitationElicitResult) member(k, b []byte, i int) (int, error) {
 	case "_meta":
 		return decRawAt(&s.Meta, b, i)
 	case "action":
-		return decNamedAt[MCPElicitationElicitResultAction](&s.Action, b, i)
+		return (*MCPElicitationElicitResultAction).decode(&s.Action, b, i)
 	case "content":
 		return decMap(&s.Content, b, i)
 	}
@@ -154,6 +154,9 @@ func (v MCPElicitationElicitResultAction) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *MCPElicitationElicitResultAction) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "accept", "cancel", "decline")
 }
 
 // MCPElicitationBooleanSchema is the object defined at mcp-elicitation.schema.json#/$defs/BooleanSchema.
@@ -210,7 +213,7 @@ func (s *MCPElicitationBooleanSchema) member(k, b []byte, i int) (int, error) {
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "boolean")
 	}
 	return notAllowed(k, i)
 }
@@ -462,7 +465,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k, b []byt
 	case "required":
 		return decArray(&s.Required, b, i, decStrAt)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "object")
 	}
 	return notAllowed(k, i)
 }
@@ -547,7 +550,7 @@ func (s *MCPElicitationStringSchema) member(k, b []byte, i int) (int, error) {
 		return decStrAt(s.Description, b, i)
 	case "format":
 		s.Format = new(MCPElicitationStringSchemaFormat)
-		return decNamedAt[MCPElicitationStringSchemaFormat](s.Format, b, i)
+		return (*MCPElicitationStringSchemaFormat).decode(s.Format, b, i)
 	case "maxLength":
 		s.MaxLength = new(json.Number)
 		return decNumAt(s.MaxLength, b, i)
@@ -558,7 +561,7 @@ func (s *MCPElicitationStringSchema) member(k, b []byte, i int) (int, error) {
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -594,6 +597,9 @@ func (v MCPElicitationStringSchemaFormat) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *MCPElicitationStringSchemaFormat) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "date", "date-time", "email", "uri")
 }
 
 // MCPElicitationNumberSchema is the object defined at mcp-elicitation.schema.json#/$defs/NumberSchema.
@@ -664,7 +670,7 @@ func (s *MCPElicitationNumberSchema) member(k, b []byte, i int) (int, error) {
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decNamedAt[MCPElicitationNumberSchemaType](&s.Type, b, i)
+		return (*MCPElicitationNumberSchemaType).decode(&s.Type, b, i)
 	}
 	return notAllowed(k, i)
 }
@@ -696,6 +702,9 @@ func (v MCPElicitationNumberSchemaType) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *MCPElicitationNumberSchemaType) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "integer", "number")
 }
 
 // MCPElicitationUntitledSingleSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/UntitledSingleSelectEnumSchema. Schema for single-selection enumeration without display titles for options.
@@ -769,7 +778,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k, b []byte, i int
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -855,7 +864,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k, b []byte, i int) 
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -998,7 +1007,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k, b []byte, i int)
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "array")
 	}
 	return notAllowed(k, i)
 }
@@ -1057,7 +1066,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) member(k, b []byte, i
 	case "enum":
 		return decArray(&s.Enum, b, i, decStrAt)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -1156,7 +1165,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k, b []byte, i int) (
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "array")
 	}
 	return notAllowed(k, i)
 }
@@ -1350,7 +1359,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) member(k, b []byte, i int) (int, 
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -1585,7 +1594,7 @@ func (s *MCPElicitationElicitRequestURLParams) member(k, b []byte, i int) (int, 
 	case "message":
 		return decStrAt(&s.Message, b, i)
 	case "mode":
-		return decStrAt(&s.Mode, b, i)
+		return decKnownAt(&s.Mode, b, i, "url")
 	case "task":
 		s.Task = new(MCPElicitationTaskMetadata)
 		return s.Task.decode(b, i)

@@ -92,9 +92,9 @@ func (s *ObserveNotification) encode(e *encoder) {
 func (s *ObserveNotification) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decStrAt(&s.JSONRPC, b, i)
+		return decKnownAt(&s.JSONRPC, b, i, "2.0")
 	case "method":
-		return decStrAt(&s.Method, b, i)
+		return decKnownAt(&s.Method, b, i, "hooks/observe")
 	case "params":
 		return s.Params.decode(b, i)
 	}

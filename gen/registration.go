@@ -50,7 +50,7 @@ func (s *AuthenticationBearer) encode(e *encoder) {
 func (s *AuthenticationBearer) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "bearer")
 	case "tokenEnv":
 		s.TokenEnv = new(string)
 		return decStrAt(s.TokenEnv, b, i)
@@ -136,7 +136,7 @@ func (s *AuthenticationOauth) encode(e *encoder) {
 func (s *AuthenticationOauth) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "oauth")
 	case "resource":
 		return decStrAt(&s.Resource, b, i)
 	case "issuer":
@@ -147,7 +147,7 @@ func (s *AuthenticationOauth) member(k, b []byte, i int) (int, error) {
 		s.ClientSecretRef = new(string)
 		return decStrAt(s.ClientSecretRef, b, i)
 	case "flow":
-		return decNamedAt[AuthenticationFlow](&s.Flow, b, i)
+		return (*AuthenticationFlow).decode(&s.Flow, b, i)
 	case "scopes":
 		return decArray(&s.Scopes, b, i, decStrAt)
 	}
@@ -181,6 +181,9 @@ func (v AuthenticationFlow) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *AuthenticationFlow) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "authorization_code_pkce", "client_credentials")
 }
 
 // Authentication is the union defined at registration.schema.json#/$defs/authentication; exactly one arm is set. Explicit endpoint-bound client identity preset. Omission on HTTP enables standard OAuth protected-resource discovery, not anonymous-only delivery. Runtime trust policy and discovery are defined in spec/draft/capability-auth.md.
@@ -455,13 +458,13 @@ func (s *StdioTransport) encode(e *encoder) {
 func (s *StdioTransport) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "stdio")
 	case "command":
 		return decStrAt(&s.Command, b, i)
 	case "args":
 		return decArray(&s.Args, b, i, decStrAt)
 	case "lifecycle":
-		return decNamedAt[StdioTransportLifecycle](&s.Lifecycle, b, i)
+		return (*StdioTransportLifecycle).decode(&s.Lifecycle, b, i)
 	case "cwd":
 		s.Cwd = new(string)
 		return decStrAt(s.Cwd, b, i)
@@ -496,6 +499,9 @@ func (v StdioTransportLifecycle) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *StdioTransportLifecycle) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "persistent", "per_event")
 }
 
 // HTTPTransport is the object defined at registration.schema.json#/$defs/httpTransport.
@@ -532,7 +538,7 @@ func (s *HTTPTransport) encode(e *encoder) {
 func (s *HTTPTransport) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "http")
 	case "url":
 		return decStrAt(&s.URL, b, i)
 	}
@@ -717,13 +723,13 @@ func (s *InterceptSubscription) encode(e *encoder) {
 func (s *InterceptSubscription) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "events":
-		return decArray(&s.Events, b, i, decNamedAt[InterceptEventSelector])
+		return decArray(&s.Events, b, i, (*InterceptEventSelector).decode)
 	case "mode":
-		return decStrAt(&s.Mode, b, i)
+		return decKnownAt(&s.Mode, b, i, "intercept")
 	case "timeoutMs":
 		return decNumAt(&s.TimeoutMs, b, i)
 	case "failurePolicy":
-		return decNamedAt[InterceptSubscriptionFailurePolicy](&s.FailurePolicy, b, i)
+		return (*InterceptSubscriptionFailurePolicy).decode(&s.FailurePolicy, b, i)
 	case "includeNative":
 		s.IncludeNative = new(bool)
 		return decBoolAt(s.IncludeNative, b, i)
@@ -737,7 +743,7 @@ func (s *InterceptSubscription) member(k, b []byte, i int) (int, error) {
 		return s.Filters.decode(b, i)
 	case "scope":
 		s.Scope = new(SubscriptionScope)
-		return decNamedAt[SubscriptionScope](s.Scope, b, i)
+		return (*SubscriptionScope).decode(s.Scope, b, i)
 	case "disableable":
 		s.Disableable = new(bool)
 		return decBoolAt(s.Disableable, b, i)
@@ -807,6 +813,9 @@ func (v InterceptEventSelector) Known() bool {
 	}
 	return false
 }
+func (p *InterceptEventSelector) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "tool.before", "tool.after", "session.start", "config.change.before", "turn.start", "turn.finish.before", "model.request.before", "model.switch.before", "tool.permission.request", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "model.response.after")
+}
 
 // InterceptSubscriptionFailurePolicy is the closed string enumeration defined at registration.schema.json#/$defs/interceptSubscription/properties/failurePolicy.
 type InterceptSubscriptionFailurePolicy string
@@ -825,6 +834,9 @@ func (v InterceptSubscriptionFailurePolicy) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *InterceptSubscriptionFailurePolicy) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "fail-open", "fail-closed")
 }
 
 // SubscriptionFilters is the object defined at registration.schema.json#/$defs/interceptSubscription/properties/filters.
@@ -912,6 +924,9 @@ func (v SubscriptionScope) Known() bool {
 	}
 	return false
 }
+func (p *SubscriptionScope) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "managed", "project", "user")
+}
 
 // ObserveSubscription is the object defined at registration.schema.json#/$defs/observeSubscription.
 type ObserveSubscription struct {
@@ -992,9 +1007,9 @@ func (s *ObserveSubscription) encode(e *encoder) {
 func (s *ObserveSubscription) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "events":
-		return decArray(&s.Events, b, i, decNamedAt[ObserveEventSelector])
+		return decArray(&s.Events, b, i, (*ObserveEventSelector).decode)
 	case "mode":
-		return decStrAt(&s.Mode, b, i)
+		return decKnownAt(&s.Mode, b, i, "observe")
 	case "includeNative":
 		s.IncludeNative = new(bool)
 		return decBoolAt(s.IncludeNative, b, i)
@@ -1008,7 +1023,7 @@ func (s *ObserveSubscription) member(k, b []byte, i int) (int, error) {
 		return s.Filters.decode(b, i)
 	case "scope":
 		s.Scope = new(SubscriptionScope)
-		return decNamedAt[SubscriptionScope](s.Scope, b, i)
+		return (*SubscriptionScope).decode(s.Scope, b, i)
 	case "disableable":
 		s.Disableable = new(bool)
 		return decBoolAt(s.Disableable, b, i)
@@ -1103,6 +1118,9 @@ func (v ObserveEventSelector) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *ObserveEventSelector) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "tool.before", "tool.after", "session.start", "session.end", "config.change.before", "config.change.after", "turn.start", "turn.finish.before", "turn.end", "turn.progress", "model.request.before", "model.response.after", "model.error", "model.switch.before", "model.switch.after", "tool.permission.request", "tool.permission.resolved", "tool.progress", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "task.change.after", "user.attention", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "workspace.change.after", "file.changed", "hook.failure")
 }
 
 // Subscription is the union defined at registration.schema.json#/$defs/backend/properties/subscriptions/items; exactly one arm is set.

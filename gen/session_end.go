@@ -125,13 +125,13 @@ func (s *SessionEndEvent) member(k, b []byte, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "session.end")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":
 		return s.Session.decode(b, i)
 	case "outcome":
-		return decNamedAt[SessionEndEventOutcome](&s.Outcome, b, i)
+		return (*SessionEndEventOutcome).decode(&s.Outcome, b, i)
 	case "native":
 		return decRawAt(&s.Native, b, i)
 	case "extensions":
@@ -188,6 +188,9 @@ func (v SessionEndEventOutcome) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *SessionEndEventOutcome) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "completed", "cancelled", "error", "unknown")
 }
 
 // ParseSessionEnd validates data against the canonical schema session-end.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -135,7 +135,7 @@ func (s *SessionStartEvent) member(k, b []byte, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "session.start")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":
@@ -155,7 +155,7 @@ func (s *SessionStartEvent) member(k, b []byte, i int) (int, error) {
 	case "gaps":
 		return decArray(&s.Gaps, b, i, (*Gap).decode)
 	case "trigger":
-		return decNamedAt[SessionStartEventTrigger](&s.Trigger, b, i)
+		return (*SessionStartEventTrigger).decode(&s.Trigger, b, i)
 	case "resumedFrom":
 		s.ResumedFrom = new(SessionStartEventResumedFrom)
 		return s.ResumedFrom.decode(b, i)
@@ -205,6 +205,9 @@ func (v SessionStartEventTrigger) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *SessionStartEventTrigger) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "startup", "resume", "clear", "compact", "fork")
 }
 
 // SessionStartEventResumedFrom is the object defined at session-start.schema.json#/properties/resumedFrom.

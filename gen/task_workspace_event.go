@@ -139,7 +139,7 @@ func (s *TaskWorkspaceEventTaskChangeBefore) member(k, b []byte, i int) (int, er
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "task.change.before")
 	case "task":
 		return s.Task.decode(b, i)
 	case "synthesized":
@@ -210,7 +210,7 @@ func (s *Task) member(k, b []byte, i int) (int, error) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "operation":
-		return decNamedAt[Operation](&s.Operation, b, i)
+		return (*Operation).decode(&s.Operation, b, i)
 	case "change":
 		return decRawAt(&s.Change, b, i)
 	case "prior":
@@ -254,6 +254,9 @@ func (v Operation) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *Operation) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "create", "update", "remove")
 }
 
 // TaskWorkspaceEventTaskChangeAfter is the object defined at task-workspace-event.schema.json#/$defs/task.change.after. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -387,7 +390,7 @@ func (s *TaskWorkspaceEventTaskChangeAfter) member(k, b []byte, i int) (int, err
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "task.change.after")
 	case "task":
 		return s.Task.decode(b, i)
 	case "synthesized":
@@ -538,7 +541,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k, b []byte, i int) (in
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "workspace.change.before")
 	case "workspace":
 		return s.Workspace.decode(b, i)
 	case "synthesized":
@@ -597,7 +600,7 @@ func (s *Workspace) encode(e *encoder) {
 func (s *Workspace) member(k, b []byte, i int) (int, error) {
 	switch string(k) {
 	case "kind":
-		return decNamedAt[TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind](&s.Kind, b, i)
+		return (*TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind).decode(&s.Kind, b, i)
 	case "change":
 		return s.Change.decode(b, i)
 	case "prior":
@@ -639,6 +642,9 @@ func (v TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind) Known() bool {
 		return true
 	}
 	return false
+}
+func (p *TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind) decode(b []byte, i int) (int, error) {
+	return decKnownAt(p, b, i, "cwd", "roots", "switch")
 }
 
 // WorkspaceChange is the object defined at task-workspace-event.schema.json#/$defs/WorkspaceChange.
@@ -828,7 +834,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k, b []byte, i int) (int
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "workspace.change.after")
 	case "workspace":
 		return s.Workspace.decode(b, i)
 	case "synthesized":
@@ -990,7 +996,7 @@ func (s *TaskWorkspaceEventFileChanged) member(k, b []byte, i int) (int, error) 
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "file.changed")
 	case "changes":
 		return decArray(&s.Changes, b, i, (*TaskWorkspaceEventFileChangedChange).decode)
 	case "synthesized":
@@ -1055,7 +1061,7 @@ func (s *TaskWorkspaceEventFileChangedChange) member(k, b []byte, i int) (int, e
 	case "path":
 		return decStrAt(&s.Path, b, i)
 	case "operation":
-		return decNamedAt[Operation](&s.Operation, b, i)
+		return (*Operation).decode(&s.Operation, b, i)
 	case "agentCaused":
 		return decBoolAt(&s.AgentCaused, b, i)
 	case "before":

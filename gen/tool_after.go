@@ -166,7 +166,7 @@ func (s *ToolAfterEvent) member(k, b []byte, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "tool.after")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":
@@ -189,7 +189,7 @@ func (s *ToolAfterEvent) member(k, b []byte, i int) (int, error) {
 	case "gaps":
 		return decArray(&s.Gaps, b, i, (*Gap).decode)
 	case "outcome":
-		return decNamedAt[ExecutionEventOutcome](&s.Outcome, b, i)
+		return (*ExecutionEventOutcome).decode(&s.Outcome, b, i)
 	case "execution":
 		return s.Execution.decode(b, i)
 	case "call":

@@ -131,7 +131,7 @@ func (s *ToolBeforeEvent) member(k, b []byte, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decStrAt(&s.Type, b, i)
+		return decKnownAt(&s.Type, b, i, "tool.before")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":

@@ -153,7 +153,9 @@ func elemDecoder(t *goType) jen.Code {
 	switch rt.Kind {
 	case kindRaw:
 		return jen.Id("decRawAt")
-	case kindString, kindEnum:
+	case kindEnum:
+		return jen.Parens(jen.Op("*").Id(rt.Name)).Dot("decode")
+	case kindString:
 		if rt.Name != "" {
 			return jen.Id("decNamedAt").Types(jen.Id(rt.Name))
 		}
@@ -240,6 +242,14 @@ func emitEnum(f *jen.File, t *goType, where string) {
 	f.Func().Params(jen.Id("v").Id(t.Name)).Id("Known").Params().Bool().Block(
 		jen.Switch(jen.Id("v")).Block(jen.Case(cases...).Block(jen.Return(jen.True()))),
 		jen.Return(jen.False()),
+	)
+	// A listed value decodes to its constant, without a copy.
+	known := []jen.Code{jen.Id("p"), jen.Id("b"), jen.Id("i")}
+	for _, v := range t.EnumValues {
+		known = append(known, jen.Lit(v))
+	}
+	f.Func().Params(jen.Id("p").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+		jen.Return(jen.Id("decKnownAt").Call(known...)),
 	)
 }
 
@@ -336,6 +346,9 @@ func emitObject(f *jen.File, t *goType, where string) {
 		if !fl.Required && !optionalByNil(fl.Type) {
 			body = append(body, target.Clone().Op("=").New(goExpr(fl.Type)))
 			body = append(body, decodeStmts(fl.Type, target, true)...)
+		} else if rt := resolved(fl.Type); fl.Const != nil && rt.Kind == kindString && rt.Name == "" {
+			// A constant decodes to the constant itself, without a copy.
+			body = []jen.Code{jen.Return(jen.Id("decKnownAt").Call(jen.Op("&").Add(target.Clone()), jen.Id("b"), jen.Id("i"), jen.Lit(*fl.Const)))}
 		} else {
 			body = decodeStmts(fl.Type, target, false)
 		}
