@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 	"github.com/agenthooks/agenthooks-go/server"
 	"github.com/stretchr/testify/require"
@@ -153,6 +155,49 @@ func BenchmarkParseInterceptResponse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := gen.ParseInterceptResponse(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cannedTransport answers every exchange with the same bytes, without I/O.
+type cannedTransport struct{ answer []byte }
+
+func (c cannedTransport) Exchange(context.Context, transport.Message) ([]byte, error) {
+	return c.answer, nil
+}
+func (c cannedTransport) Notify(context.Context, transport.Message) error { return nil }
+func (c cannedTransport) Close() error                                    { return nil }
+
+// BenchmarkToolBeforeNoTransport is the harness's own work per call, with
+// a transport that answers at once: build, encode and validate the event,
+// settle, build the request, check and settle the answer, assemble the
+// Result.
+func BenchmarkToolBeforeNoTransport(b *testing.B) {
+	reg := registration(backendJSON("com.example.bench", httpTransport("http://127.0.0.1:1"), interceptSub(`"tool.before"`, 5000, "fail-closed")))
+	h, err := hooks.New(reg, hooks.Config{Source: "urn:test:harness",
+		Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: hooks.Intercept().Deny().Allow()},
+		Transports:   map[string]transport.Transport{"com.example.bench": cannedTransport{[]byte(benchResponse)}}})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = h.Close() })
+	benchCall(b, h)
+}
+
+// BenchmarkBaselineEncodeDecode is BenchmarkToolBeforeNoTransport's
+// baseline: what a host without the SDK would at least do per call with
+// encoding/json, encode the same request from a map and decode the answer
+// into a map.
+func BenchmarkBaselineEncodeDecode(b *testing.B) {
+	var req map[string]any
+	require.NoError(b, json.Unmarshal(benchRequest(b), &req))
+	answer := []byte(benchResponse)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(req); err != nil {
+			b.Fatal(err)
+		}
+		var resp map[string]any
+		if err := json.Unmarshal(answer, &resp); err != nil {
 			b.Fatal(err)
 		}
 	}

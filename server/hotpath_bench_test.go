@@ -8,10 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/agenthooks/agenthooks-go/gen"
-	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/server"
 )
 
@@ -71,45 +68,5 @@ func BenchmarkHotpathHTTP(b *testing.B) {
 				serveHotpath(b, hc.h, body)
 			}
 		})
-	}
-}
-
-// BenchmarkHotpathStdio is the same request on the stdio binding, in the
-// persistent lifecycle over an in-memory pipe with MaxConcurrency 1: write
-// a line, read the answer line.
-func BenchmarkHotpathStdio(b *testing.B) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	h := noEffectHandler()
-	h.MaxConcurrency = 1
-	done := make(chan error, 1)
-	go func() {
-		done <- server.ServeStdio(context.Background(), inR, outW, h)
-		_ = outW.Close()
-	}()
-	defer func() {
-		_ = inW.Close()
-		require.NoError(b, <-done)
-		_ = outR.Close()
-	}()
-	line := []byte(hotpathRequest + "\n")
-	fr := jsonrpc.NewFrameReader(outR, 0)
-	roundTrip := func() {
-		if _, err := inW.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		got, err := fr.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if string(got) != hotpathResponse {
-			b.Fatalf("answer %q", got)
-		}
-	}
-	roundTrip()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(line)))
-	for b.Loop() {
-		roundTrip()
 	}
 }
