@@ -119,6 +119,9 @@ type fastNode struct {
 	// always is +1 for the schema true, -1 for false, 0 otherwise.
 	always int8
 	types  uint8 // 0: no "type" keyword
+	// shared marks a reference target (refTarget), whose verdicts on
+	// objects a run remembers.
+	shared bool
 
 	hasConst bool
 	object   bool // some object keyword is present
@@ -278,13 +281,26 @@ func (c *fastCompiler) node(s *jsonschema.Schema) (*fastNode, error) {
 	if n, ok := c.memo[s]; ok {
 		return n, nil
 	}
-	n := &fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
+	n := &fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1, shared: refTarget(s.Location)}
 	c.memo[s] = n
 	c.order = append(c.order, s)
 	if err := c.fill(n, s); err != nil {
 		return nil, err
 	}
 	return n, nil
+}
+
+// refTarget reports whether a schema location is a document root or a
+// $defs entry: what references point to, and so where several paths of a
+// validation can meet on the same value.
+func refTarget(loc string) bool {
+	i := strings.IndexByte(loc, '#')
+	if i < 0 {
+		return true
+	}
+	frag := loc[i+1:]
+	name, ok := strings.CutPrefix(frag, "/$defs/")
+	return frag == "" || (ok && !strings.Contains(name, "/"))
 }
 
 func (c *fastCompiler) list(ss []*jsonschema.Schema) ([]*fastNode, error) {

@@ -61,10 +61,11 @@ type fastRun struct {
 	verdicts  [8]verdict
 	nverdicts int
 
-	// Recent verdicts of whole objects: the same subschema is often
-	// reached on the same object by several paths (an event checked by
-	// its envelope's union and by the request's interceptable union), and
-	// a verdict is a pure function of the node and the value.
+	// Recent verdicts of reference targets on whole objects: the same
+	// subschema is often reached on the same object by several paths (an
+	// event checked by its envelope's union and by the request's
+	// interceptable union), and a verdict is a pure function of the node
+	// and the value.
 	objects  [8]objectVerdict
 	nobjects int
 }
@@ -140,8 +141,8 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	case -1:
 		return false
 	}
-	isObject := r.t.toks[i].kind == tObject
-	if isObject {
+	memo := n.shared && r.t.toks[i].kind == tObject
+	if memo {
 		for _, v := range r.objects[:min(r.nobjects, len(r.objects))] {
 			if v.n == n && v.tok == i {
 				return v.ok
@@ -151,7 +152,7 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	r.depth++
 	ok := r.check(n, i)
 	r.depth--
-	if isObject && !r.abort {
+	if memo && !r.abort {
 		r.objects[r.nobjects%len(r.objects)] = objectVerdict{n: n, tok: i, ok: ok}
 		r.nobjects++
 	}
