@@ -218,9 +218,9 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		ev = withoutNative(ev)
 	}
 	if p := c.h.cfg.Preparer; p != nil {
-		pctx, release := c.h.timeouts.start(c.ctx, 0)
+		pctx := c.h.timeouts.start(c.ctx, 0)
 		pe, err := p.Prepare(pctx, Delivery{BackendID: s.b.id, SubscriptionIndex: s.index, Mode: gen.ModeIntercept, Content: s.content, Upload: s.upload, Event: ev})
-		release()
+		c.h.timeouts.release(pctx)
 		if c.ended() {
 			return false, true
 		}
@@ -241,8 +241,8 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	if err != nil {
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 	}
-	dctx, release := c.h.timeouts.start(c.ctx, s.timeout)
-	defer release()
+	dctx := c.h.timeouts.start(c.ctx, s.timeout)
+	defer c.h.timeouts.release(dctx)
 	raw, err := s.b.tr.Exchange(dctx, transport.Message{BackendID: s.b.id, Method: jsonrpc.MethodIntercept, ID: jsonrpc.StringID(id), Body: body})
 	if c.ended() {
 		return false, true // interruption overrides everything, including a response
@@ -575,8 +575,8 @@ func (c *call) observe(observers, owed []*subscription) {
 	}
 	diags := make([]*Diagnostic, len(targets))
 	deliver := func(i int, t target) {
-		octx, release := c.h.timeouts.start(c.ctx, c.h.cfg.ObserveTimeout)
-		defer release()
+		octx := c.h.timeouts.start(c.ctx, c.h.cfg.ObserveTimeout)
+		defer c.h.timeouts.release(octx)
 		body, _ := encode(t.s.native)
 		fail := func(te *transport.Error) {
 			diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}

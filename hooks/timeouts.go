@@ -79,9 +79,9 @@ type timeouts struct {
 }
 
 // start returns a context that ends when parent ends, when d (if positive)
-// has elapsed, or when cancelAll runs, and the function that releases it
-// (which must be called).
-func (t *timeouts) start(parent context.Context, d time.Duration) (*deliveryContext, func()) {
+// has elapsed, or when cancelAll runs. It must be released with
+// t.release when the delivery is over.
+func (t *timeouts) start(parent context.Context, d time.Duration) *deliveryContext {
 	ctx, cancel := context.WithCancelCause(parent)
 	dc := &deliveryContext{Context: ctx, cancel: cancel, fire: farFuture, index: -1}
 	if d > 0 {
@@ -94,21 +94,24 @@ func (t *timeouts) start(parent context.Context, d time.Duration) (*deliveryCont
 	if t.ended {
 		t.mu.Unlock()
 		cancel(ErrClosed)
-		return dc, func() {}
+		return dc
 	}
 	heap.Push(&t.pending, dc)
 	if dc.fire != farFuture && (t.armed.IsZero() || dc.fire.Before(t.armed)) {
 		t.arm(dc.fire)
 	}
 	t.mu.Unlock()
-	return dc, func() {
-		t.mu.Lock()
-		if dc.index >= 0 {
-			heap.Remove(&t.pending, dc.index)
-		}
-		t.mu.Unlock()
-		cancel(nil)
+	return dc
+}
+
+// release ends a delivery context that start returned.
+func (t *timeouts) release(dc *deliveryContext) {
+	t.mu.Lock()
+	if dc.index >= 0 {
+		heap.Remove(&t.pending, dc.index)
 	}
+	t.mu.Unlock()
+	dc.cancel(nil)
 }
 
 // arm sets the timer to fire at when. t.mu is held.

@@ -19,14 +19,14 @@ func TestDeliveryTimeouts(t *testing.T) {
 	parent, cancelParent := context.WithCancel(context.Background())
 	defer cancelParent()
 
-	long, releaseLong := ts.start(parent, time.Hour)
-	defer releaseLong()
-	released, release := ts.start(parent, 5*time.Millisecond)
-	short, releaseShort := ts.start(parent, 20*time.Millisecond)
-	defer releaseShort()
-	shorter, releaseShorter := ts.start(parent, 10*time.Millisecond)
-	defer releaseShorter()
-	release()
+	long := ts.start(parent, time.Hour)
+	defer ts.release(long)
+	released := ts.start(parent, 5*time.Millisecond)
+	short := ts.start(parent, 20*time.Millisecond)
+	defer ts.release(short)
+	shorter := ts.start(parent, 10*time.Millisecond)
+	defer ts.release(shorter)
+	ts.release(released)
 
 	before := time.Now()
 	<-shorter.Done()
@@ -61,8 +61,8 @@ func TestDeliveryTimeoutAfterParentDeadline(t *testing.T) {
 	defer ts.close()
 	parent, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	dc, release := ts.start(parent, time.Hour)
-	defer release()
+	dc := ts.start(parent, time.Hour)
+	defer ts.release(dc)
 	ts.mu.Lock()
 	require.Len(t, ts.pending, 1, "live, for cancelAll")
 	require.Equal(t, farFuture, ts.pending[0].fire, "but never fired by the timer")
@@ -81,8 +81,8 @@ func TestDeliveryTimeoutAfterParentDeadline(t *testing.T) {
 // after close is already cancelled.
 func TestDeliveryTimeoutsClosed(t *testing.T) {
 	var ts timeouts
-	dc, release := ts.start(context.Background(), time.Hour)
-	release()
+	dc := ts.start(context.Background(), time.Hour)
+	ts.release(dc)
 	require.ErrorIs(t, dc.Err(), context.Canceled)
 	ts.close()
 	select {
@@ -90,8 +90,8 @@ func TestDeliveryTimeoutsClosed(t *testing.T) {
 	default:
 		t.Fatal("the timer goroutine was not joined")
 	}
-	late, release := ts.start(context.Background(), time.Hour)
-	defer release()
+	late := ts.start(context.Background(), time.Hour)
+	defer ts.release(late)
 	require.ErrorIs(t, late.Err(), context.Canceled)
 }
 
@@ -101,20 +101,20 @@ func TestDeliveryTimeoutsClosed(t *testing.T) {
 func TestDeliveryCancelAll(t *testing.T) {
 	var ts timeouts
 	defer ts.close()
-	noDeadline, r1 := ts.start(context.Background(), 0)
-	defer r1()
+	noDeadline := ts.start(context.Background(), 0)
+	defer ts.release(noDeadline)
 	_, ok := noDeadline.Deadline()
 	require.False(t, ok)
-	timed, r2 := ts.start(context.Background(), time.Hour)
-	defer r2()
+	timed := ts.start(context.Background(), time.Hour)
+	defer ts.release(timed)
 	ts.cancelAll(ErrClosed)
 	for _, dc := range []*deliveryContext{noDeadline, timed} {
 		<-dc.Done()
 		require.Equal(t, context.Canceled, dc.Err())
 		require.ErrorIs(t, context.Cause(dc), ErrClosed)
 	}
-	late, r3 := ts.start(context.Background(), time.Hour)
-	defer r3()
+	late := ts.start(context.Background(), time.Hour)
+	defer ts.release(late)
 	require.Equal(t, context.Canceled, late.Err())
 	require.ErrorIs(t, context.Cause(late), ErrClosed)
 }
