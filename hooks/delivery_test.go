@@ -362,3 +362,52 @@ func (l *lockedBuilder) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
+
+// blockingPreparer signals when it is called and waits for its context to
+// end, then reports the context's error and cause.
+type blockingPreparer struct {
+	entered chan struct{}
+	ended   chan [2]error
+}
+
+func (p blockingPreparer) Prepare(ctx context.Context, d hooks.Delivery) (*gen.Event, error) {
+	close(p.entered)
+	<-ctx.Done()
+	p.ended <- [2]error{ctx.Err(), context.Cause(ctx)}
+	return nil, ctx.Err()
+}
+
+// TestCloseCancelsPreparation: Close ends a call waiting in its content
+// preparation: the preparer's context is cancelled with ErrClosed as its
+// cause and the call returns ErrClosed, interrupted and denying.
+func TestCloseCancelsPreparation(t *testing.T) {
+	rec := &recorder{}
+	reg := registration(backendJSON("com.example.mem", httpTransport("http://127.0.0.1:1/x"), interceptSub(`"tool.before"`, 30000, "fail-open")))
+	cfg := baseConfig()
+	cfg.Transports = map[string]transport.Transport{"com.example.mem": transport.NewInProcess(rec.handler(), transport.InProcessOptions{})}
+	prep := blockingPreparer{entered: make(chan struct{}), ended: make(chan [2]error, 1)}
+	cfg.Preparer = prep
+	h, err := hooks.New(reg, cfg)
+	require.NoError(t, err)
+	type outcome struct {
+		res *hooks.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := h.ToolBefore(context.Background(), toolInput())
+		done <- outcome{res, err}
+	}()
+	<-prep.entered
+	require.NoError(t, h.Close())
+	got := <-done
+	require.ErrorIs(t, got.err, hooks.ErrClosed)
+	require.NotNil(t, got.res)
+	require.True(t, got.res.Interrupted)
+	require.Equal(t, gen.PermissionDeny, got.res.Permission)
+	ended := <-prep.ended
+	require.Equal(t, context.Canceled, ended[0])
+	require.ErrorIs(t, ended[1], hooks.ErrClosed)
+	ic, _ := rec.counts()
+	require.Zero(t, ic, "nothing was delivered")
+}
