@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -247,11 +248,17 @@ func TestConcurrentCallers(t *testing.T) {
 // TestClose: idempotent and concurrent; cancels in-flight calls (ErrClosed)
 // and refuses new ones; borrowed transports stay open.
 func TestClose(t *testing.T) {
-	srv := faultServer(t)
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then net/http watches the connection
+		arrived <- struct{}{}
+		<-r.Context().Done() // answers only when the harness gives up
+	}))
+	defer srv.Close()
 	rec := &recorder{}
 	borrowed := transport.NewInProcess(rec.handler(), transport.InProcessOptions{})
 	reg := registration(
-		backendJSON("com.example.slow", httpTransport(srv.URL+"/timeout"), interceptSub(`"tool.before"`, 30000, "fail-open")),
+		backendJSON("com.example.slow", httpTransport(srv.URL), interceptSub(`"tool.before"`, 30000, "fail-open")),
 		backendJSON("com.example.mem", httpTransport("http://127.0.0.1:1/x"), observeSub(`"*"`)),
 	)
 	cfg := baseConfig()
@@ -263,7 +270,7 @@ func TestClose(t *testing.T) {
 		_, err := h.ToolBefore(context.Background(), toolInput())
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-arrived // the call is in flight
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)

@@ -143,6 +143,32 @@ func TestStdioConcurrentDispatch(t *testing.T) {
 	require.Equal(t, []string{`"evt_http_001" ok`}, replyCodes(t, out))
 }
 
+// announcedFile is an *os.File (with its read deadlines) that announces its
+// first Read on reading, so that a test can act while ServeStdio waits for
+// input.
+type announcedFile struct {
+	*os.File
+	once    sync.Once
+	reading chan struct{}
+}
+
+func (f *announcedFile) Read(p []byte) (int, error) {
+	f.once.Do(func() { close(f.reading) })
+	return f.File.Read(p)
+}
+
+// announcedReader is announcedFile for a reader without read deadlines.
+type announcedReader struct {
+	io.Reader
+	once    sync.Once
+	reading chan struct{}
+}
+
+func (r *announcedReader) Read(p []byte) (int, error) {
+	r.once.Do(func() { close(r.reading) })
+	return r.Reader.Read(p)
+}
+
 // TestStdioCancel: ServeStdio returns when ctx ends, joins its goroutines,
 // gives callbacks in flight a canceled context, and leaves the pipe usable.
 func TestStdioCancel(t *testing.T) {
@@ -156,8 +182,9 @@ func TestStdioCancel(t *testing.T) {
 		var out syncBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- server.ServeStdio(ctx, inR, &out, fixtureHandler(&recorder{}, nil)) }()
-		time.Sleep(50 * time.Millisecond)
+		in := &announcedFile{File: inR, reading: make(chan struct{})}
+		go func() { done <- server.ServeStdio(ctx, in, &out, fixtureHandler(&recorder{}, nil)) }()
+		<-in.reading // ServeStdio waits for input
 		cancel()
 		select {
 		case err := <-done:
@@ -210,8 +237,9 @@ func TestStdioCancel(t *testing.T) {
 		var out syncBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- server.ServeStdio(ctx, pr, &out, fixtureHandler(&recorder{}, nil)) }()
-		time.Sleep(20 * time.Millisecond)
+		in := &announcedReader{Reader: pr, reading: make(chan struct{})}
+		go func() { done <- server.ServeStdio(ctx, in, &out, fixtureHandler(&recorder{}, nil)) }()
+		<-in.reading // ServeStdio waits for input
 		cancel()
 		select {
 		case err := <-done:
