@@ -109,13 +109,30 @@ func (s *syncBuffer) String() string {
 // message, EOF, and the answer is still written before ServeStdio returns.
 func TestStdioEOFWaitsForInFlight(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	in := &eofAnnouncer{Reader: bytes.NewReader(lines(interceptBase(t))), eof: make(chan struct{})}
 	h := &server.Handler{Intercept: func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
-		time.Sleep(100 * time.Millisecond)
+		<-in.eof // the input has ended while this answer is pending
 		return server.InterceptResult{Effects: []gen.Effect{server.Deny("slow no")}}, nil
 	}}
-	out := serveStdio(t, h, lines(interceptBase(t)))
-	require.Equal(t, []string{`"evt_http_001" ok`}, replyCodes(t, out))
-	require.Contains(t, string(out), "slow no")
+	var out syncBuffer
+	require.NoError(t, server.ServeStdio(context.Background(), in, &out, h))
+	require.Equal(t, []string{`"evt_http_001" ok`}, replyCodes(t, []byte(out.String())))
+	require.Contains(t, out.String(), "slow no")
+}
+
+// eofAnnouncer closes eof when its reader reports the end of the input.
+type eofAnnouncer struct {
+	io.Reader
+	once sync.Once
+	eof  chan struct{}
+}
+
+func (r *eofAnnouncer) Read(p []byte) (int, error) {
+	n, err := r.Reader.Read(p)
+	if errors.Is(err, io.EOF) {
+		r.once.Do(func() { close(r.eof) })
+	}
+	return n, err
 }
 
 // TestStdioConcurrentDispatch: a slow interception does not hold up a
