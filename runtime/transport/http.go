@@ -42,6 +42,7 @@ type HTTPOptions struct {
 // HTTP is the HTTP binding: one POST per message to a fixed URL.
 type HTTP struct {
 	url    string
+	tmpl   *http.Request // the fixed part of every request; nil when url does not parse
 	client *http.Client
 	owned  *http.Transport
 	auth   *gen.Authentication
@@ -71,8 +72,20 @@ func NewHTTP(url string, opts HTTPOptions) *HTTP {
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	t.client = &c
+	// The URL is parsed once; each request is a copy of this template
+	// with its own context, headers and body.
+	if tmpl, err := http.NewRequest(http.MethodPost, url, nil); err == nil {
+		t.tmpl = tmpl
+	}
 	return t
 }
+
+// The values of the request headers every message carries. Each slice has
+// a capacity of one, so that appending to a request's header (as
+// Header.Add does) copies instead of writing into the shared array.
+var (
+	headerJSON = []string{"application/json"}[:1:1]
+)
 
 // Exchange implements Transport.
 func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
@@ -101,12 +114,21 @@ func (t *HTTP) post(ctx context.Context, msg Message) (*http.Response, error) {
 	if closed {
 		return nil, fail(CodeCancelled, StageSend, "closed", ErrClosed)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(msg.Body))
-	if err != nil {
+	if t.tmpl == nil {
 		return nil, fail(CodeTransport, StageSend, "request", ErrUnreachable)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	// What http.NewRequestWithContext would build for the body, without
+	// parsing the URL again.
+	req := t.tmpl.WithContext(ctx)
+	if body := msg.Body; len(body) > 0 {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+	} else {
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	req.Header = http.Header{"Content-Type": headerJSON, "Accept": headerJSON}
 	if t.auth != nil {
 		cred, err := t.creds.Credential(ctx, CredentialRequest{BackendID: t.id, Binding: *t.auth, URL: t.url, Purpose: PurposeEvent})
 		if err != nil {

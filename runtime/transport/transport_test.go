@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -487,4 +488,42 @@ func BenchmarkStdioExchange(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestHTTPRequestShape: every POST carries the message as its body with
+// its length, the JSON media type and Accept header, and nothing of one
+// request leaks into the next, also through a borrowed client whose cookie
+// jar adds headers.
+func TestHTTPRequestShape(t *testing.T) {
+	type seen struct {
+		method, path, query, ctype, accept, cookie string
+		length                                     int64
+		body                                       string
+	}
+	got := make(chan seen, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), r.Header.Get("Accept"), r.Header.Get("Cookie"), r.ContentLength, string(body)}
+		http.SetCookie(w, &http.Cookie{Name: "n", Value: "v"})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	tr := transport.NewHTTP(srv.URL+"/hooks?x=1", transport.HTTPOptions{Client: &http.Client{Jar: jar}})
+	defer tr.Close()
+	for i, body := range []string{`{"a":1}`, `{"bb":22}`, `{"a":1}`} {
+		_, err := tr.Exchange(context.Background(), transport.Message{Body: []byte(body)})
+		require.NoError(t, err)
+		s := <-got
+		require.Equal(t, seen{http.MethodPost, "/hooks", "x=1", "application/json", "application/json", s.cookie, int64(len(body)), body}, s)
+		if i > 0 {
+			require.Equal(t, "n=v", s.cookie, "the jar's cookie, once")
+		}
+	}
+	_, err = transport.NewHTTP("http://[::1", transport.HTTPOptions{}).Exchange(context.Background(), transport.Message{Body: []byte(`{}`)})
+	var te *transport.Error
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, transport.CodeTransport, te.Code)
 }
