@@ -22,41 +22,46 @@ func invalid(what string, err error) error {
 // context) or Admit (admission only). encoded, when not nil, is event's
 // encoding, kept as the snapshot.
 func newOccurrence(event *gen.Event, encoded []byte, initial Initial, host bool) (*Occurrence, error) {
-	return buildOccurrence(event, encoded, initial, host, false)
+	o := new(Occurrence)
+	if err := o.init(event, encoded, initial, host); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
-// buildOccurrence is newOccurrence; checkOnly (CheckEvent) makes the same
-// checks of the event without copying what only settlement needs.
-func buildOccurrence(event *gen.Event, encoded []byte, initial Initial, host, checkOnly bool) (*Occurrence, error) {
+// init sets up o as newOccurrence describes. With o.checkOnly set
+// (CheckEvent) it makes the same checks of the event without copying what
+// only settlement needs.
+func (o *Occurrence) init(event *gen.Event, encoded []byte, initial Initial, host bool) error {
 	if event == nil || event.Value() == nil {
-		return nil, invalid("no event", nil)
+		return invalid("no event", nil)
 	}
 	b, ok := boundaryFor(gen.EventName(event.Type()))
 	if !ok {
-		return nil, invalid("event is not interceptable", nil)
+		return invalid("event is not interceptable", nil)
 	}
-	o := &Occurrence{b: b, hostContext: host, checkOnly: checkOnly, known: partSet{}}
+	o.b, o.hostContext, o.known = b, host, partSet{}
 	o.cur.perm = gen.PermissionNone
 	o.cur.flow = gen.FlowStateNone
 	if err := o.initState(initial); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.extract(event, initial); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.checkInitialCandidate(); err != nil {
-		return nil, err
+		return err
 	}
 	if host && encoded != nil {
 		o.snapshot = encoded
 	} else if host {
 		snap, err := event.MarshalJSON()
 		if err != nil {
-			return nil, invalid("event encoding", err)
+			return invalid("event encoding", err)
 		}
 		o.snapshot = snap
 	}
-	return o, nil
+	return nil
 }
 
 // initState validates and copies the host's incoming control state.

@@ -293,8 +293,8 @@ func NewEncoded(event *gen.Event, encoded []byte, initial Initial) (*Occurrence,
 // targets and context are well formed), without the admission of any
 // effect. An error wraps ErrInvalidEvent.
 func CheckEvent(event *gen.Event) error {
-	_, err := buildOccurrence(event, nil, Initial{}, false, true)
-	return err
+	o := Occurrence{checkOnly: true}
+	return o.init(event, nil, Initial{}, false)
 }
 
 // Admit checks, without applying, whether effects are admissible for event
