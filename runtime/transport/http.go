@@ -94,7 +94,7 @@ func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return readResponse(ctx, resp.StatusCode, resp.Header, resp.Body, t.limit)
+	return readResponse(ctx, resp.StatusCode, resp.Header, resp.Body, resp.ContentLength, t.limit)
 }
 
 // Notify implements Transport.
@@ -169,8 +169,9 @@ func (t *HTTP) Close() error {
 }
 
 // readResponse applies the HTTP binding's rules to a request's response:
-// status 200, a JSON media type, at most limit bytes.
-func readResponse(ctx context.Context, status int, h http.Header, body io.Reader, limit int64) ([]byte, error) {
+// status 200, a JSON media type, at most limit bytes. length is the declared
+// length of the body, or -1.
+func readResponse(ctx context.Context, status int, h http.Header, body io.Reader, length, limit int64) ([]byte, error) {
 	if status != http.StatusOK {
 		drain(body)
 		e := fail(CodeTransport, StageReceive, "http_status", ErrStatus)
@@ -181,7 +182,7 @@ func readResponse(ctx context.Context, status int, h http.Header, body io.Reader
 		drain(body)
 		return nil, fail(CodeProtocolRejection, StageReceive, "content_type", ErrMalformed)
 	}
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	data, err := readBody(body, length, limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctxFail(ctx, StageReceive)
@@ -192,6 +193,25 @@ func readResponse(ctx context.Context, status int, h http.Header, body io.Reader
 		return nil, fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge)
 	}
 	return data, nil
+}
+
+// readBody reads at most limit+1 bytes of body. A body of declared length
+// within the limit is read into one buffer of that size (plus one byte to
+// see its end) instead of growing one from 512 bytes.
+func readBody(body io.Reader, length, limit int64) ([]byte, error) {
+	if length < 0 || length > limit {
+		return io.ReadAll(io.LimitReader(body, limit+1))
+	}
+	buf := make([]byte, length+1)
+	n, err := io.ReadFull(body, buf)
+	switch {
+	case err == nil: // longer than declared: the limit decides
+		rest, err := io.ReadAll(io.LimitReader(body, limit-length))
+		return append(buf, rest...), err
+	case int64(n) == length && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
+		return buf[:n], nil
+	}
+	return nil, err
 }
 
 // checkNotifyResponse accepts 202 or 204 and discards any body.

@@ -51,7 +51,7 @@ func (t *InProcess) Exchange(ctx context.Context, msg Message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readResponse(ctx, rec.status, rec.header, bytes.NewReader(rec.body.Bytes()), t.limit)
+	return readResponse(ctx, rec.status, rec.header, bytes.NewReader(rec.body.Bytes()), int64(rec.body.Len()), t.limit)
 }
 
 // Notify implements Transport.
