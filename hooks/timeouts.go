@@ -74,8 +74,7 @@ type timeouts struct {
 	pending deadlineHeap // every live delivery context, by fire time
 	timer   *time.Timer
 	armed   time.Time // when the timer fires; zero while it is stopped
-	ended   bool      // cancelAll ran: deliveries are born cancelled
-	closed  bool
+	ended   bool      // cancelAll or close ran: deliveries are born cancelled, the timer is not re-armed
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -123,18 +122,18 @@ func (t *timeouts) arm(when time.Time) {
 	if t.timer == nil {
 		t.timer = time.NewTimer(wait)
 		t.stop, t.done = make(chan struct{}), make(chan struct{})
-		go t.run(t.timer.C)
+		go t.run(t.timer.C, t.stop)
 		return
 	}
 	t.timer.Reset(wait)
 }
 
 // run ends the deliveries whose deadline passed, each time the timer fires.
-func (t *timeouts) run(fired <-chan time.Time) {
+func (t *timeouts) run(fired <-chan time.Time, stop <-chan struct{}) {
 	defer close(t.done)
 	for {
 		select {
-		case <-t.stop:
+		case <-stop:
 			return
 		case <-fired:
 		}
@@ -145,7 +144,7 @@ func (t *timeouts) run(fired <-chan time.Time) {
 			expired = append(expired, heap.Pop(&t.pending).(*deliveryContext))
 		}
 		t.armed = time.Time{}
-		if len(t.pending) > 0 && t.pending[0].fire != farFuture && !t.closed {
+		if len(t.pending) > 0 && t.pending[0].fire != farFuture && !t.ended {
 			t.arm(t.pending[0].fire)
 		}
 		t.mu.Unlock()
@@ -167,13 +166,14 @@ func (t *timeouts) cancelAll(cause error) {
 	}
 }
 
-// close stops the timer and joins its goroutine. Calls have ended by then
-// (Hooks.Close waits for them), so nothing is pending; a delivery started
-// afterwards is born cancelled.
+// close stops the timer and joins its goroutine; it is idempotent. Calls
+// have ended by then (Hooks.Close waits for them), so nothing is pending; a
+// delivery started afterwards is born cancelled.
 func (t *timeouts) close() {
 	t.mu.Lock()
-	t.closed, t.ended = true, true
+	t.ended = true
 	stop, done := t.stop, t.done
+	t.stop = nil
 	if t.timer != nil {
 		t.timer.Stop()
 	}

@@ -90,6 +90,7 @@ func TestDeliveryTimeoutsClosed(t *testing.T) {
 	default:
 		t.Fatal("the timer goroutine was not joined")
 	}
+	ts.close() // idempotent
 	late := ts.start(context.Background(), time.Hour)
 	defer ts.release(late)
 	require.ErrorIs(t, late.Err(), context.Canceled)
