@@ -504,7 +504,7 @@ func (c *call) result() *Result {
 // with an error wrapping the cause.
 func (c *call) interrupted(inflight *subscription) (*Result, error) {
 	cause := context.Cause(c.ctx)
-	if c.h.stopping.Load() {
+	if c.h.closed.Load() {
 		cause = ErrClosed
 	}
 	code := transport.CodeCancelled
@@ -531,7 +531,7 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 
 // ended reports whether the call must stop: the caller's context ended or
 // the Hooks is closing.
-func (c *call) ended() bool { return c.ctx.Err() != nil || c.h.stopping.Load() }
+func (c *call) ended() bool { return c.ctx.Err() != nil || c.h.closed.Load() }
 
 // observe notifies observers (explicit observe subscriptions) and the owed
 // uncalled interceptors, concurrently, with the settled effective event,

@@ -105,10 +105,9 @@ type Hooks struct {
 	cfg      Config
 	log      *slog.Logger
 
-	mu       sync.Mutex
-	closed   bool
+	mu       sync.Mutex  // orders enter against Close
+	closed   atomic.Bool // Close has begun: no call is admitted, and calls stop at their next step
 	calls    sync.WaitGroup
-	stopping atomic.Bool // Close has begun: calls stop at their next step
 	shutdown sync.Once
 	done     chan struct{}
 	timeouts timeouts // delivery deadlines
@@ -176,7 +175,7 @@ func cloneManifest(m gen.StaticCapabilityManifest) gen.StaticCapabilityManifest 
 func (h *Hooks) enter() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.closed.Load() {
 		return false
 	}
 	h.calls.Add(1)
@@ -191,9 +190,8 @@ func (h *Hooks) enter() bool {
 func (h *Hooks) Close() error {
 	h.shutdown.Do(func() {
 		h.mu.Lock()
-		h.closed = true
+		h.closed.Store(true)
 		h.mu.Unlock()
-		h.stopping.Store(true)
 		h.timeouts.cancelAll(ErrClosed)
 		h.calls.Wait()
 		h.timeouts.close()
