@@ -80,12 +80,6 @@ func NewHTTP(url string, opts HTTPOptions) *HTTP {
 	return t
 }
 
-// The values of the request headers every message carries. Each slice has
-// a capacity of one, so that appending to a request's header (as
-// Header.Add does) copies instead of writing into the shared array.
-var (
-	headerJSON = []string{"application/json"}[:1:1]
-)
 
 // Exchange implements Transport.
 func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
@@ -128,7 +122,11 @@ func (t *HTTP) post(ctx context.Context, msg Message) (*http.Response, error) {
 		req.Body = http.NoBody
 		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
 	}
-	req.Header = http.Header{"Content-Type": headerJSON, "Accept": headerJSON}
+	// The two header values in one allocation of the request's own (a
+	// borrowed client's RoundTripper may edit them); each slice has a
+	// capacity of one, so appending to one copies it.
+	vals := &[2]string{"application/json", "application/json"}
+	req.Header = http.Header{"Content-Type": vals[0:1:1], "Accept": vals[1:2:2]}
 	if t.auth != nil {
 		cred, err := t.creds.Credential(ctx, CredentialRequest{BackendID: t.id, Binding: *t.auth, URL: t.url, Purpose: PurposeEvent})
 		if err != nil {
