@@ -80,7 +80,6 @@ func NewHTTP(url string, opts HTTPOptions) *HTTP {
 	return t
 }
 
-
 // Exchange implements Transport.
 func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
 	resp, err := t.post(ctx, msg)
