@@ -41,6 +41,7 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 				got, err := c.interceptBody(ev.ID(), ev, known)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(got))
+				require.Equal(t, len(got), cap(got), "the body is allocated once, at its size")
 				_, err = gen.ParseInterceptRequest(got)
 				require.NoError(t, err)
 			}
