@@ -202,3 +202,101 @@ func BenchmarkBaselineEncodeDecode(b *testing.B) {
 		}
 	}
 }
+
+// The floors: what a host and a backend that skip everything the SDK adds
+// (canonical validation, typed codecs, capability checks, settlement,
+// diagnostics, deadlines) would at least do per call with encoding/json.
+// The host encodes the request from a map and decodes the answer to a map;
+// the backend decodes the request to a map and encodes an answer from one.
+// They put the SDK's ratios in context: a ratio target below the floor's
+// own ratio cannot be met by any implementation that does the minimum with
+// encoding/json.
+
+// floorAnswer is the floor backend's work on one request.
+func floorAnswer(body []byte) ([]byte, error) {
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req["id"], "result": map[string]any{"protocolVersion": "draft", "effects": []any{}}})
+}
+
+// floorRequest is the floor host's work before sending: the request as a map.
+func floorRequest(b *testing.B) map[string]any {
+	var req map[string]any
+	require.NoError(b, json.Unmarshal(benchRequest(b), &req))
+	return req
+}
+
+// floorDecode is the floor host's work on the answer.
+func floorDecode(b *testing.B, data []byte) {
+	var resp map[string]any
+	if err := json.Unmarshal(data, &resp); err != nil || resp["result"] == nil {
+		b.Fatalf("%v %s", err, data)
+	}
+}
+
+// BenchmarkFloorHTTP: the encoding/json floor on both sides over loopback
+// HTTP (compare with BenchmarkRawHTTP and BenchmarkToolBeforeHTTP).
+func BenchmarkFloorHTTP(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err == nil {
+			body, err = floorAnswer(body)
+		}
+		if err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	req := floorRequest(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		body, err := json.Marshal(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		floorDecode(b, data)
+	}
+}
+
+// BenchmarkFloorStdio: the encoding/json floor on both sides over a
+// persistent child's pipes (compare with BenchmarkRawStdioEcho and
+// BenchmarkToolBeforeStdio).
+func BenchmarkFloorStdio(b *testing.B) {
+	exe, err := os.Executable()
+	require.NoError(b, err)
+	cmd := exec.Command(exe, "-ahp-backend", "json")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	require.NoError(b, cmd.Start())
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	req := floorRequest(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		body, err := json.Marshal(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stdin.Write(append(body, '\n')); err != nil {
+			b.Fatal(err)
+		}
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		floorDecode(b, line)
+	}
+}

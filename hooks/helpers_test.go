@@ -63,6 +63,22 @@ func runBackend(mode string) int {
 		}
 		return 0
 	}
+	if mode == "json" { // the benchmark's floor: decode each request to a map, encode an answer
+		r := bufio.NewReader(os.Stdin)
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return 0
+			}
+			out, err := floorAnswer(line)
+			if err != nil {
+				return 1
+			}
+			if _, err := os.Stdout.Write(append(out, '\n')); err != nil {
+				return 1
+			}
+		}
+	}
 	if mode == "echo" { // the benchmark's raw backend: one pre-encoded answer per line
 		resp := []byte(benchResponse + "\n")
 		r := bufio.NewReader(os.Stdin)
