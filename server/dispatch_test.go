@@ -210,6 +210,10 @@ func TestVersionAndEventErrors(t *testing.T) {
 		{name: "event outside InterceptEvents", msg: base, code: jsonrpc.CodeUnsupportedEvent},
 		// An escaped member name is read as the name it spells.
 		{name: "escaped type member outside InterceptEvents", msg: escapedType, code: jsonrpc.CodeUnsupportedEvent},
+		// The unsupported event is reported before the invalid params,
+		// whichever the dispatcher checks first.
+		{name: "invalid request outside InterceptEvents", msg: mutate(t, base, func(m map[string]any) { event(m)["time"] = 7 }), code: jsonrpc.CodeUnsupportedEvent},
+		{name: "invalid request for a supported event", msg: mutate(t, withEventType(t, "tool.after"), func(m map[string]any) { event(m)["time"] = 7 }), code: jsonrpc.CodeInvalidParams},
 	})
 	// ObserveEvents drops the others without calling Observe.
 	obsOnly := &server.Handler{Observe: h.Observe, ObserveEvents: []gen.EventName{gen.EventSessionEnd}}

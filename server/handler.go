@@ -295,33 +295,31 @@ func checkVersion(params []byte) (unsupported bool) {
 
 func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	params := rq.env.Params
-	head := readHead(params)
-	if head.unsupportedVersion() {
-		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
-	}
-	// The event type is read before the full validation so that an
-	// unsupported event gets its own error code. Should the raw read and the
-	// decoder ever disagree, the parsed type is checked instead.
-	var info gen.EventInfo
-	rawEvent := head.event
-	name, ok := head.eventName()
-	if ok {
-		var why string
-		if info, why = h.supported(name); why != "" {
-			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
-		}
-	}
+	// Canonical validation comes first, since it passes on almost every
+	// request: a valid request carries the supported protocolVersion (the
+	// schema makes it a constant) and a catalogue event. Only a request that
+	// fails it is read for its version and event type, which get their own
+	// error codes ahead of invalid params; the answer to every request is
+	// the one the opposite order would give.
 	req, err := gen.ParseInterceptRequest(rq.msg)
 	if err != nil {
+		head := readHead(params)
+		if head.unsupportedVersion() {
+			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
+		}
+		if name, ok := head.eventName(); ok {
+			if _, why := h.supported(name); why != "" {
+				return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
+			}
+		}
 		return h.invalidParams(ctx, rq, err)
 	}
-	if !ok {
-		name = gen.EventName(req.Params.Event.Type())
-		rawEvent, _ = jsonrpc.Member(params, "event")
-		var why string
-		if info, why = h.supported(name); why != "" {
-			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
-		}
+	if req.Params.ProtocolVersion != gen.ProtocolVersion {
+		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
+	}
+	info, why := h.supported(gen.EventName(req.Params.Event.Type()))
+	if why != "" {
+		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
 	}
 	// The callback has not seen req yet: its event is still the request's.
 	if err := checkEvent(&req.Params.Event); err != nil {
@@ -346,6 +344,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	var granted *gen.Capabilities
 	var event *gen.Event
 	if len(out.Effects) > 0 {
+		rawEvent, _ := jsonrpc.Member(params, "event")
 		granted, event, err = snapshot(params, rawEvent)
 		if err != nil {
 			h.logAttrs(ctx, slog.LevelError, "ahp server: cannot snapshot the request capabilities",
