@@ -83,7 +83,20 @@ func rawHandler() http.Handler {
 // BenchmarkRawHTTP is the baseline: a raw net/http client posting the same
 // pre-encoded request to a raw handler returning a pre-encoded response.
 func BenchmarkRawHTTP(b *testing.B) {
-	srv := httptest.NewServer(rawHandler())
+	rawPost(b, rawHandler())
+}
+
+// BenchmarkRawHTTPServerBackend: the baseline's raw client against the
+// backend of BenchmarkToolBeforeHTTP (isolates the backend side).
+func BenchmarkRawHTTPServerBackend(b *testing.B) {
+	rawPost(b, &server.Handler{Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+		return server.InterceptResult{}, nil
+	}})
+}
+
+// rawPost posts the pre-encoded request to h with a raw net/http client.
+func rawPost(b *testing.B, h http.Handler) {
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
