@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
@@ -311,5 +312,39 @@ func BenchmarkFloorStdio(b *testing.B) {
 			b.Fatal(err)
 		}
 		floorDecode(b, line)
+	}
+}
+
+// BenchmarkBaselineAfterIdle is BenchmarkBaselineEncodeDecode's work timed
+// alone, once in a loop and once after each 1 ms of sleep (the core idle):
+// the "work-ns/op" metrics show how much slower the same short work runs
+// when the caches and predictors it relies on went cold, which is where
+// every call of the end-to-end benchmarks runs.
+func BenchmarkBaselineAfterIdle(b *testing.B) {
+	var req map[string]any
+	require.NoError(b, json.Unmarshal(benchRequest(b), &req))
+	answer := []byte(benchResponse)
+	work := func() {
+		if _, err := json.Marshal(req); err != nil {
+			b.Fatal(err)
+		}
+		var resp map[string]any
+		if err := json.Unmarshal(answer, &resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, idle := range []time.Duration{0, time.Millisecond} {
+		b.Run("idle="+idle.String(), func(b *testing.B) {
+			var spent time.Duration
+			for b.Loop() {
+				if idle > 0 {
+					time.Sleep(idle)
+				}
+				start := time.Now()
+				work()
+				spent += time.Since(start)
+			}
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "work-ns/op")
+		})
 	}
 }
