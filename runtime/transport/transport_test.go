@@ -527,3 +527,45 @@ func TestHTTPRequestShape(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	require.Equal(t, transport.CodeTransport, te.Code)
 }
+
+// BenchmarkHTTPExchange is one HTTP exchange with a deadline, as the
+// harness makes it, next to a raw net/http client posting the same bytes;
+// both against a handler that drains the body and writes a constant answer.
+func BenchmarkHTTPExchange(b *testing.B) {
+	answer := []byte(`{"jsonrpc":"2.0","id":"bench","result":{"protocolVersion":"draft","effects":[]}}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	}))
+	defer srv.Close()
+	msg := req("bench")
+	b.Run("transport", func(b *testing.B) {
+		h := transport.NewHTTP(srv.URL, transport.HTTPOptions{})
+		defer h.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := h.Exchange(ctx, msg)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		defer client.CloseIdleConnections()
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(msg.Body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadAll(resp.Body); err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	})
+}
