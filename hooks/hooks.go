@@ -57,7 +57,8 @@ type Config struct {
 	StdioEnv []string
 	// StdioStderr receives the bounded stderr of stdio backends; nil
 	// discards it. It is never parsed or logged by the package. It is
-	// written from the transport's own goroutines.
+	// written from the transport's own goroutines, one write at a time
+	// across all backends of the Hooks.
 	StdioStderr io.Writer
 	// MaxResponseBytes bounds one response; <= 0 means
 	// transport.DefaultMaxResponseBytes.

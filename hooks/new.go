@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -57,6 +59,10 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hooks{source: cfg.Source, manifest: manifest, cfg: cfg, log: log, events: map[gen.EventName]*eventEntry{}, done: make(chan struct{})}
+	if h.cfg.StdioStderr != nil {
+		// Every stdio backend writes it: one write at a time.
+		h.cfg.StdioStderr = &lockedWriter{w: h.cfg.StdioStderr}
+	}
 	if h.cfg.ObserveTimeout <= 0 {
 		h.cfg.ObserveTimeout = DefaultObserveTimeout
 	}
@@ -396,4 +402,17 @@ func deriveManifest(grants map[gen.EventName]Grant) (gen.StaticCapabilityManifes
 		m.Gaps = append(m.Gaps, gen.Gap{Path: f, Reason: "not established by the capabilities shorthand; configure a full manifest"})
 	}
 	return m, nil
+}
+
+// lockedWriter serializes the writes of several stdio backends to the one
+// Config.StdioStderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -47,6 +47,8 @@ type StdioOptions struct {
 	Env []string
 	// Stderr receives the child's stderr, at most MaxStderrBytes per child;
 	// the rest is drained. Nil discards it. It is never parsed as protocol.
+	// The children of one Stdio write it one at a time; a writer shared
+	// with other transports must be safe for concurrent use.
 	Stderr io.Writer
 	// MaxStderrBytes bounds forwarded stderr; <= 0 means
 	// DefaultMaxStderrBytes.
@@ -73,10 +75,17 @@ type Stdio struct {
 	live    map[*exec.Cmd]struct{}
 	wg      sync.WaitGroup // per-event children and persistent reapers
 	sem     chan struct{}  // one outstanding request per persistent child
+
+	stderrMu sync.Mutex // one write at a time to opts.Stderr, from any child
 }
 
 // NewStdio returns a stdio transport. It starts nothing: a persistent child
 // is launched on first use and relaunched after it exits.
+//
+// On Unix each child runs in a process group of its own, so that a kill
+// (a cancelled delivery, Close) also reaches the processes it started,
+// and so that processes it leaves behind when it exits do not keep its
+// pipes open; a terminal's interrupt reaches the host, not the children.
 func NewStdio(opts StdioOptions) *Stdio {
 	if opts.MaxStderrBytes <= 0 {
 		opts.MaxStderrBytes = DefaultMaxStderrBytes
@@ -96,15 +105,90 @@ func NewStdio(opts StdioOptions) *Stdio {
 	return &Stdio{opts: opts, live: map[*exec.Cmd]struct{}{}, sem: make(chan struct{}, 1)}
 }
 
-func (t *Stdio) command() *exec.Cmd {
+// proc is one started child and the harness's ends of its pipes. All three
+// of the child's standard files are pipes created here (stderr is
+// /dev/null when StdioOptions.Stderr is nil), so that cmd.Wait returns as
+// soon as the child exits, whatever processes it started still hold them.
+type proc struct {
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *os.File      // nil: not forwarded
+	drained chan struct{} // closed when the stderr drain has ended
+}
+
+// launch starts the child in a process group of its own. The caller holds
+// t.mu when it must not race Close.
+func (t *Stdio) launch() (*proc, error) {
 	cmd := exec.Command(t.opts.Command, t.opts.Args...)
 	cmd.Dir = t.opts.Dir
 	cmd.Env = append([]string(nil), t.opts.Env...)
-	if t.opts.Stderr != nil {
-		cmd.Stderr = &boundedWriter{w: t.opts.Stderr, left: t.opts.MaxStderrBytes}
+	ownGroup(cmd)
+	var parent, child []*os.File // closed on failure, and the child's ends after Start
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			_ = f.Close()
+		}
 	}
-	cmd.WaitDelay = t.opts.CloseGrace
-	return cmd
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+	}
+	parent, child = append(parent, inW), append(child, inR)
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll(parent)
+		closeAll(child)
+		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+	}
+	parent, child = append(parent, outR), append(child, outW)
+	cmd.Stdin, cmd.Stdout = inR, outW
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR}
+	if t.opts.Stderr != nil {
+		errR, errW, err := pipe()
+		if err != nil {
+			closeAll(parent)
+			closeAll(child)
+			return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+		}
+		parent, child = append(parent, errR), append(child, errW)
+		cmd.Stderr = errW
+		p.stderr = errR
+	}
+	err = cmd.Start()
+	closeAll(child)
+	if err != nil {
+		closeAll(parent)
+		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+	}
+	if p.stderr != nil {
+		p.drained = make(chan struct{})
+		w := &boundedWriter{mu: &t.stderrMu, w: t.opts.Stderr, left: t.opts.MaxStderrBytes}
+		go func() {
+			defer close(p.drained)
+			_, _ = io.Copy(w, p.stderr)
+		}()
+	}
+	return p, nil
+}
+
+// wait reaps the child, then kills what is left of its process group (the
+// processes it started and left behind, which would hold its pipes open)
+// and ends the stderr drain, at the latest after grace. It returns
+// cmd.Wait's error.
+func (p *proc) wait(grace time.Duration) error {
+	err := p.cmd.Wait()
+	killGroup(p.cmd.Process)
+	if p.stderr != nil {
+		_ = p.stderr.SetReadDeadline(time.Now().Add(grace))
+		<-p.drained
+		_ = p.stderr.Close()
+	}
+	return err
 }
 
 // Exchange implements Transport.
@@ -153,9 +237,7 @@ func (t *Stdio) Close() error {
 	retired := t.retired
 	t.retired = nil
 	for cmd := range t.live {
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-		}
+		killGroup(cmd.Process)
 	}
 	t.mu.Unlock()
 	if c != nil {
@@ -182,6 +264,16 @@ func (t *Stdio) persistent(exclusive bool) (*child, error) {
 		t.retired = append(t.retired, c) // relaunched below
 		t.child = nil
 	}
+	if len(t.retired) > 0 && !exclusive {
+		// Notify does not hold t.sem; if no Exchange does either, nothing
+		// reads the retired children's stdout.
+		select {
+		case t.sem <- struct{}{}:
+			exclusive = true
+			defer func() { <-t.sem }()
+		default:
+		}
+	}
 	if exclusive && len(t.retired) > 0 {
 		for _, r := range t.retired {
 			r.release()
@@ -191,31 +283,18 @@ func (t *Stdio) persistent(exclusive bool) (*child, error) {
 	if t.child != nil {
 		return t.child, nil
 	}
-	cmd := t.command()
-	stdin, err := cmd.StdinPipe()
+	p, err := t.launch()
 	if err != nil {
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
-	}
-	// stdout is a pipe of our own rather than cmd.StdoutPipe, which Wait
-	// closes as soon as the process exits: the reaper runs from the start,
-	// and a response written just before exiting must stay readable.
-	stdout, childOut, err := os.Pipe()
-	if err != nil {
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
-	}
-	cmd.Stdout = childOut
-	err = cmd.Start()
-	_ = childOut.Close()
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+		return nil, err
 	}
 	c := &child{
-		cmd:          cmd,
-		stdin:        stdin,
-		stdout:       stdout,
-		w:            jsonrpc.NewFrameWriter(stdin),
-		fr:           jsonrpc.NewFrameReader(stdout, t.opts.MaxFrameBytes),
+		proc:         p,
+		cmd:          p.cmd,
+		stdin:        p.stdin,
+		stdout:       p.stdout,
+		grace:        t.opts.CloseGrace,
+		w:            jsonrpc.NewFrameWriter(p.stdin),
+		fr:           jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes),
 		done:         make(chan struct{}),
 		fired:        make(chan struct{}, 1),
 		maxMalformed: t.opts.MaxMalformed,
@@ -237,6 +316,8 @@ func (t *Stdio) persistent(exclusive bool) (*child, error) {
 // from the pipe to the caller without changing goroutines. Cancellation
 // interrupts that read with a read deadline.
 type child struct {
+	proc         *proc
+	grace        time.Duration
 	cmd          *exec.Cmd
 	stdin        io.WriteCloser
 	stdout       *os.File
@@ -265,6 +346,9 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 	if ctx.Err() != nil {
 		return nil, ctxFail(ctx, StageSend)
 	}
+	// writing is set before the interrupt can run: an interrupt that finds
+	// it clear only sets a read deadline, which does not unblock a write.
+	c.writing.Store(true)
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, c.interrupt)
 		defer func() {
@@ -274,7 +358,6 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 			}
 		}()
 	}
-	c.writing.Store(true)
 	err := c.w.WriteFrame(msg.Body)
 	c.writing.Store(false)
 	if err != nil {
@@ -401,9 +484,7 @@ func (c *child) isAbandoned(id jsonrpc.ID) bool {
 // launches a new child without waiting for this one to be reaped.
 func (c *child) kill() {
 	c.killed.Store(true)
-	if c.cmd.Process != nil {
-		_ = c.cmd.Process.Kill()
-	}
+	killGroup(c.cmd.Process)
 }
 
 // gone reports whether the child has exited or been killed.
@@ -421,7 +502,8 @@ func (c *child) gone() bool {
 
 // reap waits for the process to exit and records its status.
 func (c *child) reap() {
-	_ = c.cmd.Wait()
+	_ = c.proc.wait(c.grace)
+	_ = c.stdin.Close() // a write to a child that exited fails at once
 	if c.cmd.ProcessState != nil {
 		c.exitCode = c.cmd.ProcessState.ExitCode()
 	}
@@ -457,17 +539,11 @@ func exitFail(stage Stage, code int) *Error {
 
 // perEvent runs one child for one message: write it, close stdin, read at
 // most one response (requests only), wait for exit. The child is always
-// reaped before perEvent returns; if ctx ends first it is killed.
+// reaped before perEvent returns; if ctx ends first, its process group is
+// killed. Once the child has exited, stdout is read for at most CloseGrace
+// more: processes it left behind are killed with its group, and where that
+// cannot reach them they cannot hold the exchange open.
 func (t *Stdio) perEvent(ctx context.Context, msg Message, request bool) ([]byte, error) {
-	cmd := t.command()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
-	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -477,10 +553,12 @@ func (t *Stdio) perEvent(ctx context.Context, msg Message, request bool) ([]byte
 		t.mu.Unlock()
 		return nil, ctxFail(ctx, StageSend)
 	}
-	if err := cmd.Start(); err != nil {
+	p, err := t.launch()
+	if err != nil {
 		t.mu.Unlock()
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+		return nil, err
 	}
+	cmd := p.cmd
 	t.live[cmd] = struct{}{}
 	t.wg.Add(1)
 	t.mu.Unlock()
@@ -490,25 +568,51 @@ func (t *Stdio) perEvent(ctx context.Context, msg Message, request bool) ([]byte
 		t.mu.Unlock()
 		t.wg.Done()
 	}()
-	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	defer p.stdout.Close()
+
+	// The read deadline of stdout: in the past once ctx ended, CloseGrace
+	// after the exit otherwise, whichever is set first.
+	var dlMu sync.Mutex
+	deadlineSet := false
+	setDeadline := func(at time.Time) {
+		dlMu.Lock()
+		defer dlMu.Unlock()
+		if !deadlineSet {
+			deadlineSet = true
+			_ = p.stdout.SetReadDeadline(at)
+		}
+	}
+	reaped := make(chan struct{})
+	var waitErr error
+	go func() {
+		defer close(reaped)
+		waitErr = p.wait(t.opts.CloseGrace)
+		setDeadline(time.Now().Add(t.opts.CloseGrace))
+	}()
+	stop := context.AfterFunc(ctx, func() {
+		killGroup(cmd.Process)
+		setDeadline(time.Unix(1, 0))
+	})
 	defer stop()
 
-	fw := jsonrpc.NewFrameWriter(stdin)
-	werr := fw.WriteFrame(msg.Body)
-	_ = stdin.Close()
+	werr := jsonrpc.NewFrameWriter(p.stdin).WriteFrame(msg.Body)
+	_ = p.stdin.Close()
 
 	var frame []byte
 	var protoErr *Error
 	if request {
-		fr := jsonrpc.NewFrameReader(stdout, t.opts.MaxFrameBytes)
+		fr := jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes)
 		f, err := fr.Next()
 		switch {
 		case err == nil:
 			frame = f
-			if _, err := fr.Next(); !errors.Is(err, io.EOF) {
+			// Nothing may follow the response. Output still open CloseGrace
+			// after the exit (a process that escaped the group) is not
+			// held against the child.
+			if _, err := fr.Next(); !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				protoErr = fail(CodeProtocolRejection, StageReceive, "extra_output", ErrMalformed)
 			}
-		case errors.Is(err, io.EOF):
+		case errors.Is(err, io.EOF), errors.Is(err, os.ErrDeadlineExceeded):
 			protoErr = fail(CodeProtocolRejection, StageReceive, "missing_response", ErrMalformed)
 		case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 			protoErr = fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge)
@@ -517,8 +621,8 @@ func (t *Stdio) perEvent(ctx context.Context, msg Message, request bool) ([]byte
 		}
 	}
 	// Discard the rest of stdout so the child can exit, then reap it.
-	_, _ = io.Copy(io.Discard, stdout)
-	waitErr := cmd.Wait()
+	_, _ = io.Copy(io.Discard, p.stdout)
+	<-reaped
 	if ctx.Err() != nil {
 		return nil, ctxFail(ctx, StageReceive)
 	}
@@ -541,7 +645,7 @@ func (t *Stdio) perEvent(ctx context.Context, msg Message, request bool) ([]byte
 // boundedWriter forwards at most left bytes and silently drops the rest, so
 // the child's stderr pipe is always drained.
 type boundedWriter struct {
-	mu   sync.Mutex
+	mu   *sync.Mutex // shared by the children of one Stdio
 	w    io.Writer
 	left int64
 }

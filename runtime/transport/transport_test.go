@@ -45,9 +45,29 @@ func TestMain(m *testing.M) {
 //	garbage  answer every request with a line that is not JSON
 //	stderr   write 1 MiB to stderr before every answer
 //	deaf     never read stdin
+//	sleeper  sleep, never reading stdin (started by holdout and orphan)
+//	holdout  read a line, start a sleeper holding stdout, sleep
+//	orphan   read a line, start a sleeper holding stdout, answer id "x",
+//	         exit 0
 func child(mode string) int {
 	fmt.Fprintf(os.Stderr, "start %d\n", os.Getpid())
-	if mode == "deaf" {
+	switch mode {
+	case "deaf", "sleeper":
+		time.Sleep(time.Hour)
+		return 0
+	case "holdout", "orphan":
+		// Start a process that inherits stdout and outlives this one.
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		exe, _ := os.Executable()
+		helper := exec.Command(exe, "-child", "sleeper")
+		helper.Stdout = os.Stdout
+		if helper.Start() != nil {
+			return 9
+		}
+		if mode == "orphan" {
+			fmt.Println(`{"jsonrpc":"2.0","id":"x","result":{}}`)
+			return 0
+		}
 		time.Sleep(time.Hour)
 		return 0
 	}
