@@ -116,8 +116,14 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 			return nil, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
 		}
 	}
+	narrowed := false
+	if occ != nil {
+		if target, ok := occ.ReplaceWithheld(); ok {
+			caps, narrowed = withoutReplace(caps, target), true
+		}
+	}
 	c.caps, c.occ, c.base, c.cur, c.curJSON = caps, occ, ev, ev, encoded
-	if o.grant == nil && !countsContinuations(e.caps) {
+	if o.grant == nil && !narrowed && !countsContinuations(e.caps) {
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
 	}
 	return c.run(intercept)
@@ -175,7 +181,9 @@ func (c *call) run(intercept bool) (*Result, error) {
 		}
 	}
 	var owed []*subscription // uncalled interceptors owed an observation
-	if !intercept {
+	if !intercept || (c.occ != nil && c.occ.Done()) {
+		// Observation only, or decision-making ended before it began: the
+		// host's initial state is a denial or a flow stop (AHP-COMP-001).
 		owed, chain = chain, nil
 	}
 	for i, s := range chain {
@@ -494,6 +502,10 @@ func (c *call) result() *Result {
 	if c.synthetic {
 		r.Permission = gen.PermissionDeny
 		r.SyntheticDenial = true
+	}
+	if r.Permission == gen.PermissionDeny || r.Flow == gen.FlowStateStop {
+		// Deny, stop and fail-closed prevent a candidate from bypassing the
+		// settled decision (base/composition.md).
 		r.Candidate = Candidate{}
 	}
 	return r

@@ -498,3 +498,52 @@ func cloneCaps(c gen.Capabilities) gen.Capabilities {
 	}
 	return out
 }
+
+// withoutReplace returns c without the replace operation on target, and
+// without target (and the modify family) when nothing is left of it. c is
+// not modified.
+func withoutReplace(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilities {
+	if c.Modify == nil {
+		return c
+	}
+	out := cloneCaps(c)
+	m := out.Modify
+	drop := func(replace *bool, merge bool, clear func()) {
+		*replace = false
+		if !merge {
+			clear()
+		}
+	}
+	switch target {
+	case gen.ModifyTargetPrompt:
+		if m.Prompt != nil {
+			drop(&m.Prompt.Replace, m.Prompt.Merge, func() { m.Prompt = nil })
+		}
+	case gen.ModifyTargetRequest:
+		if m.Request != nil {
+			drop(&m.Request.Replace, m.Request.Merge, func() { m.Request = nil })
+		}
+	case gen.ModifyTargetResponse:
+		if m.Response != nil {
+			drop(&m.Response.Replace, m.Response.Merge, func() { m.Response = nil })
+		}
+	case gen.ModifyTargetContent:
+		if m.Content != nil {
+			drop(&m.Content.Replace, m.Content.Merge, func() { m.Content = nil })
+		}
+	case gen.ModifyTargetInstructions:
+		if m.Instructions != nil {
+			drop(&m.Instructions.Replace, m.Instructions.Merge, func() { m.Instructions = nil })
+		}
+	case gen.ModifyTargetSummary:
+		if m.Summary != nil {
+			drop(&m.Summary.Replace, m.Summary.Merge, func() { m.Summary = nil })
+		}
+	}
+	if m.Input == nil && m.Output == nil && m.Prompt == nil && m.Request == nil && m.Response == nil &&
+		m.Content == nil && m.Instructions == nil && m.Summary == nil && m.Workspace == nil && len(m.Unknown) == 0 {
+		out.Modify = nil
+		out.Effects = slices.DeleteFunc(out.Effects, func(e gen.EffectFamily) bool { return e == gen.EffectFamilyModify })
+	}
+	return out
+}

@@ -85,7 +85,8 @@ type Result struct {
 	// Input is the effective tool input (detached JSON) after accepted
 	// modifications, or nil when the event has none.
 	Input json.RawMessage
-	// Candidate is the supplied result, if any. It is dropped by a denial.
+	// Candidate is the supplied result, if any. It is dropped by a denial
+	// (explicit or synthetic) and by a flow stop.
 	Candidate Candidate
 	// Flow is the settled flow state (none, stop, continue).
 	Flow gen.FlowState

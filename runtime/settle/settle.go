@@ -369,6 +369,17 @@ func (o *Occurrence) Done() bool {
 	return o.cur.perm == gen.PermissionDeny || o.cur.flow == gen.FlowStateStop
 }
 
+// ReplaceWithheld reports the boundary's list target when it contains text
+// withheld by metadata/omit selection or a content gap: a whole-list
+// replacement of it must be neither advertised nor accepted
+// (base/composition.md); Apply rejects one with ReasonHiddenContent.
+func (o *Occurrence) ReplaceWithheld() (gen.ModifyTarget, bool) {
+	if o.hidden && (o.b.tkind == tkMessages || o.b.tkind == tkText) {
+		return o.b.target, true
+	}
+	return "", false
+}
+
 // State returns a detached snapshot of the committed state.
 func (o *Occurrence) State() State {
 	c := &o.cur

@@ -1,0 +1,118 @@
+package hooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/server"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReplaceNotAdvertisedOverWithheldText: "A whole-list replacement MUST
+// NOT be advertised or accepted when the target contains text withheld by
+// metadata/omit selection or a content gap" (base/composition.md). The
+// request advertises merge only; a prompt without withheld text keeps
+// replace.
+func TestReplaceNotAdvertisedOverWithheldText(t *testing.T) {
+	const withheld = `[{"id":"m1","role":"user","parts":[{"id":"m1-t","kind":"text","mediaType":"text/plain","selection":"metadata"}]}]`
+	const visible = `[{"id":"m1","role":"user","parts":[{"id":"m1-t","kind":"text","mediaType":"text/plain","selection":"body","text":"hi"}]}]`
+	cases := []struct {
+		name    string
+		items   string
+		gaps    []gen.Gap
+		replace bool
+	}{
+		{name: "metadata selection", items: withheld},
+		{name: "content gap", items: visible, gaps: []gen.Gap{{Path: "/items/1", Reason: "withheld"}}},
+		{name: "nothing withheld", items: visible, replace: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var items []gen.ModelVisibleItem
+			require.NoError(t, json.Unmarshal([]byte(tc.items), &items))
+			rec := &recorder{}
+			h := inproc(t, hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+				gen.EventTurnStart: hooks.Intercept().ModifyPrompt(hooks.Replace, hooks.Merge),
+			}}, map[string]*recorder{"com.example.a": rec}, registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), interceptSub(`"turn.start"`, 5000, "fail-closed"))))
+			res, err := h.TurnStart(context.Background(), hooks.TurnStartInput{Items: items, Gaps: tc.gaps, Turn: gen.ExecutionEventTurn{ID: "t1"}, Trigger: gen.ExecutionEventTurnStartTriggerUser})
+			require.NoError(t, err)
+			require.Empty(t, res.Diagnostics)
+			require.Len(t, rec.intercept, 1)
+			caps := rec.intercept[0].Params.Capabilities
+			require.NotNil(t, caps.Modify)
+			require.NotNil(t, caps.Modify.Prompt)
+			require.Equal(t, tc.replace, caps.Modify.Prompt.Replace)
+			require.True(t, caps.Modify.Prompt.Merge)
+			require.Contains(t, caps.Effects, gen.EffectFamilyModify)
+		})
+	}
+
+	// With replace as the only operation, nothing of the modify family is
+	// left to advertise.
+	var items []gen.ModelVisibleItem
+	require.NoError(t, json.Unmarshal([]byte(withheld), &items))
+	rec := &recorder{}
+	h := inproc(t, hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+		gen.EventTurnStart: hooks.Intercept().Deny().ModifyPrompt(hooks.Replace),
+	}}, map[string]*recorder{"com.example.a": rec}, registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), interceptSub(`"turn.start"`, 5000, "fail-closed"))))
+	_, err := h.TurnStart(context.Background(), hooks.TurnStartInput{Items: items, Turn: gen.ExecutionEventTurn{ID: "t1"}, Trigger: gen.ExecutionEventTurnStartTriggerUser})
+	require.NoError(t, err)
+	require.Len(t, rec.intercept, 1)
+	caps := rec.intercept[0].Params.Capabilities
+	require.Nil(t, caps.Modify)
+	require.Equal(t, []gen.EffectFamily{gen.EffectFamilyDeny}, caps.Effects)
+}
+
+// TestInitialDenialAsksNoInterceptor: decision-making stops on denial
+// (AHP-COMP-001), also when the denial is the host's initial state: no
+// interceptor is asked, and every one of them is owed an observation.
+func TestInitialDenialAsksNoInterceptor(t *testing.T) {
+	a, b := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, baseConfig(), map[string]*recorder{"com.example.a": a, "com.example.b": b}, registration(
+		backendJSON("com.example.a", u, interceptSub(`"tool.before"`, 1000, "fail-open")),
+		backendJSON("com.example.b", u, interceptSub(`"tool.before"`, 1000, "fail-open"))))
+	res, err := h.ToolBefore(context.Background(), toolInput(), hooks.WithInitialState(hooks.InitialState(gen.PermissionDeny)))
+	require.NoError(t, err)
+	require.Equal(t, gen.PermissionDeny, res.Permission)
+	for _, r := range []*recorder{a, b} {
+		intercepted, observed := r.counts()
+		require.Zero(t, intercepted)
+		require.Equal(t, 1, observed)
+	}
+}
+
+// TestCandidateDroppedByStop: "Deny, stop and fail-closed prevent a
+// candidate from bypassing the settled decision" (base/composition.md): a
+// result supplied by one interceptor is not presented after a later one
+// stops the flow.
+func TestCandidateDroppedByStop(t *testing.T) {
+	a := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
+		e, err := server.Return(map[string]any{"ok": true})
+		if err != nil {
+			panic(err)
+		}
+		return []gen.Effect{e}
+	}}
+	b := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.StopFlow("halt")} }}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, baseConfig(), map[string]*recorder{"com.example.a": a, "com.example.b": b}, registration(
+		backendJSON("com.example.a", u, interceptSub(`"tool.before"`, 1000, "fail-open")),
+		backendJSON("com.example.b", u, interceptSub(`"tool.before"`, 1000, "fail-open"))))
+	res, err := h.ToolBefore(context.Background(), toolInput())
+	require.NoError(t, err)
+	require.Equal(t, gen.FlowStateStop, res.Flow)
+	require.Len(t, res.Accepted, 2)
+	require.False(t, res.Candidate.Present)
+
+	// Without the stop, the candidate is presented.
+	h = inproc(t, baseConfig(), map[string]*recorder{"com.example.a": a}, registration(
+		backendJSON("com.example.a", u, interceptSub(`"tool.before"`, 1000, "fail-open"))))
+	res, err = h.ToolBefore(context.Background(), toolInput())
+	require.NoError(t, err)
+	require.True(t, res.Candidate.Present)
+	require.JSONEq(t, `{"ok":true}`, string(res.Candidate.Value))
+}
