@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -96,16 +97,16 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 			opt.apply(o)
 		}
 	}
-	caps, intercept, err := e.advertisement(o)
-	if err != nil {
-		return nil, err
-	}
 	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest}
 	ev, err := build(&c.fill)
 	if err != nil {
 		return nil, err
 	}
 	encoded, err := validateEvent(e.info, ev)
+	if err != nil {
+		return nil, err
+	}
+	caps, intercept, err := e.advertisement(o, usedContinuations(o, ev))
 	if err != nil {
 		return nil, err
 	}
@@ -129,15 +130,29 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	return c.run(intercept)
 }
 
+// usedContinuations is how many continuations the turn has used: the
+// event's own continuationCount (turn.finish.before), or WithContinuations
+// when that says more.
+func usedContinuations(o *callOptions, ev *gen.Event) int {
+	used := o.continuations
+	if ev.TurnFinishBefore != nil {
+		if n, err := ev.TurnFinishBefore.ContinuationCount.Int64(); err == nil && n > int64(used) && n <= math.MaxInt32 {
+			used = int(n)
+		}
+	}
+	return used
+}
+
 // advertisement computes this call's per-request capabilities: the
-// configured ones, narrowed by WithCapabilities and the continuation
-// allowance. intercept is false when the occurrence is observation only.
-func (e *eventEntry) advertisement(o *callOptions) (gen.Capabilities, bool, error) {
+// configured ones, narrowed by WithCapabilities and by the continuation
+// allowance left after used continuations. intercept is false when the
+// occurrence is observation only.
+func (e *eventEntry) advertisement(o *callOptions, used int) (gen.Capabilities, bool, error) {
 	if o.grant == nil {
 		if !e.intercept {
 			return gen.Capabilities{}, false, nil
 		}
-		return advertise(e.caps, o.continuations), true, nil
+		return advertise(e.caps, used), true, nil
 	}
 	g := *o.grant
 	if err := g.check(e.info, "capabilities", "", inputError); err != nil {
@@ -150,7 +165,7 @@ func (e *eventEntry) advertisement(o *callOptions) (gen.Capabilities, bool, erro
 	if !e.intercept || !narrows(c, e.caps) {
 		return gen.Capabilities{}, false, ErrWidening
 	}
-	return advertise(c, o.continuations), true, nil
+	return advertise(c, used), true, nil
 }
 
 // validateEvent checks the built event against its canonical payload schema

@@ -375,10 +375,11 @@ func narrows(c, base gen.Capabilities) bool {
 				return false
 			}
 		}
-		if c.Flow.MaxContinuations != nil && base.Flow.MaxContinuations != nil {
-			a, _ := c.Flow.MaxContinuations.Int64()
-			b, _ := base.Flow.MaxContinuations.Int64()
-			if a > b {
+		// The allowance is maxContinuations, or remainingContinuations
+		// where a manifest states only that (the schema requires only the
+		// latter), as advertise reads it.
+		if a, ok := allowance(c.Flow); ok {
+			if b, ok := allowance(base.Flow); ok && a > b {
 				return false
 			}
 		}
@@ -546,4 +547,18 @@ func withoutReplace(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilitie
 		out.Effects = slices.DeleteFunc(out.Effects, func(e gen.EffectFamily) bool { return e == gen.EffectFamilyModify })
 	}
 	return out
+}
+
+// allowance is the continuation allowance that f states: maxContinuations,
+// or remainingContinuations without it.
+func allowance(f *gen.CapabilitiesFlow) (int64, bool) {
+	n := f.MaxContinuations
+	if n == nil {
+		n = f.RemainingContinuations
+	}
+	if n == nil {
+		return 0, false
+	}
+	v, err := n.Int64()
+	return v, err == nil
 }

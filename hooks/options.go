@@ -64,7 +64,8 @@ func WithEventID(id string) CallOption {
 
 // WithContinuations states how many continuations the current turn has
 // already used, so that only the remaining allowance of a Continue grant is
-// advertised. The default is zero.
+// advertised. The default is the event's own continuationCount
+// (turn.finish.before); WithContinuations can raise it, never lower it.
 func WithContinuations(used int) CallOption {
 	return optionFunc(func(o *callOptions) { o.continuations = used })
 }

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -115,4 +116,78 @@ func TestCandidateDroppedByStop(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.Candidate.Present)
 	require.JSONEq(t, `{"ok":true}`, string(res.Candidate.Value))
+}
+
+// TestContinuationAllowanceFromEvent: the allowance advertised on
+// turn.finish.before is what is left after the event's own
+// continuationCount, so a turn that used its one continuation is not
+// offered another (capability-auth.md: the per-request advertisement
+// narrows to the remaining allowance).
+func TestContinuationAllowanceFromEvent(t *testing.T) {
+	cases := []struct {
+		name      string
+		count     string
+		opts      []hooks.CallOption
+		remaining int // -1: continue not advertised
+	}{
+		{name: "none used", count: "0", remaining: 2},
+		{name: "one used", count: "1", remaining: 1},
+		{name: "all used", count: "2", remaining: -1},
+		{name: "WithContinuations raises it", count: "0", opts: []hooks.CallOption{hooks.WithContinuations(1)}, remaining: 1},
+		{name: "WithContinuations cannot lower it", count: "2", opts: []hooks.CallOption{hooks.WithContinuations(0)}, remaining: -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.ContinueFlow("again")} }}
+			h := inproc(t, hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+				gen.EventTurnFinishBefore: hooks.Intercept().Stop().Continue(2),
+			}}, map[string]*recorder{"com.example.a": rec}, registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), interceptSub(`"turn.finish.before"`, 5000, "fail-open"))))
+			res, err := h.TurnFinishBefore(context.Background(), hooks.TurnFinishBeforeInput{Items: []gen.ModelVisibleItem{}, Turn: gen.ExecutionEventTurn{ID: "t"},
+				Outcome: gen.OutcomeCompleted, ContinuationCount: json.Number(tc.count)}, tc.opts...)
+			require.NoError(t, err)
+			require.Len(t, rec.intercept, 1)
+			flow := rec.intercept[0].Params.Capabilities.Flow
+			require.NotNil(t, flow)
+			if tc.remaining < 0 {
+				require.NotContains(t, flow.Operations, gen.FlowOperationContinue)
+				require.Nil(t, flow.RemainingContinuations)
+				require.Equal(t, gen.FlowStateNone, res.Flow, "the continue was not granted")
+				require.Len(t, res.Diagnostics, 1)
+				return
+			}
+			require.Contains(t, flow.Operations, gen.FlowOperationContinue)
+			require.NotNil(t, flow.RemainingContinuations)
+			require.Equal(t, json.Number(fmt.Sprint(tc.remaining)), *flow.RemainingContinuations)
+			require.Equal(t, gen.FlowStateContinue, res.Flow)
+		})
+	}
+}
+
+// TestWithCapabilitiesContinuationsNarrowOnly: a per-call grant may not
+// raise the continuation allowance of a manifest that states it only as
+// remainingContinuations (schema-valid: maxContinuations is optional).
+func TestWithCapabilitiesContinuationsNarrowOnly(t *testing.T) {
+	tmp, err := hooks.New(registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), observeSub(`"tool.after"`))), hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+		gen.EventTurnFinishBefore: hooks.Intercept().Continue(1),
+	}})
+	require.NoError(t, err)
+	m := tmp.Manifest()
+	require.NoError(t, tmp.Close())
+	stripped := false
+	for i := range m.Events {
+		if f := m.Events[i].Capabilities; f != nil && f.Flow != nil && f.Flow.MaxContinuations != nil {
+			f.Flow.MaxContinuations = nil
+			stripped = true
+		}
+	}
+	require.True(t, stripped)
+	rec := &recorder{}
+	h := inproc(t, hooks.Config{Source: "urn:test:harness", Manifest: &m}, map[string]*recorder{"com.example.a": rec},
+		registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), interceptSub(`"turn.finish.before"`, 5000, "fail-open"))))
+	in := hooks.TurnFinishBeforeInput{Items: []gen.ModelVisibleItem{}, Turn: gen.ExecutionEventTurn{ID: "t"}, Outcome: gen.OutcomeCompleted, ContinuationCount: "0"}
+	_, err = h.TurnFinishBefore(context.Background(), in, hooks.WithCapabilities(hooks.Intercept().Continue(50)))
+	require.ErrorIs(t, err, hooks.ErrWidening)
+	_, err = h.TurnFinishBefore(context.Background(), in, hooks.WithCapabilities(hooks.Intercept().Continue(1)))
+	require.NoError(t, err)
+	require.Len(t, rec.intercept, 1)
 }
