@@ -128,17 +128,25 @@ func BenchmarkToolBeforeStdioRawBackend(b *testing.B) {
 	benchCall(b, benchHooks(b, backendCmd(b, "echo", "persistent")))
 }
 
+// benchChild starts the test binary as a backend in mode, without the
+// SDK: the raw pipes of its stdin and stdout. It is reaped at the end of b.
+func benchChild(b *testing.B, mode string) (io.Writer, *bufio.Reader) {
+	exe, err := os.Executable()
+	require.NoError(b, err)
+	cmd := exec.Command(exe, "-ahp-backend", mode)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	return stdin, bufio.NewReader(stdout)
+}
+
 // BenchmarkRawStdioEcho is the baseline: write the pre-encoded request line
 // to a child over pipes and read its pre-encoded response line.
 func BenchmarkRawStdioEcho(b *testing.B) {
-	exe, err := os.Executable()
-	require.NoError(b, err)
-	cmd := exec.Command(exe, "-ahp-backend", "echo")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	require.NoError(b, cmd.Start())
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	r := bufio.NewReader(stdout)
+	stdin, r := benchChild(b, "echo")
 	line := append(benchRequest(b), '\n')
 	b.ReportAllocs()
 	for b.Loop() {
@@ -289,14 +297,7 @@ func BenchmarkFloorHTTP(b *testing.B) {
 // persistent child's pipes (compare with BenchmarkRawStdioEcho and
 // BenchmarkToolBeforeStdio).
 func BenchmarkFloorStdio(b *testing.B) {
-	exe, err := os.Executable()
-	require.NoError(b, err)
-	cmd := exec.Command(exe, "-ahp-backend", "json")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	require.NoError(b, cmd.Start())
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	r := bufio.NewReader(stdout)
+	stdin, r := benchChild(b, "json")
 	req := floorRequest(b)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -509,36 +509,32 @@ func withoutReplace(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilitie
 	}
 	out := cloneCaps(c)
 	m := out.Modify
-	drop := func(replace *bool, merge bool, clear func()) {
-		*replace = false
-		if !merge {
-			clear()
+	// clear drops replace and reports whether nothing is left of the target.
+	clear := func(replace *bool, merge bool) bool { *replace = false; return !merge }
+	switch {
+	case target == gen.ModifyTargetPrompt && m.Prompt != nil:
+		if clear(&m.Prompt.Replace, m.Prompt.Merge) {
+			m.Prompt = nil
 		}
-	}
-	switch target {
-	case gen.ModifyTargetPrompt:
-		if m.Prompt != nil {
-			drop(&m.Prompt.Replace, m.Prompt.Merge, func() { m.Prompt = nil })
+	case target == gen.ModifyTargetRequest && m.Request != nil:
+		if clear(&m.Request.Replace, m.Request.Merge) {
+			m.Request = nil
 		}
-	case gen.ModifyTargetRequest:
-		if m.Request != nil {
-			drop(&m.Request.Replace, m.Request.Merge, func() { m.Request = nil })
+	case target == gen.ModifyTargetResponse && m.Response != nil:
+		if clear(&m.Response.Replace, m.Response.Merge) {
+			m.Response = nil
 		}
-	case gen.ModifyTargetResponse:
-		if m.Response != nil {
-			drop(&m.Response.Replace, m.Response.Merge, func() { m.Response = nil })
+	case target == gen.ModifyTargetContent && m.Content != nil:
+		if clear(&m.Content.Replace, m.Content.Merge) {
+			m.Content = nil
 		}
-	case gen.ModifyTargetContent:
-		if m.Content != nil {
-			drop(&m.Content.Replace, m.Content.Merge, func() { m.Content = nil })
+	case target == gen.ModifyTargetInstructions && m.Instructions != nil:
+		if clear(&m.Instructions.Replace, m.Instructions.Merge) {
+			m.Instructions = nil
 		}
-	case gen.ModifyTargetInstructions:
-		if m.Instructions != nil {
-			drop(&m.Instructions.Replace, m.Instructions.Merge, func() { m.Instructions = nil })
-		}
-	case gen.ModifyTargetSummary:
-		if m.Summary != nil {
-			drop(&m.Summary.Replace, m.Summary.Merge, func() { m.Summary = nil })
+	case target == gen.ModifyTargetSummary && m.Summary != nil:
+		if clear(&m.Summary.Replace, m.Summary.Merge) {
+			m.Summary = nil
 		}
 	}
 	if m.Input == nil && m.Output == nil && m.Prompt == nil && m.Request == nil && m.Response == nil &&

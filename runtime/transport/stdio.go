@@ -124,44 +124,45 @@ func (t *Stdio) launch() (*proc, error) {
 	cmd.Dir = t.opts.Dir
 	cmd.Env = append([]string(nil), t.opts.Env...)
 	ownGroup(cmd)
-	var parent, child []*os.File // closed on failure, and the child's ends after Start
+	var parent, child []*os.File // our ends and the child's
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
 			_ = f.Close()
 		}
 	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		return r, w, err
-	}
-	inR, inW, err := pipe()
-	if err != nil {
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
-	}
-	parent, child = append(parent, inW), append(child, inR)
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll(parent)
-		closeAll(child)
-		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
-	}
-	parent, child = append(parent, outR), append(child, outW)
-	cmd.Stdin, cmd.Stdout = inR, outW
-	p := &proc{cmd: cmd, stdin: inW, stdout: outR}
-	if t.opts.Stderr != nil {
-		errR, errW, err := pipe()
+	// pipe returns our end of a new pipe and sets *theirs to the child's;
+	// out says which end is the child's write end.
+	pipe := func(theirs **os.File, out bool) (*os.File, bool) {
+		r, w, err := os.Pipe()
 		if err != nil {
-			closeAll(parent)
-			closeAll(child)
-			return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
+			return nil, false
 		}
-		parent, child = append(parent, errR), append(child, errW)
-		cmd.Stderr = errW
-		p.stderr = errR
+		ours, their := w, r
+		if out {
+			ours, their = r, w
+		}
+		parent, child = append(parent, ours), append(child, their)
+		*theirs = their
+		return ours, true
 	}
-	err = cmd.Start()
+	var childIn, childOut, childErr *os.File
+	p := &proc{cmd: cmd}
+	var ok bool
+	if p.stdin, ok = pipe(&childIn, false); ok {
+		p.stdout, ok = pipe(&childOut, true)
+	}
+	if ok && t.opts.Stderr != nil {
+		p.stderr, ok = pipe(&childErr, true)
+	}
+	if ok {
+		cmd.Stdin, cmd.Stdout = childIn, childOut
+		if childErr != nil {
+			cmd.Stderr = childErr
+		}
+		ok = cmd.Start() == nil
+	}
 	closeAll(child)
-	if err != nil {
+	if !ok {
 		closeAll(parent)
 		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
 	}
