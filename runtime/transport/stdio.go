@@ -290,9 +290,6 @@ func (t *Stdio) persistent(exclusive bool) (*child, error) {
 	}
 	c := &child{
 		proc:         p,
-		cmd:          p.cmd,
-		stdin:        p.stdin,
-		stdout:       p.stdout,
 		grace:        t.opts.CloseGrace,
 		w:            jsonrpc.NewFrameWriter(p.stdin),
 		fr:           jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes),
@@ -317,11 +314,8 @@ func (t *Stdio) persistent(exclusive bool) (*child, error) {
 // from the pipe to the caller without changing goroutines. Cancellation
 // interrupts that read with a read deadline.
 type child struct {
-	proc         *proc
+	*proc
 	grace        time.Duration
-	cmd          *exec.Cmd
-	stdin        io.WriteCloser
-	stdout       *os.File
 	w            *jsonrpc.FrameWriter
 	done         chan struct{} // closed once the process is reaped
 	exitCode     int           // set before done is closed
