@@ -314,9 +314,6 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		}
 		return h.invalidParams(ctx, rq, err)
 	}
-	if req.Params.ProtocolVersion != gen.ProtocolVersion {
-		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
-	}
 	info, why := h.supported(gen.EventName(req.Params.Event.Type()))
 	if why != "" {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
