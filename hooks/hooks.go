@@ -152,6 +152,7 @@ type eventEntry struct {
 	info         gen.EventInfo
 	declared     bool // the manifest declares the event
 	intercept    bool // the manifest grants intercept mode
+	observe      bool // the manifest offers observe mode
 	caps         gen.Capabilities
 	capsJSON     []byte // caps encoded, shared by calls that advertise caps unchanged
 	interceptors []*subscription

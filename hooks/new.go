@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/url"
 	"slices"
@@ -75,6 +76,7 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 			continue // the manifest schema admits only catalogue names
 		}
 		entry.declared = true
+		entry.observe = slices.Contains(e.Modes, gen.StaticCapabilityManifestEventModeObserve)
 		if slices.Contains(e.Modes, gen.StaticCapabilityManifestEventModeIntercept) && e.Capabilities != nil {
 			entry.intercept = true
 			entry.caps = cloneCaps(*e.Capabilities)
@@ -159,11 +161,8 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 				for k, sel := range x.Events {
 					name := string(sel)
 					sub.selectors = append(sub.selectors, name)
-					if isWildcard(name) {
-						continue
-					}
-					if e := h.events[gen.EventName(name)]; e == nil || !e.intercept {
-						return nil, regError(fmt.Sprintf("%s/events/%d", sp, k), "advertised", "the manifest does not advertise this event as interceptable")
+					if err := h.checkSelector(name, fmt.Sprintf("%s/events/%d", sp, k), gen.ModeIntercept); err != nil {
+						return nil, err
 					}
 				}
 				sub.native = x.IncludeNative != nil && *x.IncludeNative
@@ -171,8 +170,12 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 			case s.Observe != nil:
 				x := s.Observe
 				sub.mode = gen.ModeObserve
-				for _, sel := range x.Events {
-					sub.selectors = append(sub.selectors, string(sel))
+				for k, sel := range x.Events {
+					name := string(sel)
+					sub.selectors = append(sub.selectors, name)
+					if err := h.checkSelector(name, fmt.Sprintf("%s/events/%d", sp, k), gen.ModeObserve); err != nil {
+						return nil, err
+					}
 				}
 				sub.native = x.IncludeNative != nil && *x.IncludeNative
 				sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
@@ -198,12 +201,54 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 	return subs, nil
 }
 
+// checkSelector rejects a subscription selector that selects nothing the
+// host offers in mode: an exact event the manifest does not offer in that
+// mode, or a wildcard for a family the catalogue does not have ("Wildcards
+// are entire families (tool.*) or *", capability-auth.md). A wildcard of a
+// known family selects only the events offered in the mode.
+func (h *Hooks) checkSelector(name, pointer string, mode gen.Mode) error {
+	if name == "*" {
+		return nil
+	}
+	if fam, ok := strings.CutSuffix(name, ".*"); ok {
+		for n := range h.events {
+			if strings.HasPrefix(string(n), fam+".") {
+				return nil
+			}
+		}
+		return regError(pointer, "family", "no catalogue event belongs to this family")
+	}
+	e := h.events[gen.EventName(name)]
+	switch {
+	case mode == gen.ModeIntercept && (e == nil || !e.intercept):
+		return regError(pointer, "advertised", "the manifest does not advertise this event as interceptable")
+	case mode == gen.ModeObserve && (e == nil || !e.observe):
+		return regError(pointer, "advertised", "the manifest does not offer this event for observation")
+	}
+	return nil
+}
+
 func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.Transport, error) {
+	kind := gen.StaticCapabilityManifestTransportHTTP
+	if b.Transport.Stdio != nil {
+		kind = gen.StaticCapabilityManifestTransportStdio
+	}
+	// A manifest that records a gap for its transports (as the shorthand's
+	// does) has not established them, so nothing is checked against it.
+	established := !slices.ContainsFunc(h.manifest.Gaps, func(g gen.Gap) bool { return strings.TrimPrefix(g.Path, "/") == "transports" })
+	if established && !slices.Contains(h.manifest.Transports, kind) {
+		return nil, regError(bp+"/transport", "transports", "the manifest does not list this transport")
+	}
 	switch {
 	case b.Transport.HTTP != nil:
 		u, err := url.Parse(b.Transport.HTTP.URL)
 		if err != nil || u.Host == "" {
 			return nil, regError(bp+"/transport/url", "format", "not an absolute URL")
+		}
+		if u.User != nil {
+			// "credentials are never literal values" (base/registration.md);
+			// net/http would send them as Basic authentication.
+			return nil, regError(bp+"/transport/url", "credentials", "the URL carries credentials; configure authentication instead")
 		}
 		if u.Scheme == "http" && !h.cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()) {
 			return nil, regError(bp+"/transport/url", "https", "plain http is allowed only for loopback endpoints")
@@ -239,6 +284,9 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 func (s *subscription) matches(e *eventEntry) bool {
 	if s.mode == gen.ModeIntercept && !e.intercept {
 		return false // intercept wildcards select only advertised interceptable boundaries
+	}
+	if s.mode == gen.ModeObserve && !e.observe {
+		return false // and observe wildcards only the events offered for observation
 	}
 	name := string(e.info.Name)
 	for _, sel := range s.selectors {
@@ -291,14 +339,22 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// limitOf returns a manifest limit, or -1 when it is absent. The schema
+// makes it a nonnegative integer, which JSON may spell 1000.0 or 1e3;
+// values beyond int64 are clamped, so that a stated limit is never read as
+// none ("absence never means unlimited", capability-auth.md).
 func limitOf(n *json.Number) int64 {
 	if n == nil {
 		return -1
 	}
-	v, err := n.Int64()
-	if err != nil {
-		return -1
+	if v, err := n.Int64(); err == nil {
+		return v
 	}
+	f, _, err := big.ParseFloat(n.String(), 10, 0, big.ToZero)
+	if err != nil || f.Sign() < 0 {
+		return 0
+	}
+	v, _ := f.Int64() // clamped to math.MaxInt64
 	return v
 }
 

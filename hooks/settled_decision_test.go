@@ -167,7 +167,7 @@ func TestContinuationAllowanceFromEvent(t *testing.T) {
 // raise the continuation allowance of a manifest that states it only as
 // remainingContinuations (schema-valid: maxContinuations is optional).
 func TestWithCapabilitiesContinuationsNarrowOnly(t *testing.T) {
-	tmp, err := hooks.New(registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), observeSub(`"tool.after"`))), hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+	tmp, err := hooks.New(registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), observeSub(`"turn.finish.before"`))), hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
 		gen.EventTurnFinishBefore: hooks.Intercept().Continue(1),
 	}})
 	require.NoError(t, err)
