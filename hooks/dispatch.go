@@ -136,7 +136,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 func usedContinuations(o *callOptions, ev *gen.Event) int {
 	used := o.continuations
 	if ev.TurnFinishBefore != nil {
-		if n, err := ev.TurnFinishBefore.ContinuationCount.Int64(); err == nil && n > int64(used) && n <= math.MaxInt32 {
+		if n, ok := settle.Integer(ev.TurnFinishBefore.ContinuationCount); ok && n > int64(used) && n <= math.MaxInt32 {
 			used = int(n)
 		}
 	}

@@ -3,10 +3,12 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
@@ -459,14 +461,8 @@ func advertise(base gen.Capabilities, used int) gen.Capabilities {
 	}
 	c := cloneCaps(base)
 	max := -1
-	if c.Flow.MaxContinuations != nil {
-		if n, err := c.Flow.MaxContinuations.Int64(); err == nil {
-			max = int(n)
-		}
-	} else if c.Flow.RemainingContinuations != nil {
-		if n, err := c.Flow.RemainingContinuations.Int64(); err == nil {
-			max = int(n)
-		}
+	if n, ok := allowance(c.Flow); ok && n <= math.MaxInt32 {
+		max = int(n)
 	}
 	if max-used > 0 {
 		c.Flow.RemainingContinuations = num(max - used)
@@ -555,6 +551,5 @@ func allowance(f *gen.CapabilitiesFlow) (int64, bool) {
 	if n == nil {
 		return 0, false
 	}
-	v, err := n.Int64()
-	return v, err == nil
+	return settle.Integer(*n)
 }

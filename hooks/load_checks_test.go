@@ -99,3 +99,14 @@ func TestObserveWildcardOnlyOfferedModes(t *testing.T) {
 	require.Zero(t, intercepted)
 	require.Equal(t, 1, observed, "turn.end only")
 }
+
+// TestTimeoutSpelledAsDecimal: timeoutMs 1000.0 is the integer 1000 under
+// Draft 2020-12, accepted as such (it used to be rejected as not a positive
+// integer).
+func TestTimeoutSpelledAsDecimal(t *testing.T) {
+	reg := registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:1/x"),
+		`{"events":["tool.before"],"mode":"intercept","timeoutMs":1000.0,"failurePolicy":"fail-open","content":{"default":"body"}}`))
+	h, err := hooks.New(reg, baseConfig())
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+}

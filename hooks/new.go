@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
@@ -147,8 +148,8 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 				x := s.Intercept
 				sub.mode = gen.ModeIntercept
 				sub.policy = FailurePolicy(x.FailurePolicy)
-				ms, err := x.TimeoutMs.Int64()
-				if err != nil || ms < 1 {
+				ms, ok := settle.Integer(x.TimeoutMs)
+				if !ok || ms < 1 {
 					return nil, regError(sp+"/timeoutMs", "minimum", "timeoutMs must be a positive integer")
 				}
 				if min := limitOf(limits.MinTimeoutMs); min >= 0 && ms < min {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
@@ -245,7 +246,7 @@ func checkGrants(info gen.EventInfo, granted *gen.Capabilities, effects []gen.Ef
 			if gen.FlowOperation(operation) == gen.FlowOperationContinue {
 				remaining := int64(0)
 				if granted.Flow.RemainingContinuations != nil {
-					remaining, _ = granted.Flow.RemainingContinuations.Int64()
+					remaining, _ = settle.Integer(*granted.Flow.RemainingContinuations)
 				}
 				if remaining <= 0 {
 					return fail("capabilities.flow.remainingContinuations allows no continuation")

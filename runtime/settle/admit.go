@@ -75,8 +75,8 @@ func nonNegative(n *json.Number) (int, bool) {
 	if n == nil {
 		return 0, false
 	}
-	v, err := n.Int64()
-	if err != nil || v < 0 || v > 1<<31 {
+	v, ok := Integer(*n)
+	if !ok || v < 0 || v > 1<<31 {
 		return 0, false
 	}
 	return int(v), true

@@ -150,7 +150,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		msgs, gaps = ev.TurnStart.Items, ev.TurnStart.Gaps
 	case ev.TurnFinishBefore != nil:
 		msgs, gaps = ev.TurnFinishBefore.Items, ev.TurnFinishBefore.Gaps
-		if n, err := ev.TurnFinishBefore.ContinuationCount.Int64(); err == nil && n >= 0 && n < 1<<31 {
+		if n, ok := Integer(ev.TurnFinishBefore.ContinuationCount); ok && n >= 0 && n < 1<<31 {
 			o.cur.contCount = int(n)
 		}
 	case ev.ModelRequestBefore != nil:
