@@ -252,6 +252,15 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}
 		ev = pe
 	}
+	// This delivery's advertisement: the call's, unless content selection
+	// withheld text of a list target that the canonical event carries.
+	caps, capsJSON := c.caps, &c.capsJSON
+	if ev != c.cur {
+		if target, ok := settle.ReplaceWithheldIn(ev); ok {
+			var own []byte
+			caps, capsJSON = withoutReplace(c.caps, target), &own
+		}
+	}
 	id := ev.ID()
 	var evJSON []byte
 	if ev == c.cur {
@@ -260,7 +269,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}
 		evJSON = c.curJSON
 	}
-	body, err := c.interceptBody(id, ev, evJSON)
+	body, err := c.interceptBody(id, ev, evJSON, &caps, capsJSON)
 	if err != nil {
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 	}
@@ -287,7 +296,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 			RequestID string `json:"requestId"`
 		}{id})
 	}
-	if err := c.occ.ApplyContext(dctx, c.caps, result, opts); err != nil {
+	if err := c.occ.ApplyContext(dctx, caps, result, opts); err != nil {
 		if c.ended() {
 			return false, true
 		}
@@ -307,18 +316,19 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	return c.occ.Done(), false
 }
 
-// interceptBody encodes the hooks/intercept request for ev, as
+// interceptBody encodes the hooks/intercept request for ev with caps, as
 // gen.EncodeInterceptRequest would, splicing in the encodings of the event
-// (evJSON, when known) and of the call's capabilities that it already has.
-func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte) ([]byte, error) {
+// (evJSON, when known) and of caps (*capsJSON, encoded and kept there when
+// nil).
+func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte) ([]byte, error) {
 	var err error
 	if evJSON == nil {
 		if evJSON, err = gen.EncodeEvent(ev); err != nil {
 			return nil, err
 		}
 	}
-	if c.capsJSON == nil {
-		if c.capsJSON, err = c.caps.MarshalJSON(); err != nil {
+	if *capsJSON == nil {
+		if *capsJSON, err = caps.MarshalJSON(); err != nil {
 			return nil, err
 		}
 	}
@@ -327,14 +337,14 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte) ([]byte, e
 		return nil, err
 	}
 	reqID := gen.JSONRPCIDFromString(id)
-	b := make([]byte, 0, len(bodyHead)+len(reqID)+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(c.capsJSON)+len(bodyState)+len(state)+len(bodyTail))
+	b := make([]byte, 0, len(bodyHead)+len(reqID)+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+len(state)+len(bodyTail))
 	b = append(b, bodyHead...)
 	b = append(b, reqID...)
 	b = append(b, bodyParams...)
 	b = append(b, bodyEvent...)
 	b = append(b, evJSON...)
 	b = append(b, bodyCaps...)
-	b = append(b, c.capsJSON...)
+	b = append(b, *capsJSON...)
 	b = append(b, bodyState...)
 	b = append(b, state...)
 	return append(b, bodyTail...), nil

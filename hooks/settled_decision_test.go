@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/server"
 	"github.com/stretchr/testify/require"
 )
@@ -190,4 +191,100 @@ func TestWithCapabilitiesContinuationsNarrowOnly(t *testing.T) {
 	_, err = h.TurnFinishBefore(context.Background(), in, hooks.WithCapabilities(hooks.Intercept().Continue(1)))
 	require.NoError(t, err)
 	require.Len(t, rec.intercept, 1)
+}
+
+// metadataPreparer applies a metadata selection to every text part of
+// turn.start items, as for a subscription with content.default metadata.
+type metadataPreparer struct{}
+
+func (metadataPreparer) Prepare(_ context.Context, d hooks.Delivery) (*gen.Event, error) {
+	b, err := gen.EncodeEvent(d.Event)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := gen.ParseEvent(b)
+	if err != nil {
+		return nil, err
+	}
+	if ev.TurnStart != nil {
+		for i := range ev.TurnStart.Items {
+			for j := range ev.TurnStart.Items[i].Parts {
+				if p := &ev.TurnStart.Items[i].Parts[j]; p.TextBodyPart != nil {
+					*p = gen.ContentItem{TextMetadataPart: &gen.TextMetadataPart{ID: p.TextBodyPart.ID, Kind: "text", MediaType: "text/plain", Selection: "metadata"}}
+				}
+			}
+		}
+	}
+	return ev, nil
+}
+
+// TestReplaceNotAdvertisedAfterSelection: text withheld by the receiver's
+// content selection (done by the Preparer, after the canonical event was
+// settled) narrows that delivery's advertisement, and a replace returned
+// anyway is not admitted: the prompt the backend never saw is kept.
+func TestReplaceNotAdvertisedAfterSelection(t *testing.T) {
+	const replace = `{"type":"modify","target":"prompt","operation":"replace","value":[{"id":"n","role":"user","parts":[{"id":"n-t","kind":"text","mediaType":"text/plain","selection":"body","text":"replaced"}]}]}`
+	rec := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
+		e, err := gen.ParseEffect([]byte(replace))
+		if err != nil {
+			panic(err)
+		}
+		return []gen.Effect{*e}
+	}}
+	cfg := baseConfig()
+	cfg.Capabilities[gen.EventTurnStart] = hooks.Intercept().ModifyPrompt(hooks.Replace, hooks.Merge)
+	cfg.Preparer = metadataPreparer{}
+	reg := registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:1/x"),
+		`{"events":["turn.start"],"mode":"intercept","timeoutMs":1000,"failurePolicy":"fail-open","content":{"default":"metadata"}}`))
+	h := inproc(t, cfg, map[string]*recorder{"com.example.a": rec}, reg)
+	var msg gen.ModelVisibleItem
+	require.NoError(t, msg.UnmarshalJSON([]byte(`{"id":"m1","role":"user","parts":[{"id":"m1-t","kind":"text","mediaType":"text/plain","selection":"body","text":"secret prompt"}]}`)))
+	res, err := h.TurnStart(context.Background(), hooks.TurnStartInput{Items: []gen.ModelVisibleItem{msg}, Turn: gen.ExecutionEventTurn{ID: "t1"}, Trigger: gen.ExecutionEventTurnStartTriggerUser})
+	require.NoError(t, err)
+	require.Len(t, rec.intercept, 1)
+	caps := rec.intercept[0].Params.Capabilities
+	require.NotNil(t, caps.Modify)
+	require.NotNil(t, caps.Modify.Prompt)
+	require.False(t, caps.Modify.Prompt.Replace)
+	require.True(t, caps.Modify.Prompt.Merge)
+	require.Empty(t, res.Accepted)
+	require.Len(t, res.Diagnostics, 1)
+	require.Contains(t, string(res.Targets[gen.ModifyTargetPrompt]), "secret prompt")
+}
+
+// answering is a custom transport whose backend answers every request
+// with the same effects, whatever it was granted (no server-side
+// admission).
+type answering struct{ effects string }
+
+func (a answering) Exchange(_ context.Context, msg transport.Message) ([]byte, error) {
+	id, err := msg.ID.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"draft","effects":` + a.effects + `}}`), nil
+}
+func (answering) Notify(context.Context, transport.Message) error { return nil }
+func (answering) Close() error                                    { return nil }
+
+// TestReplaceAfterSelectionNotAdmitted: the harness itself refuses the
+// replace that the narrowed advertisement did not grant, from a backend
+// that sends it anyway.
+func TestReplaceAfterSelectionNotAdmitted(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Capabilities[gen.EventTurnStart] = hooks.Intercept().ModifyPrompt(hooks.Replace, hooks.Merge)
+	cfg.Preparer = metadataPreparer{}
+	cfg.Transports = map[string]transport.Transport{"com.example.a": answering{`[{"type":"modify","target":"prompt","operation":"replace","value":[{"id":"n","role":"user","parts":[{"id":"n-t","kind":"text","mediaType":"text/plain","selection":"body","text":"replaced"}]}]}]`}}
+	h, err := hooks.New(registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:1/x"),
+		`{"events":["turn.start"],"mode":"intercept","timeoutMs":1000,"failurePolicy":"fail-open","content":{"default":"metadata"}}`)), cfg)
+	require.NoError(t, err)
+	defer h.Close()
+	var msg gen.ModelVisibleItem
+	require.NoError(t, msg.UnmarshalJSON([]byte(`{"id":"m1","role":"user","parts":[{"id":"m1-t","kind":"text","mediaType":"text/plain","selection":"body","text":"secret prompt"}]}`)))
+	res, err := h.TurnStart(context.Background(), hooks.TurnStartInput{Items: []gen.ModelVisibleItem{msg}, Turn: gen.ExecutionEventTurn{ID: "t1"}, Trigger: gen.ExecutionEventTurnStartTriggerUser})
+	require.NoError(t, err)
+	require.Empty(t, res.Accepted)
+	require.Len(t, res.Diagnostics, 1)
+	require.Equal(t, transport.CodeProtocolRejection, res.Diagnostics[0].Code)
+	require.Contains(t, string(res.Targets[gen.ModifyTargetPrompt]), "secret prompt")
 }

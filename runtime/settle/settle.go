@@ -380,6 +380,19 @@ func (o *Occurrence) ReplaceWithheld() (gen.ModifyTarget, bool) {
 	return "", false
 }
 
+// ReplaceWithheldIn is ReplaceWithheld for event as one receiver gets it,
+// after its content selection: the harness narrows that delivery's
+// advertisement (and so what Apply admits from its response) when the
+// selection withheld text of the target that the canonical event carries.
+// It reports nothing for an event that cannot be settled.
+func ReplaceWithheldIn(event *gen.Event) (gen.ModifyTarget, bool) {
+	o := Occurrence{checkOnly: true}
+	if o.init(event, nil, Initial{}, false) != nil {
+		return "", false
+	}
+	return o.ReplaceWithheld()
+}
+
 // State returns a detached snapshot of the committed state.
 func (o *Occurrence) State() State {
 	c := &o.cur
