@@ -134,6 +134,7 @@ type staged struct {
 	op      gen.EffectOperation
 	members []member          // modify(input)
 	entries []json.RawMessage // modify(message/text list)
+	hidden  bool              // entries contain withheld text
 	ws      gen.WorkspaceChange
 	answers gen.OrderedMap[gen.FormAnswerValue]
 }
@@ -190,11 +191,13 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 			modified = i
 			if s.op == gen.EffectOperationReplace {
 				next.list, ownedList = s.entries, true
+				next.listHidden = s.hidden
 			} else {
 				if !ownedList {
 					next.list, ownedList = slices.Clip(next.list), true
 				}
 				next.list = append(next.list, s.entries...)
+				next.listHidden = next.listHidden || s.hidden
 			}
 			next.listPresent = true
 		case e.ModifyWorkspace != nil:
@@ -408,7 +411,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 		if (in.DeliverAt == gen.DeliverAtNow && !g.now) || (in.DeliverAt == gen.DeliverAtNextTurn && !g.nextTurn) {
 			return ReasonOperationNotGranted
 		}
-		if _, ok := checkSuppliedMessages(in.Value, "", o.known); !ok {
+		if _, _, ok := checkSuppliedMessages(in.Value, "", o.known); !ok {
 			return ReasonInvalidValue
 		}
 		return ""
@@ -491,26 +494,26 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 		if b.tkind != tkMessages {
 			return ReasonInvalidValue
 		}
-		if op == gen.EffectOperationReplace && o.hidden {
+		if op == gen.EffectOperationReplace && o.withheld() {
 			return ReasonHiddenContent
 		}
-		entries, ok := checkSuppliedMessages(e.ModifyMessages.Value, b.role, o.known)
+		entries, hidden, ok := checkSuppliedMessages(e.ModifyMessages.Value, b.role, o.known)
 		if !ok {
 			return ReasonInvalidValue
 		}
-		s.entries = entries
+		s.entries, s.hidden = entries, hidden
 	case e.ModifyText != nil:
 		if b.tkind != tkText {
 			return ReasonInvalidValue
 		}
-		if op == gen.EffectOperationReplace && o.hidden {
+		if op == gen.EffectOperationReplace && o.withheld() {
 			return ReasonHiddenContent
 		}
-		entries, ok := checkSuppliedText(e.ModifyText.Value, o.known)
+		entries, hidden, ok := checkSuppliedText(e.ModifyText.Value, o.known)
 		if !ok {
 			return ReasonInvalidValue
 		}
-		s.entries = entries
+		s.entries, s.hidden = entries, hidden
 	case e.ModifyWorkspace != nil:
 		if b.tkind != tkWorkspace || !validWorkspace(e.ModifyWorkspace.Value) {
 			return ReasonInvalidValue
@@ -557,7 +560,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 		if parseCanonical(refMessages, v, &ms) != nil {
 			return ReasonInvalidValue
 		}
-		if _, ok := checkSuppliedMessages(ms, "", o.known); !ok {
+		if _, _, ok := checkSuppliedMessages(ms, "", o.known); !ok {
 			return ReasonInvalidValue
 		}
 		return ""
@@ -566,7 +569,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 		if parseCanonical(refTextParts, v, &ps) != nil {
 			return ReasonInvalidValue
 		}
-		if _, ok := checkSuppliedText(ps, o.known); !ok {
+		if _, _, ok := checkSuppliedText(ps, o.known); !ok {
 			return ReasonInvalidValue
 		}
 		return ""

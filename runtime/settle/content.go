@@ -172,18 +172,20 @@ func listsEqual(a, b []json.RawMessage) bool {
 
 // checkSuppliedMessages validates a supplied message list: canonical shape,
 // the boundary's role (if any), and that every part other than inline text
-// repeats a part the host established. It returns the encoded messages.
-func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRole, known partSet) ([]json.RawMessage, bool) {
-	entries, _, err := encodeMessages(ms, nil)
+// repeats a part the host established. It returns the encoded messages,
+// and whether they contain withheld text (an established metadata, omitted
+// or gap part).
+func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRole, known partSet) (entries []json.RawMessage, withheld, ok bool) {
+	entries, info, err := encodeMessages(ms, nil)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	if canonical(refMessages, joinList(entries)) != nil {
-		return nil, false
+		return nil, false, false
 	}
 	for i := range ms {
 		if role != "" && ms[i].Role != role {
-			return nil, false
+			return nil, false, false
 		}
 		for j := range ms[i].Parts {
 			body, _, _ := contentPart(&ms[i].Parts[j])
@@ -192,25 +194,25 @@ func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRo
 			}
 			pb, err := ms[i].Parts[j].MarshalJSON()
 			if err != nil {
-				return nil, false
+				return nil, false, false
 			}
 			if _, ok := known[string(pb)]; !ok {
-				return nil, false
+				return nil, false, false
 			}
 		}
 	}
-	return entries, true
+	return entries, info.hidden, true
 }
 
 // checkSuppliedText validates a supplied text-part list like
 // checkSuppliedMessages.
-func checkSuppliedText(ps gen.TextParts, known partSet) ([]json.RawMessage, bool) {
-	entries, _, err := encodeTextParts(ps, nil)
+func checkSuppliedText(ps gen.TextParts, known partSet) (entries []json.RawMessage, withheld, ok bool) {
+	entries, info, err := encodeTextParts(ps, nil)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	if canonical(refTextParts, joinList(entries)) != nil {
-		return nil, false
+		return nil, false, false
 	}
 	for i := range ps {
 		body, _, _ := textPart(&ps[i])
@@ -218,10 +220,10 @@ func checkSuppliedText(ps gen.TextParts, known partSet) ([]json.RawMessage, bool
 			continue
 		}
 		if _, ok := known[string(entries[i])]; !ok {
-			return nil, false
+			return nil, false, false
 		}
 	}
-	return entries, true
+	return entries, info.hidden, true
 }
 
 // gapCovers reports whether an event-level gap path names the target field

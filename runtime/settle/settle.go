@@ -247,6 +247,7 @@ type committed struct {
 	input         []member
 	list          []json.RawMessage
 	listPresent   bool
+	listHidden    bool // accepted modifications brought withheld text into list
 	workspace     gen.WorkspaceChange
 	answers       gen.OrderedMap[gen.FormAnswerValue]
 	accepted      []AcceptedResponse
@@ -374,11 +375,15 @@ func (o *Occurrence) Done() bool {
 // replacement of it must be neither advertised nor accepted
 // (base/composition.md); Apply rejects one with ReasonHiddenContent.
 func (o *Occurrence) ReplaceWithheld() (gen.ModifyTarget, bool) {
-	if o.hidden && (o.b.tkind == tkMessages || o.b.tkind == tkText) {
+	if o.withheld() && (o.b.tkind == tkMessages || o.b.tkind == tkText) {
 		return o.b.target, true
 	}
 	return "", false
 }
+
+// withheld reports whether the effective list target contains withheld
+// text: the event's, or text that an accepted merge brought in.
+func (o *Occurrence) withheld() bool { return o.hidden || o.cur.listHidden }
 
 // ReplaceWithheldIn is ReplaceWithheld for event as one receiver gets it,
 // after its content selection: the harness narrows that delivery's
