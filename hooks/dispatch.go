@@ -119,7 +119,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	}
 	narrowed := false
 	if occ != nil {
-		if target, ok := occ.ReplaceWithheld(); ok {
+		if target, ok := occ.ReplaceWithheld(); ok && grantsReplace(caps, target) {
 			caps, narrowed = withoutReplace(caps, target), true
 		}
 	}
@@ -252,14 +252,17 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}
 		ev = pe
 	}
-	// This delivery's advertisement: the call's, unless content selection
-	// withheld text of a list target that the canonical event carries.
+	// This delivery's advertisement: the call's, unless the target now
+	// holds withheld text (an accepted merge brought it in, or this
+	// receiver's content selection withheld it).
 	caps, capsJSON := c.caps, &c.capsJSON
-	if ev != c.cur {
-		if target, ok := settle.ReplaceWithheldIn(ev); ok {
-			var own []byte
-			caps, capsJSON = withoutReplace(c.caps, target), &own
-		}
+	target, withheld := c.occ.ReplaceWithheld()
+	if !withheld && ev != c.cur {
+		target, withheld = settle.ReplaceWithheldIn(ev)
+	}
+	if withheld && grantsReplace(c.caps, target) {
+		var own []byte
+		caps, capsJSON = withoutReplace(c.caps, target), &own
 	}
 	id := ev.ID()
 	var evJSON []byte

@@ -496,42 +496,46 @@ func cloneCaps(c gen.Capabilities) gen.Capabilities {
 	return out
 }
 
+// listOps returns the operation flags of the list target t in m, and a
+// function that removes t from m; nil flags when m does not grant t.
+func listOps(m *gen.CapabilitiesModify, t gen.ModifyTarget) (replace *bool, merge bool, remove func()) {
+	switch {
+	case m == nil:
+	case t == gen.ModifyTargetPrompt && m.Prompt != nil:
+		return &m.Prompt.Replace, m.Prompt.Merge, func() { m.Prompt = nil }
+	case t == gen.ModifyTargetRequest && m.Request != nil:
+		return &m.Request.Replace, m.Request.Merge, func() { m.Request = nil }
+	case t == gen.ModifyTargetResponse && m.Response != nil:
+		return &m.Response.Replace, m.Response.Merge, func() { m.Response = nil }
+	case t == gen.ModifyTargetContent && m.Content != nil:
+		return &m.Content.Replace, m.Content.Merge, func() { m.Content = nil }
+	case t == gen.ModifyTargetInstructions && m.Instructions != nil:
+		return &m.Instructions.Replace, m.Instructions.Merge, func() { m.Instructions = nil }
+	case t == gen.ModifyTargetSummary && m.Summary != nil:
+		return &m.Summary.Replace, m.Summary.Merge, func() { m.Summary = nil }
+	}
+	return nil, false, nil
+}
+
+// grantsReplace reports whether c grants replace on the list target t.
+func grantsReplace(c gen.Capabilities, t gen.ModifyTarget) bool {
+	replace, _, _ := listOps(c.Modify, t)
+	return replace != nil && *replace
+}
+
 // withoutReplace returns c without the replace operation on target, and
 // without target (and the modify family) when nothing is left of it. c is
-// not modified.
+// not modified; it is returned as it is when it does not grant replace.
 func withoutReplace(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilities {
-	if c.Modify == nil {
+	if !grantsReplace(c, target) {
 		return c
 	}
 	out := cloneCaps(c)
 	m := out.Modify
-	// clear drops replace and reports whether nothing is left of the target.
-	clear := func(replace *bool, merge bool) bool { *replace = false; return !merge }
-	switch {
-	case target == gen.ModifyTargetPrompt && m.Prompt != nil:
-		if clear(&m.Prompt.Replace, m.Prompt.Merge) {
-			m.Prompt = nil
-		}
-	case target == gen.ModifyTargetRequest && m.Request != nil:
-		if clear(&m.Request.Replace, m.Request.Merge) {
-			m.Request = nil
-		}
-	case target == gen.ModifyTargetResponse && m.Response != nil:
-		if clear(&m.Response.Replace, m.Response.Merge) {
-			m.Response = nil
-		}
-	case target == gen.ModifyTargetContent && m.Content != nil:
-		if clear(&m.Content.Replace, m.Content.Merge) {
-			m.Content = nil
-		}
-	case target == gen.ModifyTargetInstructions && m.Instructions != nil:
-		if clear(&m.Instructions.Replace, m.Instructions.Merge) {
-			m.Instructions = nil
-		}
-	case target == gen.ModifyTargetSummary && m.Summary != nil:
-		if clear(&m.Summary.Replace, m.Summary.Merge) {
-			m.Summary = nil
-		}
+	replace, merge, remove := listOps(m, target)
+	*replace = false
+	if !merge {
+		remove()
 	}
 	if m.Input == nil && m.Output == nil && m.Prompt == nil && m.Request == nil && m.Response == nil &&
 		m.Content == nil && m.Instructions == nil && m.Summary == nil && m.Workspace == nil && len(m.Unknown) == 0 {

@@ -288,3 +288,40 @@ func TestReplaceAfterSelectionNotAdmitted(t *testing.T) {
 	require.Equal(t, transport.CodeProtocolRejection, res.Diagnostics[0].Code)
 	require.Contains(t, string(res.Targets[gen.ModifyTargetPrompt]), "secret prompt")
 }
+
+// TestReplaceNotAdvertisedAfterWithheldMerge: once an interceptor's merge
+// brought withheld text into the target, later interceptors are no longer
+// offered a whole-list replace of it.
+func TestReplaceNotAdvertisedAfterWithheldMerge(t *testing.T) {
+	const meta = `{"id":"r1","kind":"text","mediaType":"text/plain","selection":"metadata"}`
+	merge := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
+		e, err := gen.ParseEffect([]byte(`{"type":"modify","target":"summary","operation":"merge","value":[` + meta + `]}`))
+		if err != nil {
+			panic(err)
+		}
+		return []gen.Effect{*e}
+	}}
+	later := &recorder{}
+	cfg := baseConfig()
+	cfg.Capabilities[gen.EventContextCompactAfter] = hooks.Intercept().ModifySummary(hooks.Replace, hooks.Merge)
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, cfg, map[string]*recorder{"com.example.a": merge, "com.example.b": later}, registration(
+		backendJSON("com.example.a", u, interceptSub(`"context.compact.after"`, 1000, "fail-closed")),
+		backendJSON("com.example.b", u, interceptSub(`"context.compact.after"`, 1000, "fail-closed"))))
+	var items []gen.ModelVisibleItem
+	require.NoError(t, json.Unmarshal([]byte(`[{"id":"m1","role":"assistant","parts":[`+meta+`]}]`), &items))
+	var summary gen.TextParts
+	require.NoError(t, json.Unmarshal([]byte(`[{"id":"s1","kind":"text","mediaType":"text/plain","selection":"body","text":"Summary."}]`), &summary))
+	var execution gen.ExecutionEventExecution
+	require.NoError(t, json.Unmarshal([]byte(`{"status":"executed"}`), &execution))
+	res, err := h.ContextCompactAfter(context.Background(), hooks.ContextCompactAfterInput{Items: items, Summary: summary,
+		Removed: []gen.ExecutionEventContextCompactAfterRemovedItem{}, Execution: execution})
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.Len(t, res.Accepted, 2)
+	require.Len(t, merge.intercept, 1)
+	require.True(t, merge.intercept[0].Params.Capabilities.Modify.Summary.Replace)
+	require.Len(t, later.intercept, 1)
+	require.False(t, later.intercept[0].Params.Capabilities.Modify.Summary.Replace)
+	require.True(t, later.intercept[0].Params.Capabilities.Modify.Summary.Merge)
+}
