@@ -43,6 +43,16 @@ import (
 
 func TestNewRejects(t *testing.T) {
 	ok := backendJSON("com.example.a", httpTransport("http://127.0.0.1:8080/ahp"), interceptSub(`"tool.before"`, 500, "fail-closed"))
+	u := httpTransport("http://127.0.0.1:1/x")
+	// withManifest replaces the shorthand with its derived manifest, edited.
+	withManifest := func(edit func(*gen.StaticCapabilityManifest)) func(*hooks.Config) {
+		return func(c *hooks.Config) {
+			m := manifestOf(t, *c)
+			edit(&m)
+			c.Capabilities, c.Manifest = nil, &m
+		}
+	}
+	num := func(s string) *json.Number { n := json.Number(s); return &n }
 	cases := []struct {
 		name    string
 		reg     []byte
@@ -74,6 +84,23 @@ func TestNewRejects(t *testing.T) {
 		{name: "transport for an unknown backend", reg: registration(ok), cfg: func(c *hooks.Config) {
 			c.Transports = map[string]transport.Transport{"com.example.nope": transport.NewInProcess(nil, transport.InProcessOptions{})}
 		}, kind: hooks.ErrInvalidConfig, pointer: "/Transports/com.example.nope", keyword: "backend"},
+		{name: "observe of an event the host does not offer", reg: registration(backendJSON("com.example.a", u, observeSub(`"tool.after","session.end"`))),
+			kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/subscriptions/0/events/1", keyword: "advertised"},
+		{name: "wildcard of an unknown family", reg: registration(backendJSON("com.example.a", u, interceptSub(`"tool.*","foo.*"`, 500, "fail-open"))),
+			kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/subscriptions/0/events/1", keyword: "family"},
+		{name: "credentials in the URL", reg: registration(backendJSON("com.example.a", httpTransport("http://user:s3cret@127.0.0.1:1/x"), interceptSub(`"tool.before"`, 500, "fail-open"))),
+			kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/transport/url", keyword: "credentials"},
+		{name: "transport the manifest does not list", reg: registration(backendJSON("com.example.a", backendCmd(t, "none", "persistent"), interceptSub(`"tool.before"`, 500, "fail-open"))),
+			cfg: withManifest(func(m *gen.StaticCapabilityManifest) {
+				m.Transports = []gen.StaticCapabilityManifestTransport{gen.StaticCapabilityManifestTransportHTTP}
+				m.Gaps = slices.DeleteFunc(m.Gaps, func(g gen.Gap) bool { return g.Path == "transports" })
+			}), kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/transport", keyword: "transports"},
+		{name: "maxTimeoutMs spelled 1000.0", reg: registration(backendJSON("com.example.a", u, interceptSub(`"tool.before"`, 5000, "fail-open"))),
+			cfg: withManifest(func(m *gen.StaticCapabilityManifest) { m.Limits.MaxTimeoutMs = num("1000.0") }), kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/subscriptions/0/timeoutMs", keyword: "maximum"},
+		{name: "minTimeoutMs spelled 1e2", reg: registration(backendJSON("com.example.a", u, interceptSub(`"tool.before"`, 5, "fail-open"))),
+			cfg: withManifest(func(m *gen.StaticCapabilityManifest) { m.Limits.MinTimeoutMs = num("1e2") }), kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/subscriptions/0/timeoutMs", keyword: "minimum"},
+		{name: "minTimeoutMs beyond int64", reg: registration(backendJSON("com.example.a", u, interceptSub(`"tool.before"`, 500, "fail-open"))),
+			cfg: withManifest(func(m *gen.StaticCapabilityManifest) { m.Limits.MinTimeoutMs = num("99999999999999999999") }), kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/subscriptions/0/timeoutMs", keyword: "minimum"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,6 +117,7 @@ func TestNewRejects(t *testing.T) {
 			if c.keyword != "" {
 				require.Equal(t, c.keyword, ve.Keyword, err.Error())
 			}
+			require.NotContains(t, err.Error(), "s3cret")
 		})
 	}
 }
