@@ -84,6 +84,8 @@ func TestNewRejects(t *testing.T) {
 		{name: "transport for an unknown backend", reg: registration(ok), cfg: func(c *hooks.Config) {
 			c.Transports = map[string]transport.Transport{"com.example.nope": transport.NewInProcess(nil, transport.InProcessOptions{})}
 		}, kind: hooks.ErrInvalidConfig, pointer: "/Transports/com.example.nope", keyword: "backend"},
+		{name: "tokenRef without a credential provider", reg: registration(`{"id":"com.example.a","transport":` + u + `,"authentication":{"type":"bearer","tokenRef":"vault:policy"},"subscriptions":[` + interceptSub(`"tool.before"`, 500, "fail-open") + `]}`),
+			kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/authentication", keyword: "credentials"},
 		{name: "observe of an event the host does not offer", reg: registration(backendJSON("com.example.a", u, observeSub(`"tool.after","session.end"`))),
 			kind: hooks.ErrInvalidRegistration, pointer: "/hooks/0/subscriptions/0/events/1", keyword: "advertised"},
 		{name: "wildcard of an unknown family", reg: registration(backendJSON("com.example.a", u, interceptSub(`"tool.*","foo.*"`, 500, "fail-open"))),

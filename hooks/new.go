@@ -254,6 +254,12 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 		if u.Scheme == "http" && !h.cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()) {
 			return nil, regError(bp+"/transport/url", "https", "plain http is allowed only for loopback endpoints")
 		}
+		if a := b.Authentication; a != nil && h.cfg.Credentials == nil && (a.Oauth != nil || a.Bearer.TokenEnv == nil) {
+			// The default provider can never resolve it: fail now rather
+			// than at every delivery ("unsupported mechanisms fail
+			// explicitly", capability-auth.md).
+			return nil, regError(bp+"/authentication", "credentials", "only tokenEnv bearer bindings resolve without Config.Credentials")
+		}
 		return transport.NewHTTP(b.Transport.HTTP.URL, transport.HTTPOptions{
 			BackendID:        be.id,
 			Client:           h.cfg.HTTPClient,
