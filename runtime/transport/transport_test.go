@@ -589,3 +589,12 @@ func BenchmarkHTTPExchange(b *testing.B) {
 		}
 	})
 }
+
+func TestIsLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LocalHost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true,
+		"": false, "example.com": false, "10.0.0.1": false, "localhost.example.com": false, "[::1]": false, "0.0.0.0": false,
+	} {
+		require.Equal(t, want, transport.IsLoopbackHost(host), host)
+	}
+}
