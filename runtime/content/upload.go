@@ -1,0 +1,380 @@
+package content
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+)
+
+// DefaultMaxReceiptBytes is the default bound on a receipt response body.
+const DefaultMaxReceiptBytes = 64 << 10
+
+// HeaderContentSHA256 is the request header carrying the body's lowercase
+// hex SHA-256.
+const HeaderContentSHA256 = "AHP-Content-SHA256"
+
+// UploaderConfig configures an Uploader. The zero value is usable.
+type UploaderConfig struct {
+	// HTTPClient is borrowed for uploads; redirects are never followed
+	// through it (the uploader uses a copy with its own redirect policy). Nil
+	// means a client owned by the uploader.
+	HTTPClient *http.Client
+	// Credentials resolves upload credentials (Purpose
+	// transport.PurposeUpload). Nil means transport.EnvCredentials. Borrowed.
+	Credentials transport.CredentialProvider
+	// AllowInsecureHTTP permits plain http:// upload endpoints on hosts
+	// other than loopback (explicitly controlled local development only).
+	AllowInsecureHTTP bool
+	// Limiter bounds concurrent uploads and may be shared. Nil means a new
+	// limiter of MaxConcurrentUploads.
+	Limiter *Limiter
+	// MaxConcurrentUploads sizes the uploader's own limiter when Limiter is
+	// nil; 0 means DefaultMaxConcurrentUploads, a negative value is an error.
+	MaxConcurrentUploads int
+	// MaxReceiptBytes bounds the receipt body; <= 0 means
+	// DefaultMaxReceiptBytes.
+	MaxReceiptBytes int64
+}
+
+// Uploader posts attachment bytes to upload endpoints and verifies their
+// receipts. It is safe for concurrent use.
+type Uploader struct {
+	client   *http.Client
+	owned    *http.Transport
+	creds    transport.CredentialProvider
+	insecure bool
+	lim      *Limiter
+	maxRcpt  int64
+}
+
+// NewUploader returns an uploader; it performs no I/O.
+func NewUploader(cfg UploaderConfig) (*Uploader, error) {
+	u := &Uploader{creds: cfg.Credentials, insecure: cfg.AllowInsecureHTTP, lim: cfg.Limiter, maxRcpt: cfg.MaxReceiptBytes}
+	if u.lim == nil {
+		n := cfg.MaxConcurrentUploads
+		if n == 0 {
+			n = DefaultMaxConcurrentUploads
+		}
+		lim, err := NewLimiter(n)
+		if err != nil {
+			return nil, err
+		}
+		u.lim = lim
+	}
+	if u.creds == nil {
+		u.creds = transport.EnvCredentials{}
+	}
+	if u.maxRcpt <= 0 {
+		u.maxRcpt = DefaultMaxReceiptBytes
+	}
+	var c http.Client
+	if cfg.HTTPClient != nil {
+		c = *cfg.HTTPClient // same connection pool, our redirect policy
+	} else {
+		u.owned = http.DefaultTransport.(*http.Transport).Clone()
+		c.Transport = u.owned
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	u.client = &c
+	return u, nil
+}
+
+// Limiter returns the uploader's limiter.
+func (u *Uploader) Limiter() *Limiter { return u.lim }
+
+// CloseIdleConnections releases the idle connections of the uploader's own
+// client; a borrowed client is left alone.
+func (u *Uploader) CloseIdleConnections() {
+	if u.owned != nil {
+		u.owned.CloseIdleConnections()
+	}
+}
+
+// Destination is one subscription's upload endpoint.
+type Destination struct {
+	// BackendID is the registration id of the receiving backend, passed to
+	// the credential provider.
+	BackendID string
+	// SubscriptionIndex is the subscription's index within the backend.
+	SubscriptionIndex int
+	// Upload is the subscription's upload configuration.
+	Upload gen.ContentUpload
+}
+
+// Confirmation is a confirmed upload.
+type Confirmation struct {
+	// Reference is what an event's body-selected attachment carries: the
+	// receiver's ref, and nothing else.
+	Reference gen.ContentReference
+	// Receipt is the verified receipt, for the caller's records; it never
+	// goes into an event.
+	Receipt gen.ContentUploadReceipt
+}
+
+// plan is a checked upload configuration.
+type plan struct {
+	url      string
+	timeout  time.Duration
+	maxBytes int64
+}
+
+// check validates an upload configuration before any source is read.
+func (u *Uploader) check(cfg gen.ContentUpload) (plan, error) {
+	p := plan{url: cfg.Endpoint}
+	if err := u.checkEndpoint(cfg.Endpoint); err != nil {
+		return p, err
+	}
+	ms, huge, ok := jsonInteger(string(cfg.TimeoutMs))
+	if !ok || ms < 1 {
+		return p, invalid("upload timeoutMs must be a positive integer")
+	}
+	if huge || ms > math.MaxInt64/int64(time.Millisecond) {
+		p.timeout = math.MaxInt64
+	} else {
+		p.timeout = time.Duration(ms) * time.Millisecond
+	}
+	mb, _, ok := jsonInteger(string(cfg.MaxBytes))
+	if !ok {
+		return p, invalid("upload maxBytes must be a nonnegative integer")
+	}
+	p.maxBytes = mb
+	return p, nil
+}
+
+func (u *Uploader) checkEndpoint(raw string) error {
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= 0x20 || c >= 0x7f {
+			return ErrEndpoint // CR/LF and other controls never reach a request line
+		}
+	}
+	e, err := url.Parse(raw)
+	if err != nil || e.Host == "" || e.Opaque != "" {
+		return ErrEndpoint
+	}
+	if e.User != nil {
+		return ErrEndpoint // net/http would send them as Basic authentication
+	}
+	switch e.Scheme {
+	case "https":
+	case "http":
+		if !u.insecure && !transport.IsLoopbackHost(e.Hostname()) {
+			return ErrEndpoint
+		}
+	default:
+		return ErrEndpoint
+	}
+	return nil
+}
+
+// Upload posts a's bytes to dest and returns the verified confirmation. It
+// takes a permit of the uploader's limiter for the whole upload, including
+// reading a (which joins any materialization already under way). The
+// upload configuration is checked before a is read; bytes over maxBytes
+// fail before anything is sent. Credential resolution and the transfer run
+// within ctx shortened by the upload's timeoutMs.
+func (u *Uploader) Upload(ctx context.Context, a *Attachment, dest Destination) (Confirmation, error) {
+	if err := u.lim.Acquire(ctx); err != nil {
+		return Confirmation{}, err
+	}
+	defer u.lim.Release()
+	return u.upload(ctx, a, dest)
+}
+
+// upload is Upload for a caller that holds a permit.
+func (u *Uploader) upload(ctx context.Context, a *Attachment, dest Destination) (Confirmation, error) {
+	if a == nil {
+		return Confirmation{}, invalid("nil attachment")
+	}
+	p, err := u.check(dest.Upload)
+	if err != nil {
+		return Confirmation{}, err
+	}
+	if n, ok := a.ExpectedSize(); ok && n > p.maxBytes {
+		return Confirmation{}, ErrTooLarge // a correct expectation is over; a wrong one fails anyway
+	}
+	s, err := a.Snapshot(ctx)
+	if err != nil {
+		return Confirmation{}, err
+	}
+	if s.Size() > p.maxBytes {
+		return Confirmation{}, ErrTooLarge
+	}
+	return u.send(ctx, p, dest, s)
+}
+
+// send performs the POST (and at most one replay after a discovery
+// challenge) within the upload budget.
+func (u *Uploader) send(ctx context.Context, p plan, dest Destination, s *Snapshot) (Confirmation, error) {
+	bctx, cancel := context.WithTimeoutCause(ctx, p.timeout, ErrTimeout)
+	defer cancel()
+	token := ""
+	if dest.Upload.Auth != nil {
+		t, err := u.credential(ctx, bctx, dest, *dest.Upload.Auth)
+		if err != nil {
+			return Confirmation{}, err
+		}
+		token = t
+	}
+	resp, err := u.post(ctx, bctx, p, s, token)
+	if err != nil {
+		return Confirmation{}, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized && dest.Upload.Auth == nil && bearerChallenge(resp.Header) {
+		// No binding: the endpoint was tried without a credential, as the
+		// protocol requires; its challenge is the discovery case, which
+		// the provider handles (or refuses, and the upload fails closed).
+		drain(resp.Body)
+		resp.Body.Close()
+		t, err := u.credential(ctx, bctx, dest, gen.Authentication{})
+		if err != nil {
+			if ctx.Err() != nil || bctx.Err() != nil {
+				return Confirmation{}, err
+			}
+			return Confirmation{}, fmt.Errorf("%w: %w", &StatusError{Code: http.StatusUnauthorized}, ErrCredential)
+		}
+		if resp, err = u.post(ctx, bctx, p, s, t); err != nil {
+			return Confirmation{}, err
+		}
+	}
+	defer resp.Body.Close()
+	return u.confirm(ctx, bctx, resp, s)
+}
+
+// credential resolves an upload credential; its error never carries the
+// provider's text.
+func (u *Uploader) credential(ctx, bctx context.Context, dest Destination, b gen.Authentication) (string, error) {
+	cred, err := u.creds.Credential(bctx, transport.CredentialRequest{
+		BackendID: dest.BackendID, Binding: b, URL: dest.Upload.Endpoint, Purpose: transport.PurposeUpload,
+	})
+	if err != nil {
+		if e := budgetErr(ctx, bctx); e != nil {
+			return "", e
+		}
+		return "", ErrCredential
+	}
+	if cred.Token == "" || !validToken(cred.Token) {
+		return "", ErrCredential
+	}
+	return cred.Token, nil
+}
+
+// validToken reports whether a token can be sent as a header value: no
+// CR/LF or other control characters, no leading or trailing space.
+func validToken(t string) bool {
+	if strings.TrimSpace(t) != t {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *Uploader) post(ctx, bctx context.Context, p plan, s *Snapshot, token string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(bctx, http.MethodPost, p.url, s.NewReader())
+	if err != nil {
+		return nil, ErrEndpoint
+	}
+	// NewRequest sets the exact length (and http.NoBody for zero bytes);
+	// net/http then sends Content-Length, also 0 for a POST, never chunked.
+	req.Header = http.Header{
+		"Content-Type":       {"application/octet-stream"},
+		"Accept":             {"application/json"},
+		"Ahp-Content-Sha256": {s.SHA256()},
+	}
+	if token != "" {
+		req.Header["Authorization"] = []string{"Bearer " + token}
+	}
+	resp, err := u.client.Do(req)
+	if err != nil {
+		if e := budgetErr(ctx, bctx); e != nil {
+			return nil, e
+		}
+		// The net error may name the URL; only the classification leaves.
+		return nil, ErrUnreachable
+	}
+	return resp, nil
+}
+
+// confirm accepts only a 201 JSON receipt that matches s.
+func (u *Uploader) confirm(ctx, bctx context.Context, resp *http.Response, s *Snapshot) (Confirmation, error) {
+	if resp.StatusCode != http.StatusCreated {
+		drain(resp.Body)
+		return Confirmation{}, &StatusError{Code: resp.StatusCode}
+	}
+	if !isJSONMediaType(resp.Header.Get("Content-Type")) {
+		drain(resp.Body)
+		return Confirmation{}, receiptErr("content type")
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, u.maxRcpt+1))
+	if err != nil {
+		if e := budgetErr(ctx, bctx); e != nil {
+			return Confirmation{}, e
+		}
+		return Confirmation{}, ErrUnreachable
+	}
+	if int64(len(body)) > u.maxRcpt {
+		return Confirmation{}, receiptErr("too large")
+	}
+	r, err := gen.ParseContentUploadReceipt(body)
+	if err != nil || !uniqueMembers(body) {
+		return Confirmation{}, receiptErr("not canonical")
+	}
+	if n, huge, ok := jsonInteger(string(r.Size)); !ok || huge || n != s.Size() {
+		return Confirmation{}, receiptErr("size differs from the bytes sent")
+	}
+	if r.SHA256 != s.SHA256() {
+		return Confirmation{}, receiptErr("sha256 differs from the bytes sent")
+	}
+	return Confirmation{Reference: gen.ContentReference{Ref: r.Ref}, Receipt: *r}, nil
+}
+
+func receiptErr(reason string) error { return fmt.Errorf("%w: %s", ErrReceipt, reason) }
+
+// budgetErr classifies a failure after ctx (the caller's) or bctx (the
+// upload budget) ended, or returns nil.
+func budgetErr(ctx, bctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("content: upload: %w", err)
+	}
+	if bctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrTimeout, context.DeadlineExceeded)
+	}
+	return nil
+}
+
+// bearerChallenge reports whether a 401 carries a Bearer challenge.
+func bearerChallenge(h http.Header) bool {
+	for _, v := range h.Values("WWW-Authenticate") {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(v), " ")
+		if strings.EqualFold(strings.TrimSuffix(scheme, ","), "Bearer") {
+			return true
+		}
+	}
+	return false
+}
+
+// drain reads and discards a bounded amount so the connection can be reused.
+func drain(r io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10))
+}
+
+// isJSONMediaType accepts application/json with optional parameters.
+func isJSONMediaType(v string) bool {
+	if v == "application/json" || v == "application/json; charset=utf-8" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	return err == nil && mt == "application/json"
+}
