@@ -191,19 +191,19 @@ type gatedLoader struct {
 	cleans  atomic.Int32
 	opened  chan struct{} // closed on the first open
 	release chan struct{}
-	ctxDone chan struct{} // closed when the loader's ctx ends
 	once    sync.Once
+	ctx     atomic.Pointer[context.Context] // the loader's context
 }
 
 func newGated(data []byte) *gatedLoader {
-	return &gatedLoader{data: data, opened: make(chan struct{}), release: make(chan struct{}), ctxDone: make(chan struct{})}
+	return &gatedLoader{data: data, opened: make(chan struct{}), release: make(chan struct{})}
 }
 
 func (g *gatedLoader) open(ctx context.Context) (io.ReadCloser, error) {
 	g.opens.Add(1)
 	g.once.Do(func() {
+		g.ctx.Store(&ctx)
 		close(g.opened)
-		context.AfterFunc(ctx, func() { close(g.ctxDone) })
 	})
 	pr, pw := io.Pipe()
 	go func() {
@@ -217,6 +217,9 @@ func (g *gatedLoader) open(ctx context.Context) (io.ReadCloser, error) {
 	}()
 	return &countingCloser{Reader: pr, close: func() error { g.closes.Add(1); return pr.Close() }}, nil
 }
+
+// loadEnded reports whether the loader's context has ended.
+func (g *gatedLoader) loadEnded() bool { return (*g.ctx.Load()).Err() != nil }
 
 func (g *gatedLoader) cleanup(context.Context) error { g.cleans.Add(1); return nil }
 
@@ -273,11 +276,7 @@ func TestCancelledReaderLeavesMaterializationToOthers(t *testing.T) {
 	waitReaders(t, a, 2)
 	cancelA()
 	require.ErrorIs(t, <-errA, context.Canceled)
-	select {
-	case <-g.ctxDone:
-		t.Fatal("the materialization was cancelled while readers remained")
-	default:
-	}
+	require.False(t, g.loadEnded(), "the materialization was cancelled while readers remained")
 	close(g.release)
 	s := <-resB
 	require.Equal(t, []byte("bytes"), s.Bytes())
@@ -306,11 +305,7 @@ func TestLastReaderCancelsAndJoins(t *testing.T) {
 	require.ErrorIs(t, <-errc, context.Canceled)
 	// Joined: the loader's context has ended and its reader is closed by
 	// the time the last reader returned.
-	select {
-	case <-g.ctxDone:
-	default:
-		t.Fatal("the last reader returned before cancelling the materialization")
-	}
+	require.True(t, g.loadEnded(), "the last reader returned before cancelling the materialization")
 	require.Equal(t, int32(1), g.closes.Load())
 	// Never retried.
 	_, err = a.Snapshot(context.Background())

@@ -166,11 +166,7 @@ func TestUploadAllCancelledWhileMaterializing(t *testing.T) {
 	for _, o := range <-done {
 		require.ErrorIs(t, o.Err, context.Canceled)
 	}
-	select {
-	case <-g.ctxDone: // the last reader cancelled and joined the load
-	default:
-		t.Fatal("materialization still running after UploadAll returned")
-	}
+	require.True(t, g.loadEnded(), "materialization still running after UploadAll returned")
 	require.Equal(t, int32(1), g.closes.Load())
 	require.NoError(t, a.Close())
 	require.Equal(t, int32(1), g.cleans.Load())

@@ -12,6 +12,9 @@ import (
 // allows only scalar members, so an earlier duplicate's value is the only
 // place a nested value can hide; it is skipped in linear time.
 func uniqueMembers(data []byte) bool {
+	if !json.Valid(data) {
+		return false // also what follows the object
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -396,7 +397,9 @@ func TestUploadEndpointRules(t *testing.T) {
 	require.NoError(t, err)
 
 	// HTTPS with a verified receiver.
-	tls := httptest.NewTLSServer(&receiver{})
+	tls := httptest.NewUnstartedServer(&receiver{})
+	tls.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	tls.StartTLS()
 	defer tls.Close()
 	ut := newUploader(t, content.UploaderConfig{HTTPClient: tls.Client()})
 	_, err = ut.Upload(context.Background(), attach(t, []byte("abc")), dest(tls.URL))
