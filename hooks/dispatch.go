@@ -224,10 +224,11 @@ func (c *call) run(intercept bool) (*Result, error) {
 			observers = append(observers, s)
 		}
 	}
+	// The decision is settled: from here on only observations remain, and
+	// they cannot reopen it. An end of the caller's context (or Close) now
+	// cuts them short, each recorded as an observe diagnostic, and the
+	// settled result stands (base/composition.md, Observers).
 	c.observe(observers, owed)
-	if c.ended() {
-		return c.interrupted(nil)
-	}
 	res.Diagnostics = c.diags
 	return res, nil
 }
@@ -547,10 +548,7 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 	if c.h.closed.Load() {
 		cause = ErrClosed
 	}
-	code := transport.CodeCancelled
-	if errors.Is(cause, context.DeadlineExceeded) {
-		code = transport.CodeDeadlineExceeded
-	}
+	code := c.endCode()
 	if inflight != nil {
 		c.record(Diagnostic{Code: code, BackendID: inflight.b.id, SubscriptionIndex: inflight.index, Mode: gen.ModeIntercept, Stage: transport.StageReceive, FailurePolicy: inflight.policy, Reason: "interrupted"})
 	}
@@ -573,9 +571,25 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 // the Hooks is closing.
 func (c *call) ended() bool { return c.ctx.Err() != nil || c.h.closed.Load() }
 
+// endCode is the diagnostic code of a delivery cut short because the call
+// ended: deadline_exceeded when the caller's deadline passed, cancelled when
+// the caller cancelled or the Hooks closed.
+func (c *call) endCode() transport.Code {
+	if !c.h.closed.Load() && errors.Is(c.ctx.Err(), context.DeadlineExceeded) {
+		return transport.CodeDeadlineExceeded
+	}
+	return transport.CodeCancelled
+}
+
 // observe notifies observers (explicit observe subscriptions) and the owed
 // uncalled interceptors, concurrently, with the settled effective event,
 // and waits for all of them. Failures are recorded, never acted on.
+//
+// Each observation is bounded by Config.ObserveTimeout, an owed one also by
+// its subscription's timeoutMs, and all of them by the caller's context and
+// Close: once the call has ended, no observation starts and those in flight
+// are cancelled (recorded with reason interrupted), so observe returns as
+// soon as the transports have given them up.
 func (c *call) observe(observers, owed []*subscription) {
 	type target struct {
 		s          *subscription
@@ -615,12 +629,24 @@ func (c *call) observe(observers, owed []*subscription) {
 	}
 	diags := make([]*Diagnostic, len(targets))
 	deliver := func(i int, t target) {
-		octx := c.h.timeouts.start(c.ctx, c.h.cfg.ObserveTimeout)
-		defer c.h.timeouts.release(octx)
-		body, _ := encode(t.s.native)
 		fail := func(te *transport.Error) {
 			diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}
 		}
+		// cut records an observation the end of the call cut short.
+		cut := func(stage transport.Stage) {
+			fail(&transport.Error{Code: c.endCode(), Stage: stage, Reason: "interrupted"})
+		}
+		if c.ended() {
+			cut(transport.StageSend)
+			return
+		}
+		timeout := c.h.cfg.ObserveTimeout
+		if t.downgraded && t.s.timeout > 0 && t.s.timeout < timeout {
+			timeout = t.s.timeout
+		}
+		octx := c.h.timeouts.start(c.ctx, timeout)
+		defer c.h.timeouts.release(octx)
+		body, _ := encode(t.s.native)
 		if p := c.h.cfg.Preparer; p != nil {
 			ev := c.cur
 			if !t.s.native {
@@ -628,6 +654,10 @@ func (c *call) observe(observers, owed []*subscription) {
 			}
 			pe, err := p.Prepare(octx, Delivery{BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Content: t.s.content, Upload: t.s.upload, Event: ev})
 			if err != nil || pe == nil {
+				if !octx.timedOut() && c.ended() {
+					cut(transport.StagePrepare)
+					return
+				}
 				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "preparation"})
 				return
 			}
@@ -641,7 +671,16 @@ func (c *call) observe(observers, owed []*subscription) {
 			}
 		}
 		err := t.s.b.tr.Notify(octx, transport.Message{BackendID: t.s.b.id, Method: jsonrpc.MethodObserve, Body: body})
-		if err != nil && !c.ended() {
+		switch {
+		case err == nil:
+		case !octx.timedOut() && c.ended():
+			stage := transport.StageReceive
+			var te *transport.Error
+			if errors.As(err, &te) && te.Stage != "" {
+				stage = te.Stage
+			}
+			cut(stage)
+		default:
 			fail(classify(err, octx))
 		}
 	}
@@ -663,7 +702,6 @@ func (c *call) observe(observers, owed []*subscription) {
 			c.record(*d)
 		}
 	}
-
 }
 
 // returns reports whether a response carries a return effect.

@@ -98,9 +98,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ToolBefore(ctx context.Context, in ToolBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolBefore, opts, in.wire)
@@ -209,9 +217,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ToolAfter(ctx context.Context, in ToolAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolAfter, opts, in.wire)
@@ -283,9 +299,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) SessionStart(ctx context.Context, in SessionStartInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventSessionStart, opts, in.wire)
@@ -350,8 +374,11 @@ func (in *SessionEndInput) wire(f *fill) (*gen.Event, error) {
 /*
 SessionEnd delivers a session.end occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) SessionEnd(ctx context.Context, in SessionEndInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventSessionEnd, opts, in.wire)
@@ -413,9 +440,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ConfigChangeBefore(ctx context.Context, in ConfigChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventConfigChangeBefore, opts, in.wire)
@@ -474,8 +509,11 @@ func (in *ConfigChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 ConfigChangeAfter delivers a config.change.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) ConfigChangeAfter(ctx context.Context, in ConfigChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventConfigChangeAfter, opts, in.wire)
@@ -540,9 +578,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) TurnStart(ctx context.Context, in TurnStartInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnStart, opts, in.wire)
@@ -613,9 +659,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) TurnFinishBefore(ctx context.Context, in TurnFinishBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnFinishBefore, opts, in.wire)
@@ -686,8 +740,11 @@ func (in *TurnEndInput) wire(f *fill) (*gen.Event, error) {
 /*
 TurnEnd delivers a turn.end occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) TurnEnd(ctx context.Context, in TurnEndInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnEnd, opts, in.wire)
@@ -752,8 +809,11 @@ func (in *TurnProgressInput) wire(f *fill) (*gen.Event, error) {
 /*
 TurnProgress delivers a turn.progress occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) TurnProgress(ctx context.Context, in TurnProgressInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnProgress, opts, in.wire)
@@ -821,9 +881,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ModelRequestBefore(ctx context.Context, in ModelRequestBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelRequestBefore, opts, in.wire)
@@ -900,9 +968,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ModelResponseAfter(ctx context.Context, in ModelResponseAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelResponseAfter, opts, in.wire)
@@ -979,8 +1055,11 @@ func (in *ModelErrorInput) wire(f *fill) (*gen.Event, error) {
 /*
 ModelError delivers a model.error occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) ModelError(ctx context.Context, in ModelErrorInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelError, opts, in.wire)
@@ -1051,9 +1130,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ModelSwitchBefore(ctx context.Context, in ModelSwitchBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelSwitchBefore, opts, in.wire)
@@ -1118,8 +1205,11 @@ func (in *ModelSwitchAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 ModelSwitchAfter delivers a model.switch.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) ModelSwitchAfter(ctx context.Context, in ModelSwitchAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelSwitchAfter, opts, in.wire)
@@ -1219,9 +1309,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ToolPermissionRequest(ctx context.Context, in ToolPermissionRequestInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolPermissionRequest, opts, in.wire)
@@ -1318,8 +1416,11 @@ func (in *ToolPermissionResolvedInput) wire(f *fill) (*gen.Event, error) {
 /*
 ToolPermissionResolved delivers a tool.permission.resolved occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) ToolPermissionResolved(ctx context.Context, in ToolPermissionResolvedInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolPermissionResolved, opts, in.wire)
@@ -1416,8 +1517,11 @@ func (in *ToolProgressInput) wire(f *fill) (*gen.Event, error) {
 /*
 ToolProgress delivers a tool.progress occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) ToolProgress(ctx context.Context, in ToolProgressInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolProgress, opts, in.wire)
@@ -1482,9 +1586,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ToolBatchAfter(ctx context.Context, in ToolBatchAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolBatchAfter, opts, in.wire)
@@ -1552,9 +1664,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ContextCompactBefore(ctx context.Context, in ContextCompactBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventContextCompactBefore, opts, in.wire)
@@ -1625,9 +1745,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) ContextCompactAfter(ctx context.Context, in ContextCompactAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventContextCompactAfter, opts, in.wire)
@@ -1689,9 +1817,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) TaskChangeBefore(ctx context.Context, in TaskChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTaskChangeBefore, opts, in.wire)
@@ -1750,8 +1886,11 @@ func (in *TaskChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 TaskChangeAfter delivers a task.change.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) TaskChangeAfter(ctx context.Context, in TaskChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTaskChangeAfter, opts, in.wire)
@@ -1810,8 +1949,11 @@ func (in *UserAttentionInput) wire(f *fill) (*gen.Event, error) {
 /*
 UserAttention delivers a user.attention occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) UserAttention(ctx context.Context, in UserAttentionInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserAttention, opts, in.wire)
@@ -1873,9 +2015,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) UserElicitationRequest(ctx context.Context, in UserElicitationRequestInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserElicitationRequest, opts, in.wire)
@@ -1937,9 +2087,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) UserElicitationResult(ctx context.Context, in UserElicitationResultInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserElicitationResult, opts, in.wire)
@@ -2001,9 +2159,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) UserMessageInbound(ctx context.Context, in UserMessageInboundInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserMessageInbound, opts, in.wire)
@@ -2065,9 +2231,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) UserMessageOutbound(ctx context.Context, in UserMessageOutboundInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserMessageOutbound, opts, in.wire)
@@ -2129,9 +2303,17 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.
 */
 func (h *Hooks) WorkspaceChangeBefore(ctx context.Context, in WorkspaceChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventWorkspaceChangeBefore, opts, in.wire)
@@ -2190,8 +2372,11 @@ func (in *WorkspaceChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 WorkspaceChangeAfter delivers a workspace.change.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) WorkspaceChangeAfter(ctx context.Context, in WorkspaceChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventWorkspaceChangeAfter, opts, in.wire)
@@ -2250,8 +2435,11 @@ func (in *FileChangedInput) wire(f *fill) (*gen.Event, error) {
 /*
 FileChanged delivers a file.changed occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) FileChanged(ctx context.Context, in FileChangedInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventFileChanged, opts, in.wire)
@@ -2310,8 +2498,11 @@ func (in *HookFailureInput) wire(f *fill) (*gen.Event, error) {
 /*
 HookFailure delivers a hook.failure occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
 */
 func (h *Hooks) HookFailure(ctx context.Context, in HookFailureInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventHookFailure, opts, in.wire)

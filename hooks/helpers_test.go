@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -90,6 +91,11 @@ func runBackend(mode string) int {
 				return 1
 			}
 		}
+	}
+	if mode == "hang" { // reads its message, then never answers nor exits (until killed)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		time.Sleep(time.Hour)
+		return 0
 	}
 	// Raw modes that misbehave on purpose.
 	sc := bufio.NewScanner(os.Stdin)

@@ -64,7 +64,16 @@ type Config struct {
 	// transport.DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// ObserveTimeout caps each observation delivery within the call budget;
-	// <= 0 means DefaultObserveTimeout.
+	// <= 0 means DefaultObserveTimeout. An observation owed to an uncalled
+	// interceptor is also capped by that subscription's timeoutMs.
+	// Observations run concurrently once the decision is settled and cannot
+	// change it: when ctx ends (or Close runs) first, they are cut short and
+	// recorded as observe diagnostics (code deadline_exceeded or cancelled,
+	// reason interrupted), and the call still returns the settled Result
+	// without error. So a call lasts at most the least of the remaining
+	// ctx budget and this cap (or timeoutMs) after settlement, plus the time
+	// its transports take to give up the cut-short deliveries, which the call
+	// joins before it returns.
 	ObserveTimeout time.Duration
 	// Logger receives delivery diagnostics (codes and identifiers only);
 	// nil discards them.
@@ -184,10 +193,11 @@ func (h *Hooks) enter() bool {
 	return true
 }
 
-// Close stops admitting calls, cancels the calls in flight (they return
-// ErrClosed) and waits for them, then closes the transports the Hooks owns,
-// reaping their child processes. Borrowed transports and clients stay open.
-// Close is idempotent and safe to call from many goroutines; every call
+// Close stops admitting calls, cancels the calls in flight and waits for
+// them (a call still deciding returns ErrClosed with an interrupted Result;
+// a call whose decision is settled returns it, its pending observations cut
+// short), then closes the transports the Hooks owns, reaping their child
+// processes. Borrowed transports and clients stay open. Close is idempotent and safe to call from many goroutines; every call
 // returns once shutdown is complete.
 func (h *Hooks) Close() error {
 	h.shutdown.Do(func() {

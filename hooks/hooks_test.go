@@ -26,6 +26,10 @@
 //	             plain HTTP, secrets never in diagnostics/logs        TestManifest*, TestNewRejects, TestCanary
 //	observation-disposition.md  settled view to observers, owed
 //	             observations, none after interruption               TestShortCircuitObservation, TestInterruption
+//	base/composition.md Observers  observations cannot reopen a
+//	             settled decision; cut short at the call's end        TestObserverCannotReopenDecision,
+//	                                                                  TestObservationsEndedByCallerOrClose,
+//	                                                                  TestOwedObservationBoundedByTimeoutMs
 package hooks_test
 
 import (

@@ -118,7 +118,9 @@ type Result struct {
 	// operation.
 	SyntheticDenial bool
 	// Interrupted is set when the caller's context ended (or the Hooks
-	// closed) before the call completed; Permission is then deny.
+	// closed) before the decision was settled; Permission is then deny. An
+	// end during the observations that follow settlement leaves the settled
+	// decision standing and is reported only in Diagnostics.
 	Interrupted bool
 
 	event *gen.Event

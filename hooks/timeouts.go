@@ -63,6 +63,12 @@ func (d *deliveryContext) Err() error {
 	return err
 }
 
+// timedOut reports whether the delivery ended by its own deadline (not by
+// its caller's context or Close).
+func (d *deliveryContext) timedOut() bool {
+	return errors.Is(context.Cause(d.Context), errDeliveryTimeout)
+}
+
 // String names the context type, as the standard ones do.
 func (d *deliveryContext) String() string { return "hooks.deliveryContext" }
 

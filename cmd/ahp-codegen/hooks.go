@@ -241,14 +241,25 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline (wrapping ctx.Err(),
-with an interrupted Result that never authorizes execution), or invalid
-host input (ErrInvalidInput).`, ev.GoName, ev.Name)
+Hooks (ErrClosed), the caller's cancellation or deadline before the decision
+is settled (wrapping ctx.Err(), with an interrupted Result that never
+authorizes execution), or invalid host input (ErrInvalidInput).
+
+Observations cannot change a settled decision: the end of ctx or Close
+after settlement only cuts them short, each recorded as an observe
+Diagnostic, and the settled Result is returned without error (a host that
+cancelled ctx checks it before executing). After settlement the call takes
+at most the least of the remaining ctx budget, Config.ObserveTimeout and,
+for an owed observation, its subscription's timeoutMs, plus the joining of
+the cut-short deliveries.`, ev.GoName, ev.Name)
 	} else {
 		doc = fmt.Sprintf(`%s delivers a %s occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, the
-caller's cancellation or deadline, or invalid host input.`, ev.GoName, ev.Name)
+only diagnostics). The error is non-nil only for a closed Hooks, a ctx
+that ended before delivery began, or invalid host input: the end of ctx or
+Close during delivery only cuts the observations short, each recorded as a
+Diagnostic. The call takes at most the least of the remaining ctx budget
+and Config.ObserveTimeout, plus the joining of the cut-short deliveries.`, ev.GoName, ev.Name)
 	}
 	f.Comment(doc)
 	f.Func().Params(jen.Id("h").Op("*").Id("Hooks")).Id(ev.GoName).Params(
