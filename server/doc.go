@@ -63,6 +63,29 @@
 // one is 400 and a notification whose Observe callback failed is 500, both
 // without a body.
 //
+// # Serving over HTTP
+//
+// Serve a Handler through an http.Server whose timeouts are set:
+// [NewHTTPServer] returns one with ReadHeaderTimeout, ReadTimeout,
+// WriteTimeout and IdleTimeout at documented defaults. http.ListenAndServe
+// and a bare http.Server have no timeouts at all, so a client that sends
+// its headers, or part of a body, and then nothing holds its connection,
+// its goroutine and its buffers for as long as it likes; enough such
+// clients exhaust the backend.
+//
+// Memory follows the bytes a client sends, not the Content-Length it
+// declares: a request body is read into a buffer that starts at no more
+// than 16 KiB (a smaller body declared with its length gets one buffer of
+// that size) and doubles as bytes arrive, up to [Handler.MaxBodyBytes]. A
+// connection that declares 4 MiB and sends only its headers holds about
+// 16 KiB. A request holds one body buffer of at most MaxBodyBytes+1 bytes
+// (for the instant of a doubling, also the half-size buffer it replaces),
+// so the body buffers of a server are bounded by its concurrent requests
+// times MaxBodyBytes, plus what decoding and the callbacks keep. http.Server does
+// not bound concurrent connections; to bound that product, limit them with
+// the listener (for example golang.org/x/net/netutil.LimitListener) or in
+// front of the server, and let the timeouts reclaim stalled ones.
+//
 // # Effects
 //
 // The effect constructors in effects_gen.go ([Deny], [Allow], [Ask],

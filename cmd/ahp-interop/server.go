@@ -35,6 +35,10 @@ const maxBody = 4 << 20
 // shutdownGrace bounds the graceful part of an HTTP shutdown.
 const shutdownGrace = 5 * time.Second
 
+// heldWriteTimeout is the write deadline of the HTTP servers, longer than
+// the runner's longest wait.
+const heldWriteTimeout = 5 * time.Minute
+
 // scriptedRow is one scenario as the scripted server sees it.
 type scriptedRow struct {
 	id       string
@@ -458,12 +462,13 @@ func startHTTP(base context.Context, h http.Handler, log *slog.Logger) (*httpSer
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          stdlog.New(withheldWriter{log}, "", 0),
-	}
+	srv := server.NewHTTPServer(ln.Addr().String(), h)
+	// A scripted request can be held on a barrier for as long as the
+	// runner's watchdog allows (its default is 120 seconds), so its answer
+	// gets a longer write deadline than the default.
+	srv.WriteTimeout = heldWriteTimeout
+	srv.BaseContext = func(net.Listener) context.Context { return base }
+	srv.ErrorLog = stdlog.New(withheldWriter{log}, "", 0)
 	hs := &httpService{srv: srv, url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
 	go func() {
 		err := srv.Serve(ln)

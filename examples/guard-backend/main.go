@@ -144,13 +144,10 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	// Read, write and idle timeouts at the server package's defaults: a
+	// backend served without them can be held open by clients that never
+	// finish a request.
+	srv := server.NewHTTPServer(addr, h)
 	fmt.Fprintf(stderr, "guard-backend: listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -65,7 +65,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := backend.Validate(); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: backend, ReadHeaderTimeout: 5 * time.Second}
+	// NewHTTPServer sets read, write and idle timeouts: a backend served
+	// without them can be held open by clients that never finish a request.
+	srv := server.NewHTTPServer(ln.Addr().String(), backend)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	defer func() {

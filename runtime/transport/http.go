@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"os"
@@ -35,7 +36,9 @@ type HTTPOptions struct {
 	// EnvCredentials.
 	Credentials CredentialProvider
 	// MaxResponseBytes bounds a response body; <= 0 means
-	// DefaultMaxResponseBytes.
+	// DefaultMaxResponseBytes. The body is read into a buffer that grows
+	// with the bytes received, never one sized by the declared
+	// Content-Length.
 	MaxResponseBytes int64
 }
 
@@ -192,23 +195,80 @@ func readResponse(ctx context.Context, status int, h http.Header, body io.Reader
 	return data, nil
 }
 
-// readBody reads at most limit+1 bytes of body. A body of declared length
-// within the limit is read into one buffer of that size (plus one byte to
-// see its end) instead of growing one from 512 bytes.
+// firstReadBytes is the most a response body buffer starts with, whatever
+// Content-Length declares; from there it doubles as bytes arrive, up to the
+// declared length plus one. A smaller body of declared length gets one
+// buffer of exactly that length plus one (the hot path); a backend that
+// declares 4 MiB and sends nothing holds 16 KiB, not 4 MiB.
+const firstReadBytes = 16 << 10
+
+// firstReadUnknown is the first buffer of a body of unknown length, as
+// io.ReadAll's.
+const firstReadUnknown = 512
+
+// readBody reads at most limit+1 bytes of body, into a buffer that grows
+// with the bytes received (see [firstReadBytes]). A body of declared length
+// within the limit that ends early is io.ErrUnexpectedEOF; one longer than
+// declared is read on, bounded by the limit.
 func readBody(body io.Reader, length, limit int64) ([]byte, error) {
 	if length < 0 || length > limit {
-		return io.ReadAll(io.LimitReader(body, limit+1))
+		return readAtMost(body, plusOne(limit), firstReadUnknown)
 	}
-	buf := make([]byte, length+1)
-	n, err := io.ReadFull(body, buf)
-	switch {
-	case err == nil: // longer than declared: the limit decides
-		rest, err := io.ReadAll(io.LimitReader(body, limit-length))
-		return append(buf, rest...), err
-	case int64(n) == length && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
-		return buf[:n], nil
+	buf, err := readAtMost(body, plusOne(length), firstReadBytes)
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	switch got := int64(len(buf)); {
+	case got < length:
+		return nil, io.ErrUnexpectedEOF // ended before its declared length
+	case got == length:
+		return buf, nil
+	}
+	// Longer than declared: the limit decides.
+	rest, err := readAtMost(body, limit-length, firstReadUnknown)
+	return append(buf, rest...), err
+}
+
+// readAtMost reads from rd until EOF or size bytes, whichever comes first.
+// The buffer starts at no more than first bytes and doubles when full,
+// never beyond size, so it is at most twice the bytes received, or first:
+// memory follows what the peer sent, not what it declared. The error is nil
+// at EOF and at size, rd's own otherwise.
+func readAtMost(rd io.Reader, size, first int64) ([]byte, error) {
+	// The first buffer is size halved (rounding up) until it is at most
+	// first, so that the doublings end on size, not one byte short of it.
+	start := size
+	for start > first {
+		start -= start / 2
+	}
+	buf := make([]byte, start)
+	n := 0
+	for {
+		if n == len(buf) {
+			if int64(n) == size {
+				return buf, nil
+			}
+			grown := make([]byte, min(size, 2*int64(n)))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := rd.Read(buf[n:])
+		n += m
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return buf[:n], err
+		}
+	}
+}
+
+// plusOne is n+1, or n when that would overflow.
+func plusOne(n int64) int64 {
+	if n == math.MaxInt64 {
+		return n
+	}
+	return n + 1
 }
 
 // checkNotifyResponse accepts 202 or 204 and discards any body.
