@@ -215,6 +215,20 @@ func newAttachment(mediaType string, k kind, opts []Option) (*Attachment, error)
 // reuse data afterwards. Bytes over the byte limit, or a size other than an
 // expected size, fail here. The digest is computed on the first Snapshot.
 func FromBytes(mediaType string, data []byte, opts ...Option) (*Attachment, error) {
+	return fromBytes(mediaType, data, true, opts)
+}
+
+// Adopt returns an attachment that takes ownership of data without copying
+// it, for a buffer the caller has just produced (a file read, a decoded
+// image) and will never touch again: the caller must not modify or reuse
+// data after the call, or the bytes sent could differ from the bytes
+// hashed. Limits and expectations are checked as by FromBytes. Use
+// FromBytes for a slice the caller keeps.
+func Adopt(mediaType string, data []byte, opts ...Option) (*Attachment, error) {
+	return fromBytes(mediaType, data, false, opts)
+}
+
+func fromBytes(mediaType string, data []byte, clone bool, opts []Option) (*Attachment, error) {
 	a, err := newAttachment(mediaType, kindBytes, opts)
 	if err != nil {
 		return nil, err
@@ -225,7 +239,12 @@ func FromBytes(mediaType string, data []byte, opts ...Option) (*Attachment, erro
 	if a.opts.expectSize >= 0 && int64(len(data)) != a.opts.expectSize {
 		return nil, ErrMismatch
 	}
-	a.data = bytes.Clone(data)
+	switch {
+	case clone:
+		a.data = bytes.Clone(data)
+	default:
+		a.data = data[:len(data):len(data)] // ownership transferred: no copy
+	}
 	if a.data == nil {
 		a.data = []byte{}
 	}

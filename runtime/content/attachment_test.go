@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,6 +101,24 @@ func TestFromBytesOwnsACopy(t *testing.T) {
 	require.NoError(t, empty.Close())
 	_, err = empty.Snapshot(context.Background())
 	require.ErrorIs(t, err, content.ErrClosed)
+}
+
+func TestAdoptTakesOwnershipWithoutCopy(t *testing.T) {
+	data := bytes.Repeat([]byte{7}, 1<<20)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	a, err := content.Adopt("image/png", data)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&ms1)
+	require.Less(t, ms1.TotalAlloc-ms0.TotalAlloc, uint64(256<<10), "the adopted 1 MiB slice is not copied")
+	s, err := a.Snapshot(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, digest(data), s.SHA256())
+	require.NoError(t, a.Close())
+	_, err = content.Adopt("image/png", make([]byte, 11), content.WithMaxBytes(10))
+	require.ErrorIs(t, err, content.ErrTooLarge)
+	_, err = content.Adopt("text/plain", nil)
+	require.ErrorIs(t, err, content.ErrMediaType)
 }
 
 func TestExpectationsCheckedAgainstBytes(t *testing.T) {
