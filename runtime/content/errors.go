@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Each failure returned by this package matches exactly one
-// of them with errors.Is (a *StatusError matches ErrStatus), possibly beside
-// a context error.
+// Sentinel errors. Each failure returned by this package matches one of them
+// with errors.Is (a *StatusError matches ErrStatus), possibly beside a
+// context error; a 401 that no discovery credential could answer matches
+// both ErrStatus and ErrCredential.
 var (
 	// ErrInvalid reports an invalid argument or option: a negative limit, a
 	// malformed expected digest, a nil loader or stream, an invalid upload
