@@ -84,9 +84,10 @@ type extraRenderer struct {
 }
 
 // extraRenderers lists the generated files of other packages. Each renderer
-// lives in its own file of this command (hooks.go, effects.go).
+// lives in its own file of this command (hooks.go, content.go, effects.go).
 var extraRenderers = []extraRenderer{
 	{path: "hooks/events_gen.go", render: renderHooksEvents},
+	{path: "hooks/content_gen.go", render: renderHooksContent},
 	{path: "server/effects_gen.go", render: renderServerEffects},
 }
 
