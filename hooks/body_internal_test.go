@@ -38,7 +38,7 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 			require.NoError(t, err)
 			for _, known := range [][]byte{nil, encoded} {
 				c := &call{caps: caps, occ: occ}
-				got, err := c.interceptBody(ev.ID(), ev, known, &c.caps, &c.capsJSON)
+				got, err := c.interceptBody(ev.ID(), ev, known, &c.caps, &c.capsJSON, nil)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(got))
 				require.Equal(t, len(got), cap(got), "the body is allocated once, at its size")

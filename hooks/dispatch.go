@@ -102,6 +102,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	if err != nil {
 		return nil, err
 	}
+	ev = synthesizeIDs(ev)
 	encoded, err := validateEvent(e.info, ev)
 	if err != nil {
 		return nil, err
@@ -237,19 +238,16 @@ func (c *call) run(intercept bool) (*Result, error) {
 // response. stop reports that decision-making ends (accepted deny, flow
 // stop, fail-closed failure); interrupted that the call's context ended.
 func (c *call) intercept(s *subscription) (stop, interrupted bool) {
-	ev := c.cur
-	if !s.native {
-		ev = withoutNative(ev)
-	}
+	ev := c.view(s)
 	if p := c.h.cfg.Preparer; p != nil {
 		pctx := c.h.timeouts.start(c.ctx, 0)
-		pe, err := p.Prepare(pctx, Delivery{BackendID: s.b.id, SubscriptionIndex: s.index, Mode: gen.ModeIntercept, Content: s.content, Upload: s.upload, Event: ev})
+		pe, reason := prepare(pctx, p, s, gen.ModeIntercept, ev)
 		c.h.timeouts.release(pctx)
 		if c.ended() {
 			return false, true
 		}
-		if err != nil || pe == nil {
-			return c.failure(s, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "preparation"}), false
+		if reason != "" {
+			return c.failure(s, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: reason}), false
 		}
 		ev = pe
 	}
@@ -265,6 +263,13 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		var own []byte
 		caps, capsJSON = withoutReplace(c.caps, target), &own
 	}
+	if answerWithheld(c.cur, ev) && grantsTarget(caps, gen.ModifyTargetContent) {
+		// An answer object the receiver does not see in full is not its
+		// to modify (interaction-payloads: modify(content) "requires an
+		// accepted form result and body selection").
+		var own []byte
+		caps, capsJSON = withoutTarget(caps, gen.ModifyTargetContent), &own
+	}
 	id := ev.ID()
 	var evJSON []byte
 	if ev == c.cur {
@@ -273,7 +278,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}
 		evJSON = c.curJSON
 	}
-	body, err := c.interceptBody(id, ev, evJSON, &caps, capsJSON)
+	body, err := c.interceptBody(id, ev, evJSON, &caps, capsJSON, s.pol)
 	if err != nil {
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 	}
@@ -323,8 +328,8 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 // interceptBody encodes the hooks/intercept request for ev with caps, as
 // gen.EncodeInterceptRequest would, splicing in the encodings of the event
 // (evJSON, when known) and of caps (*capsJSON, encoded and kept there when
-// nil).
-func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte) ([]byte, error) {
+// nil). The state's injections are projected for pol like the event.
+func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte, pol *contentPolicy) ([]byte, error) {
 	var err error
 	if evJSON == nil {
 		if evJSON, err = gen.EncodeEvent(ev); err != nil {
@@ -336,7 +341,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 			return nil, err
 		}
 	}
-	state, err := c.occ.RequestStateJSON()
+	state, err := c.requestState(pol)
 	if err != nil {
 		return nil, err
 	}
@@ -352,6 +357,27 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	b = append(b, bodyState...)
 	b = append(b, state...)
 	return append(b, bodyTail...), nil
+}
+
+// requestState encodes the params.state of a request to a receiver with
+// content selection pol: the committed state, with the context messages
+// that earlier interceptors injected projected for pol, so that content a
+// receiver does not select cannot reach it as a copy in an injection
+// (AHP-CONTENT-002: no duplicate-content bypass).
+func (c *call) requestState(pol *contentPolicy) ([]byte, error) {
+	if pol != nil && pol.withhold {
+		if st := c.occ.RequestState(); len(st.Injections) > 0 {
+			pr := &projector{pol: pol}
+			for i := range st.Injections {
+				if v, ok := pr.messages(st.Injections[i].Value); ok {
+					st.Injections[i].Value = v
+				}
+			}
+			pr.finish()
+			return st.MarshalJSON()
+		}
+	}
+	return c.occ.RequestStateJSON()
 }
 
 // The fixed parts of a hooks/intercept request body, in the order
@@ -605,27 +631,28 @@ func (c *call) observe(observers, owed []*subscription) {
 	if len(targets) == 0 {
 		return
 	}
-	var bodies [2][]byte // [0] without native, [1] with native
-	encode := func(native bool) ([]byte, error) {
-		i := 0
-		if native {
-			i = 1
-		}
-		if bodies[i] != nil {
-			return bodies[i], nil
-		}
-		ev := c.cur
-		if !native {
-			ev = withoutNative(ev)
-		}
-		b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
-		bodies[i] = b
-		return b, err
+	// One view and one body per distinct view: subscriptions with the same
+	// native choice and the same content selection see the same bytes.
+	// Made up front, serially: the goroutines only read them.
+	type view struct {
+		ev   *gen.Event
+		body []byte
 	}
-	for _, t := range targets { // encode up front: goroutines only read
-		if _, err := encode(t.s.native); err != nil {
-			return
+	views := map[viewKey]*view{}
+	own := make([]*view, len(targets))
+	for i, t := range targets {
+		k := viewKey{native: t.s.native, content: t.s.pol.key}
+		v := views[k]
+		if v == nil {
+			ev := c.view(t.s)
+			b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
+			if err != nil {
+				return
+			}
+			v = &view{ev: ev, body: b}
+			views[k] = v
 		}
+		own[i] = v
 	}
 	diags := make([]*Diagnostic, len(targets))
 	deliver := func(i int, t target) {
@@ -646,29 +673,23 @@ func (c *call) observe(observers, owed []*subscription) {
 		}
 		octx := c.h.timeouts.start(c.ctx, timeout)
 		defer c.h.timeouts.release(octx)
-		body, _ := encode(t.s.native)
+		body := own[i].body
 		if p := c.h.cfg.Preparer; p != nil {
-			ev := c.cur
-			if !t.s.native {
-				ev = withoutNative(ev)
-			}
-			pe, err := p.Prepare(octx, Delivery{BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Content: t.s.content, Upload: t.s.upload, Event: ev})
-			if err != nil || pe == nil {
-				if !octx.timedOut() && c.ended() {
+			pe, reason := prepare(octx, p, t.s, gen.ModeObserve, own[i].ev)
+			if reason != "" {
+				if reason == "preparation" && !octx.timedOut() && c.ended() {
 					cut(transport.StagePrepare)
 					return
 				}
-				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "preparation"})
+				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: reason})
 				return
 			}
-			if pe != ev {
-				b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *pe}})
-				if err != nil {
-					fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "encode"})
-					return
-				}
-				body = b
+			b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *pe}})
+			if err != nil {
+				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "encode"})
+				return
 			}
+			body = b
 		}
 		err := t.s.b.tr.Notify(octx, transport.Message{BackendID: t.s.b.id, Method: jsonrpc.MethodObserve, Body: body})
 		switch {
@@ -702,6 +723,65 @@ func (c *call) observe(observers, owed []*subscription) {
 			c.record(*d)
 		}
 	}
+}
+
+// answerWithheld reports whether view, a receiver's view of the
+// user.elicitation.result occurrence cur, withholds the result body that
+// cur carries.
+func answerWithheld(cur, view *gen.Event) bool {
+	if view == cur || cur.UserElicitationResult == nil || view.UserElicitationResult == nil {
+		return false
+	}
+	full, seen := cur.UserElicitationResult.Elicitation.Result, view.UserElicitationResult.Elicitation.Result
+	return full != nil && full.Body != nil && (seen == nil || seen.Body == nil)
+}
+
+// viewKey identifies the view a subscription gets of one effective event.
+type viewKey struct {
+	native  bool
+	content string // contentPolicy.key
+}
+
+// view is the event as s may see it: without native unless s includes
+// it, and with every content slot projected for s's content selection.
+// It shares what it does not change with c.cur; neither is modified.
+func (c *call) view(s *subscription) *gen.Event {
+	ev := c.cur
+	if !s.native {
+		ev = withoutNative(ev)
+	}
+	return project(ev, s.pol)
+}
+
+// prepare runs the host's Preparer on a private copy of view and checks
+// that its result discloses no more content than view. reason is empty on
+// success, otherwise the diagnostic reason of the preparation failure.
+func prepare(ctx context.Context, p Preparer, s *subscription, mode gen.Mode, view *gen.Event) (*gen.Event, string) {
+	cp, err := copyEvent(view)
+	if err != nil {
+		return nil, "encode"
+	}
+	pe, err := p.Prepare(ctx, Delivery{BackendID: s.b.id, SubscriptionIndex: s.index, Mode: mode, Content: s.content, Upload: s.upload, Event: cp})
+	if err != nil || pe == nil {
+		return nil, "preparation"
+	}
+	if !preparedNarrows(view, pe) {
+		return nil, "widening"
+	}
+	return pe, ""
+}
+
+// copyEvent returns a deep copy of ev, through its encoding.
+func copyEvent(ev *gen.Event) (*gen.Event, error) {
+	b, err := gen.EncodeEvent(ev)
+	if err != nil {
+		return nil, err
+	}
+	out := new(gen.Event)
+	if err := out.UnmarshalJSON(b); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // returns reports whether a response carries a return effect.

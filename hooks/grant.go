@@ -537,12 +537,39 @@ func withoutReplace(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilitie
 	if !merge {
 		remove()
 	}
+	dropEmptyModify(&out)
+	return out
+}
+
+// grantsTarget reports whether c grants any operation on the target t.
+func grantsTarget(c gen.Capabilities, t gen.ModifyTarget) bool {
+	_, _, remove := listOps(c.Modify, t)
+	return remove != nil
+}
+
+// withoutTarget returns c without the modification target, and without
+// the modify family when nothing is left of it. c is not modified; it is
+// returned as it is when it does not grant target.
+func withoutTarget(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilities {
+	if !grantsTarget(c, target) {
+		return c
+	}
+	out := cloneCaps(c)
+	_, _, remove := listOps(out.Modify, target)
+	remove()
+	dropEmptyModify(&out)
+	return out
+}
+
+// dropEmptyModify removes the modify family from c when it grants no
+// target any more.
+func dropEmptyModify(c *gen.Capabilities) {
+	m := c.Modify
 	if m.Input == nil && m.Output == nil && m.Prompt == nil && m.Request == nil && m.Response == nil &&
 		m.Content == nil && m.Instructions == nil && m.Summary == nil && m.Workspace == nil && len(m.Unknown) == 0 {
-		out.Modify = nil
-		out.Effects = slices.DeleteFunc(out.Effects, func(e gen.EffectFamily) bool { return e == gen.EffectFamilyModify })
+		c.Modify = nil
+		c.Effects = slices.DeleteFunc(c.Effects, func(e gen.EffectFamily) bool { return e == gen.EffectFamilyModify })
 	}
-	return out
 }
 
 // allowance is the continuation allowance that f states: maxContinuations,

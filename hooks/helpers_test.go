@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 func runBackend(mode string) int {
 	fmt.Fprintln(os.Stderr, "backend stderr "+canary+" "+os.Getenv("AHP_TEST_CANARY"))
 	h := &server.Handler{MaxConcurrency: 1}
+	if rest, ok := strings.CutPrefix(mode, "tee:"); ok {
+		return runTee(rest)
+	}
 	switch mode {
 	case "none", "deny", "allow", "modify", "slow", "pid", "env":
 		h.Intercept = func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
@@ -117,6 +120,32 @@ func runBackend(mode string) int {
 		case "ungranted":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"draft","effects":[{"type":"ask"}]}}`+"\n", env.ID)
 		}
+	}
+	return 0
+}
+
+// runTee is the stdio backend of mode "tee:ANSWER:FILE": it appends every
+// byte it reads to FILE, then serves it, denying every interception when
+// ANSWER is "deny" and returning no effect otherwise.
+func runTee(arg string) int {
+	answer, path, ok := strings.Cut(arg, ":")
+	if !ok {
+		return 2
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return 1
+	}
+	defer f.Close()
+	h := &server.Handler{MaxConcurrency: 1, Observe: func(context.Context, *gen.ObserveNotification) error { return nil }}
+	h.Intercept = func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+		if answer == "deny" {
+			return server.InterceptResult{Effects: []gen.Effect{server.Deny("denied over stdio")}}, nil
+		}
+		return server.InterceptResult{}, nil
+	}
+	if err := server.ServeStdio(context.Background(), io.TeeReader(os.Stdin, f), os.Stdout, h); err != nil {
+		return 1
 	}
 	return 0
 }

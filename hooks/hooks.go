@@ -48,8 +48,9 @@ type Config struct {
 	// AllowInsecureHTTP permits plain http:// endpoints on hosts other than
 	// loopback (explicitly controlled local development only).
 	AllowInsecureHTTP bool
-	// Preparer is the content-preparation phase run before each delivery;
-	// nil delivers the canonical event as given.
+	// Preparer is an optional host step run before each delivery, after the
+	// SDK has projected the event for the receiver's content selection; it
+	// can only narrow that view. Nil delivers the SDK's view.
 	Preparer Preparer
 
 	// StdioEnv is the complete environment of stdio backends; nil means a
@@ -80,10 +81,18 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Preparer prepares the content of one delivery before it is sent: the
-// subscription's content selection and any selected uploads. It returns the
-// event that receiver may see. An error is charged to the subscription as a
-// preparation failure under its failure policy; its text is never reported.
+// Preparer narrows one delivery further than the subscription's content
+// selection, for instance to redact application JSON that the SDK treats
+// as opaque (tool input, native payloads). The SDK has already projected
+// every schema-owned content slot for the subscription (body, metadata or
+// omit per category); the Preparer gets a private copy of that view and
+// returns the event the receiver may see. Its result must be the same
+// event with the same messages and parts, none more disclosed than in the
+// view: a part may go from body to metadata or omit, never back, and
+// carries size and digest only as the view states them. A result that
+// widens the view is not sent: it is charged to the subscription as a
+// preparation failure (reason "widening") under its failure policy, like
+// an error, whose text is never reported.
 type Preparer interface {
 	Prepare(ctx context.Context, d Delivery) (*gen.Event, error)
 }
@@ -100,7 +109,9 @@ type Delivery struct {
 	Content gen.ContentSelection
 	// Upload is the subscription's upload configuration, if any.
 	Upload *gen.ContentUpload
-	// Event is the effective canonical event; do not modify it.
+	// Event is the receiver's view of the effective event: its content
+	// slots projected for Content, native dropped unless the subscription
+	// includes it. It is a copy the Preparer owns and may modify and return.
 	Event *gen.Event
 }
 
@@ -141,6 +152,7 @@ type subscription struct {
 	policy    FailurePolicy
 	native    bool
 	content   gen.ContentSelection
+	pol       *contentPolicy // content resolved for projection
 	upload    *gen.ContentUpload
 	kinds     []string
 	paths     []string

@@ -183,6 +183,11 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 			default:
 				return nil, regError(sp, "oneOf", "subscription is neither intercept nor observe")
 			}
+			pol, err := newContentPolicy(sub.content)
+			if err != nil {
+				return nil, regError(sp+"/content", "enum", "content selection values are body, metadata or omit")
+			}
+			sub.pol = pol
 			if scope != nil && *scope == gen.SubscriptionScopeManaged && !managed {
 				return nil, regError(sp+"/scope", "managedPolicy", "the manifest does not honour managed scope")
 			}
