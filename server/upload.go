@@ -99,7 +99,7 @@ type Staged interface {
 	// scope given to Create, atomically and immutably: once Commit has
 	// returned nil, Open(scope, receipt.Ref) returns exactly these bytes
 	// and receipt, forever or until the application deletes them. Commit
-	// must fail, not replace, if receipt.Ref is already bound in any scope.
+	// must fail, not replace, if receipt.Ref is already bound in the scope.
 	// An error answers 500 (ErrUnavailable: 503) and the receiver then
 	// calls Abort.
 	Commit(ctx context.Context, receipt UploadReceipt) error
@@ -139,9 +139,11 @@ type Staged interface {
 // reference. Error responses have no body.
 //
 // The receiver does not route: mount it at the configured endpoint and let
-// the mux answer 404 for other paths. Read and idle timeouts are the
-// http.Server's (ReadTimeout, ReadHeaderTimeout, IdleTimeout); set them, as
-// an upload body arrives at the peer's pace.
+// the mux answer 404 for other paths. Timeouts are the http.Server's, and
+// an upload body arrives at the peer's pace: serve the receiver through
+// [NewHTTPServer] (or an http.Server with its timeouts set), and raise
+// ReadTimeout and WriteTimeout with MaxBytes, as they bound the whole
+// transfer.
 //
 // A retry of the same bytes gets a new reference (content-upload.md does
 // not offer idempotence), and bytes bound to a reference never change.
