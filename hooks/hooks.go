@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
 
@@ -42,9 +43,16 @@ type Config struct {
 	// HTTPClient is borrowed for HTTP backends; redirects are never
 	// followed through it. Nil means a client owned by the Hooks.
 	HTTPClient *http.Client
-	// Credentials resolves endpoint authentication at delivery time. Nil
-	// means transport.EnvCredentials (bearer tokenEnv only). Borrowed.
-	Credentials transport.CredentialProvider
+	// AuthProvider resolves the credentials of HTTP backends at delivery
+	// time and is told of their 401 challenges; after a Bearer challenge to
+	// an interception it may have the request replayed once, same id and
+	// bytes, within the same budget (observations are never replayed). It
+	// owns discovery, consent, token exchange, refresh and caching; see
+	// runtime/auth. Nil means auth.EnvironmentProvider{}: bearer tokenEnv
+	// only, so a tokenRef or OAuth binding is rejected by New. A provider
+	// that implements auth.BindingChecker has every configured binding
+	// checked by New. Borrowed.
+	AuthProvider auth.Provider
 	// AllowInsecureHTTP permits plain http:// endpoints on hosts other than
 	// loopback (explicitly controlled local development only).
 	AllowInsecureHTTP bool

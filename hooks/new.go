@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
@@ -191,6 +192,11 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 			if scope != nil && *scope == gen.SubscriptionScopeManaged && !managed {
 				return nil, regError(sp+"/scope", "managedPolicy", "the manifest does not honour managed scope")
 			}
+			if sub.upload != nil && sub.upload.Auth != nil {
+				if err := h.checkBinding(*sub.upload.Auth, sp+"/upload/auth"); err != nil {
+					return nil, err
+				}
+			}
 			if filters != nil {
 				sub.kinds, sub.paths = filters.ToolKinds, filters.Paths
 			}
@@ -259,17 +265,19 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 		if u.Scheme == "http" && !h.cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()) {
 			return nil, regError(bp+"/transport/url", "https", "plain http is allowed only for loopback endpoints")
 		}
-		if a := b.Authentication; a != nil && h.cfg.Credentials == nil && (a.Oauth != nil || a.Bearer.TokenEnv == nil) {
-			// The default provider can never resolve it: fail now rather
-			// than at every delivery ("unsupported mechanisms fail
-			// explicitly", capability-auth.md).
-			return nil, regError(bp+"/authentication", "credentials", "only tokenEnv bearer bindings resolve without Config.Credentials")
+		if a := b.Authentication; a != nil {
+			if err := h.checkBinding(*a, bp+"/authentication"); err != nil {
+				return nil, err
+			}
 		}
+		// The provider's own copy of the entry, shared by its requests.
+		entry := cloneBackend(b)
 		return transport.NewHTTP(b.Transport.HTTP.URL, transport.HTTPOptions{
 			BackendID:        be.id,
+			Backend:          entry,
 			Client:           h.cfg.HTTPClient,
-			Authentication:   b.Authentication,
-			Credentials:      h.cfg.Credentials,
+			Authentication:   entry.Authentication,
+			Credentials:      h.cfg.AuthProvider,
 			MaxResponseBytes: h.cfg.MaxResponseBytes,
 		}), nil
 	case b.Transport.Stdio != nil:
@@ -290,6 +298,32 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 		}), nil
 	}
 	return nil, regError(bp+"/transport", "oneOf", "no supported transport")
+}
+
+// checkBinding rejects an authentication binding that the credential
+// provider says it can never resolve (the default provider resolves only
+// bearer tokenEnv): better now than at every delivery ("unsupported
+// mechanisms fail explicitly", capability-auth.md).
+func (h *Hooks) checkBinding(a gen.Authentication, pointer string) error {
+	var p auth.Provider = auth.EnvironmentProvider{}
+	msg := "only tokenEnv bearer bindings resolve without Config.AuthProvider"
+	if h.cfg.AuthProvider != nil {
+		p, msg = h.cfg.AuthProvider, "the configured AuthProvider does not support this binding"
+	}
+	if c, ok := p.(auth.BindingChecker); ok && c.CheckBinding(a) != nil {
+		return regError(pointer, "credentials", msg)
+	}
+	return nil
+}
+
+// cloneBackend returns a deep copy of b (a copy through its own codec).
+func cloneBackend(b gen.Backend) *gen.Backend {
+	out := new(gen.Backend)
+	data, err := b.MarshalJSON()
+	if err != nil || out.UnmarshalJSON(data) != nil {
+		*out = b // not reachable for a parsed registration: a shallow copy then
+	}
+	return out
 }
 
 // matches reports whether s selects the event of e in its own mode.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
@@ -61,19 +62,16 @@ type rowOutcome struct {
 	after     *hostSnapshot
 }
 
-// staticToken is the configured bearer credential. It is handed to the
-// transport, which sends it in exactly one Authorization header.
-type staticToken struct{ token string }
-
-// Credential implements transport.CredentialProvider.
-func (p staticToken) Credential(ctx context.Context, _ transport.CredentialRequest) (transport.Credential, error) {
-	if err := ctx.Err(); err != nil {
-		return transport.Credential{}, err
-	}
-	if p.token == "" {
-		return transport.Credential{}, transport.ErrCredential
-	}
-	return transport.Credential{Token: p.token, Identity: "interop-config"}, nil
+// configToken resolves the binding's tokenRef to the configured bearer
+// token, at delivery time; the transport sends it in exactly one
+// Authorization header.
+func configToken(ref, token string) auth.Provider {
+	return auth.EnvironmentProvider{ResolveRef: func(_ context.Context, r string) (string, error) {
+		if r != ref {
+			return "", auth.ErrMissingSecret
+		}
+		return token, nil
+	}}
 }
 
 // clientApplicability returns the status every row gets when this adapter
@@ -204,7 +202,7 @@ func newInteropClient(cfg *clientConfig, log *slog.Logger) (*interopClient, erro
 		if cfg.Auth.Mode == authBearer {
 			ref := "interop-config"
 			opts.Authentication = &gen.Authentication{Bearer: &gen.AuthenticationBearer{TokenRef: &ref}}
-			opts.Credentials = staticToken{token: cfg.Auth.Token}
+			opts.Credentials = configToken(ref, cfg.Auth.Token)
 		}
 		c.tr = transport.NewHTTP(u.String(), opts)
 		d := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/capabilities"}

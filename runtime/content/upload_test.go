@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/stretchr/testify/require"
@@ -125,6 +126,12 @@ func (p *recorder) Credential(_ context.Context, req transport.CredentialRequest
 	defer p.mu.Unlock()
 	p.reqs = append(p.reqs, req)
 	return transport.Credential{Token: p.token, Identity: "attempt-1"}, p.err
+}
+
+// Challenge implements the provider's challenge method; uploads never ask
+// for a replay through it.
+func (p *recorder) Challenge(context.Context, transport.CredentialRequest, auth.Challenge) error {
+	return auth.ErrNoReplay
 }
 
 func newUploader(t *testing.T, cfg content.UploaderConfig) *content.Uploader {

@@ -3,14 +3,16 @@ package transport
 import (
 	"net"
 	"strings"
+
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 )
 
-// PurposeUpload is a credential for posting attachment bytes to a
-// subscription's upload endpoint. Upload credentials are resolved
+// PurposeUpload is auth.PurposeUpload: a credential for posting attachment
+// bytes to a subscription's upload endpoint. Upload credentials are resolved
 // independently of event credentials (content-upload.md): a provider must
 // not answer an upload request with the event endpoint's token unless its
 // own policy establishes that the credential covers both resources.
-const PurposeUpload Purpose = "upload"
+const PurposeUpload = auth.PurposeUpload
 
 // IsLoopbackHost reports whether host (a URL's Hostname, without port or
 // brackets) names the loopback interface: "localhost" in any case, an

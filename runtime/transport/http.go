@@ -8,32 +8,35 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"os"
 	"sync"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 )
 
 // DefaultMaxResponseBytes is the default limit on one response body or
 // stdio frame (4 MiB).
 const DefaultMaxResponseBytes = 4 << 20
 
-func lookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
-
 // HTTPOptions configures an HTTP transport.
 type HTTPOptions struct {
 	// BackendID is the registration id, passed to the credential provider.
 	BackendID string
+	// Backend is the backend's registration entry, passed to the credential
+	// provider (shared, never modified); nil when there is none.
+	Backend *gen.Backend
 	// Client is the HTTP client to use. It is borrowed: the transport never
 	// closes it, and it never follows redirects through it (a 3xx response
 	// is a failure). Nil means a client owned by the transport, whose idle
 	// connections Close releases.
 	Client *http.Client
 	// Authentication is the endpoint's binding from the registration, or
-	// nil for none (the endpoint is then tried without a credential).
+	// nil for none (the endpoint is then tried without a credential unless
+	// the provider supplies one).
 	Authentication *gen.Authentication
-	// Credentials resolves Authentication at delivery time. Nil means
-	// EnvCredentials.
+	// Credentials resolves credentials at delivery time and is told of
+	// challenges (see runtime/auth). Nil means auth.EnvironmentProvider{}.
+	// Borrowed.
 	Credentials CredentialProvider
 	// MaxResponseBytes bounds a response body; <= 0 means
 	// DefaultMaxResponseBytes. The body is read into a buffer that grows
@@ -43,15 +46,24 @@ type HTTPOptions struct {
 }
 
 // HTTP is the HTTP binding: one POST per message to a fixed URL.
+//
+// Every message asks the credential provider at delivery time (with the
+// endpoint's binding, or none) and carries the token it returns in one
+// Authorization header. A 401 is reported to the provider's Challenge. For
+// a request (Exchange) whose 401 carries a Bearer challenge, the provider
+// may have it replayed once: the same bytes, hence the same JSON-RPC id,
+// with a new credential, within the same context. Notifications are never
+// replayed.
 type HTTP struct {
-	url    string
-	tmpl   *http.Request // the fixed part of every request; nil when url does not parse
-	client *http.Client
-	owned  *http.Transport
-	auth   *gen.Authentication
-	creds  CredentialProvider
-	id     string
-	limit  int64
+	url     string
+	tmpl    *http.Request // the fixed part of every request; nil when url does not parse
+	client  *http.Client
+	owned   *http.Transport
+	binding *gen.Authentication
+	backend *gen.Backend
+	creds   CredentialProvider
+	id      string
+	limit   int64
 
 	mu     sync.Mutex
 	closed bool
@@ -59,12 +71,12 @@ type HTTP struct {
 
 // NewHTTP returns a transport posting to url. It performs no I/O.
 func NewHTTP(url string, opts HTTPOptions) *HTTP {
-	t := &HTTP{url: url, auth: opts.Authentication, creds: opts.Credentials, id: opts.BackendID, limit: opts.MaxResponseBytes}
+	t := &HTTP{url: url, binding: opts.Authentication, backend: opts.Backend, creds: opts.Credentials, id: opts.BackendID, limit: opts.MaxResponseBytes}
 	if t.limit <= 0 {
 		t.limit = DefaultMaxResponseBytes
 	}
 	if t.creds == nil {
-		t.creds = EnvCredentials{}
+		t.creds = auth.EnvironmentProvider{}
 	}
 	var c http.Client
 	if opts.Client != nil {
@@ -83,9 +95,10 @@ func NewHTTP(url string, opts HTTPOptions) *HTTP {
 	return t
 }
 
-// Exchange implements Transport.
+// Exchange implements Transport. After a 401 with a Bearer challenge it may
+// replay the request once (see HTTP).
 func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
-	resp, err := t.post(ctx, msg)
+	resp, err := t.post(ctx, msg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +106,9 @@ func (t *HTTP) Exchange(ctx context.Context, msg Message) ([]byte, error) {
 	return readResponse(ctx, resp.StatusCode, resp.Header, resp.Body, resp.ContentLength, t.limit)
 }
 
-// Notify implements Transport.
+// Notify implements Transport. It is never replayed.
 func (t *HTTP) Notify(ctx context.Context, msg Message) error {
-	resp, err := t.post(ctx, msg)
+	resp, err := t.post(ctx, msg, false)
 	if err != nil {
 		return err
 	}
@@ -103,7 +116,10 @@ func (t *HTTP) Notify(ctx context.Context, msg Message) error {
 	return checkNotifyResponse(resp.StatusCode, resp.Body)
 }
 
-func (t *HTTP) post(ctx context.Context, msg Message) (*http.Response, error) {
+// post sends msg with the provider's credential. A 401 goes to the
+// provider's Challenge and ends as a failure, unless request is set, the
+// challenge is Bearer and the provider has the message replayed, once.
+func (t *HTTP) post(ctx context.Context, msg Message, request bool) (*http.Response, error) {
 	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
@@ -113,10 +129,93 @@ func (t *HTTP) post(ctx context.Context, msg Message) (*http.Response, error) {
 	if t.tmpl == nil {
 		return nil, fail(CodeTransport, StageSend, "request", ErrUnreachable)
 	}
+	areq := auth.Request{BackendID: t.id, Backend: t.backend, URL: t.url, Purpose: auth.PurposeEvent}
+	if t.binding != nil {
+		areq.Binding = *t.binding
+	}
+	cred, err := t.credential(ctx, areq)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.send(ctx, msg.Body, cred.Token)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	if !t.challenge(ctx, areq, resp, cred.Identity, request) {
+		return nil, unauthorized(ctx)
+	}
+	next, err := t.credential(ctx, areq)
+	if err != nil {
+		return nil, err
+	}
+	if next.Token == "" || next.Token == cred.Token {
+		return nil, unauthorized(ctx) // nothing better to replay with
+	}
+	if resp, err = t.send(ctx, msg.Body, next.Token); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	t.challenge(ctx, areq, resp, next.Identity, false)
+	return nil, unauthorized(ctx)
+}
+
+// credential asks the provider; its error and text never leave, only a
+// classification.
+func (t *HTTP) credential(ctx context.Context, req auth.Request) (auth.Credential, error) {
+	cred, err := t.creds.Credential(ctx, req)
+	switch {
+	case ctx.Err() != nil:
+		return auth.Credential{}, ctxFail(ctx, StageAuth)
+	case err != nil:
+		reason := "credential"
+		switch {
+		case errors.Is(err, auth.ErrMissingSecret):
+			reason = "credential_missing"
+		case errors.Is(err, auth.ErrUnsupported):
+			reason = "auth_unsupported"
+		}
+		return auth.Credential{}, fail(CodeTransport, StageAuth, reason, ErrCredential)
+	case cred.Token == "" && req.HasBinding():
+		// A configured binding is never delivered anonymously.
+		return auth.Credential{}, fail(CodeTransport, StageAuth, "credential_missing", ErrCredential)
+	case cred.Token != "" && !auth.ValidToken(cred.Token):
+		return auth.Credential{}, fail(CodeTransport, StageAuth, "credential_invalid", ErrCredential)
+	}
+	return cred, nil
+}
+
+// challenge tells the provider of the 401 resp (whose body it drains and
+// closes, unread) to a message sent with the credential of identity
+// attempt, and reports whether to replay: only if eligible, the challenge
+// is Bearer and the provider agrees within ctx.
+func (t *HTTP) challenge(ctx context.Context, req auth.Request, resp *http.Response, attempt string, eligible bool) bool {
+	drain(resp.Body)
+	resp.Body.Close()
+	ch := auth.Challenge{Status: resp.StatusCode, Header: resp.Header, Attempt: attempt}
+	ch.Challenges, _ = auth.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	_, bearer := ch.Bearer()
+	ch.Replay = eligible && bearer
+	err := t.creds.Challenge(ctx, req, ch)
+	return ch.Replay && err == nil && ctx.Err() == nil
+}
+
+// unauthorized is the failure of a message answered 401 and not replayed,
+// or the end of ctx if that came first.
+func unauthorized(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctxFail(ctx, StageAuth)
+	}
+	e := fail(CodeTransport, StageReceive, "http_status", ErrStatus)
+	e.Status = http.StatusUnauthorized
+	return e
+}
+
+// send posts body once, with token in the Authorization header unless it
+// is empty.
+func (t *HTTP) send(ctx context.Context, body []byte, token string) (*http.Response, error) {
 	// What http.NewRequestWithContext would build for the body, without
 	// parsing the URL again.
 	req := t.tmpl.WithContext(ctx)
-	if body := msg.Body; len(body) > 0 {
+	if len(body) > 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		req.ContentLength = int64(len(body))
@@ -124,23 +223,15 @@ func (t *HTTP) post(ctx context.Context, msg Message) (*http.Response, error) {
 		req.Body = http.NoBody
 		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
 	}
-	// The two header values in one allocation of the request's own (a
-	// borrowed client's RoundTripper may edit them); each slice has a
-	// capacity of one, so appending to one copies it.
-	vals := &[2]string{"application/json", "application/json"}
-	req.Header = http.Header{"Content-Type": vals[0:1:1], "Accept": vals[1:2:2]}
-	if t.auth != nil {
-		cred, err := t.creds.Credential(ctx, CredentialRequest{BackendID: t.id, Binding: *t.auth, URL: t.url, Purpose: PurposeEvent})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctxFail(ctx, StageAuth)
-			}
-			return nil, fail(CodeTransport, StageAuth, "credential", ErrCredential)
-		}
-		if cred.Token == "" {
-			return nil, fail(CodeTransport, StageAuth, "credential", ErrCredential)
-		}
-		req.Header.Set("Authorization", "Bearer "+cred.Token)
+	// The header values in one allocation of the request's own (a borrowed
+	// client's RoundTripper may edit them); each slice has a capacity of
+	// one, so appending to one copies it.
+	if token == "" {
+		vals := &[2]string{"application/json", "application/json"}
+		req.Header = http.Header{"Content-Type": vals[0:1:1], "Accept": vals[1:2:2]}
+	} else {
+		vals := &[3]string{"application/json", "application/json", "Bearer " + token}
+		req.Header = http.Header{"Content-Type": vals[0:1:1], "Accept": vals[1:2:2], "Authorization": vals[2:3:3]}
 	}
 	resp, err := t.client.Do(req)
 	if err != nil {

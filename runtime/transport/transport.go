@@ -21,7 +21,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
@@ -165,68 +165,20 @@ func ctxFail(ctx context.Context, stage Stage) *Error {
 	return fail(CodeCancelled, stage, "cancelled", err)
 }
 
-// Purpose says what a credential is for.
-type Purpose string
+// The credential types are runtime/auth's; these aliases keep the names
+// under which the transport first offered them.
+type (
+	// Purpose is auth.Purpose.
+	Purpose = auth.Purpose
+	// CredentialRequest is auth.Request.
+	CredentialRequest = auth.Request
+	// Credential is auth.Credential.
+	Credential = auth.Credential
+	// CredentialProvider is auth.Provider.
+	CredentialProvider = auth.Provider
+	// EnvCredentials is auth.EnvironmentProvider.
+	EnvCredentials = auth.EnvironmentProvider
+)
 
-// PurposeEvent is a credential for delivering events to the backend's
-// endpoint (uploads use their own, independent credentials).
-const PurposeEvent Purpose = "event"
-
-// CredentialRequest describes the delivery that needs a credential.
-type CredentialRequest struct {
-	// BackendID is the registration id of the backend.
-	BackendID string
-	// Binding is the registration's authentication binding for the
-	// endpoint (a detached copy).
-	Binding gen.Authentication
-	// URL is the destination endpoint.
-	URL string
-	// Purpose is what the credential is for.
-	Purpose Purpose
-}
-
-// Credential is a resolved bearer credential. Token is secret: it is sent in
-// exactly one Authorization header and never logged or reported.
-type Credential struct {
-	// Token is the bearer token.
-	Token string
-	// Identity is an opaque, non-secret identifier of this credential
-	// attempt (for challenge handling by the provider).
-	Identity string
-}
-
-// CredentialProvider resolves the credential of an authenticated endpoint at
-// delivery time. Implementations must be safe for concurrent use and must
-// honour ctx. An error prevents delivery; it is reported without its text.
-type CredentialProvider interface {
-	Credential(ctx context.Context, req CredentialRequest) (Credential, error)
-}
-
-// EnvCredentials resolves bearer bindings that name an environment variable
-// (tokenEnv). Token references (tokenRef) and OAuth bindings need a provider
-// of the host's own and fail here, without falling back to anonymous
-// delivery.
-type EnvCredentials struct {
-	// LookupEnv reads a variable; nil means os.LookupEnv.
-	LookupEnv func(string) (string, bool)
-}
-
-// Credential implements CredentialProvider.
-func (p EnvCredentials) Credential(ctx context.Context, req CredentialRequest) (Credential, error) {
-	if err := ctx.Err(); err != nil {
-		return Credential{}, err
-	}
-	b := req.Binding.Bearer
-	if b == nil || b.TokenEnv == nil {
-		return Credential{}, ErrCredential
-	}
-	lookup := p.LookupEnv
-	if lookup == nil {
-		lookup = lookupEnv
-	}
-	v, ok := lookup(*b.TokenEnv)
-	if !ok || v == "" {
-		return Credential{}, ErrCredential
-	}
-	return Credential{Token: v, Identity: "env:" + *b.TokenEnv}, nil
-}
+// PurposeEvent is auth.PurposeEvent.
+const PurposeEvent = auth.PurposeEvent
