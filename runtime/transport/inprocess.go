@@ -20,9 +20,18 @@ type InProcessOptions struct {
 // InProcess delivers messages to an http.Handler in the same process: the
 // handler sees the same POST, headers and JSON-RPC bytes as over the HTTP
 // binding, and its response is held to the same rules, but no socket is
-// involved. Each message runs the handler on a goroutine the transport owns,
-// so a deadline is honoured even by a handler that ignores its context; Close
-// waits for such handlers to return.
+// involved.
+//
+// Each message runs the handler on the caller's goroutine, with the
+// message's context as the request's context, and returns only once the
+// handler has: no delivery outlives the call that made it
+// (base/composition.md, Observers). A message whose context has already
+// ended fails at once without running the handler; one whose context ends
+// while the handler runs fails with that end (any answer is discarded) as
+// soon as the handler returns. So the handler must honour its request's
+// context: one that ignores it holds the caller past its deadline, until it
+// returns. server.Handler passes that context to its callbacks. A handler
+// panic is recovered and reported as a transport failure.
 type InProcess struct {
 	h     http.Handler
 	limit int64
@@ -63,7 +72,12 @@ func (t *InProcess) Notify(ctx context.Context, msg Message) error {
 	return checkNotifyResponse(rec.status, io.LimitReader(&rec.body, 0))
 }
 
+// serve runs the handler for msg on the calling goroutine and returns its
+// recorded response.
 func (t *InProcess) serve(ctx context.Context, msg Message) (*recorder, error) {
+	if ctx.Err() != nil {
+		return nil, ctxFail(ctx, StageSend)
+	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -71,47 +85,45 @@ func (t *InProcess) serve(ctx context.Context, msg Message) (*recorder, error) {
 	}
 	t.wg.Add(1)
 	t.mu.Unlock()
+	defer t.wg.Done()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://in-process"+t.path, bytes.NewReader(msg.Body))
 	if err != nil {
-		t.wg.Done()
 		return nil, fail(CodeTransport, StageSend, "request", ErrUnreachable)
 	}
 	req.RemoteAddr = "in-process"
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	rec := &recorder{header: http.Header{}, limit: t.limit}
-	done := make(chan bool, 1)
-	go func() {
-		defer t.wg.Done()
-		panicked := true
-		defer func() {
-			if panicked {
-				_ = recover() // a handler panic becomes a transport failure
-			}
-			done <- panicked
-		}()
-		t.h.ServeHTTP(rec, req)
-		panicked = false
-	}()
-	select {
-	case panicked := <-done:
-		if panicked {
-			return nil, fail(CodeTransport, StageReceive, "handler_panic", errHandlerPanic)
-		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		if rec.over {
-			return nil, fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge)
-		}
-		return rec, nil
-	case <-ctx.Done():
+	if !t.run(rec, req) {
+		return nil, fail(CodeTransport, StageReceive, "handler_panic", errHandlerPanic)
+	}
+	if ctx.Err() != nil { // ended while the handler ran: its answer is late
 		return nil, ctxFail(ctx, StageReceive)
 	}
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	if rec.over {
+		return nil, fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge)
+	}
+	return rec, nil
+}
+
+// run calls the handler and reports whether it returned without panicking
+// (a panic is recovered).
+func (t *InProcess) run(rec *recorder, req *http.Request) (ok bool) {
+	defer func() {
+		if !ok {
+			_ = recover()
+		}
+	}()
+	t.h.ServeHTTP(rec, req)
+	return true
 }
 
 // Close implements Transport: it refuses new messages and waits for running
-// handlers. The handler itself is borrowed and left alone.
+// handlers (and so for the messages that run them). The handler itself is
+// borrowed and left alone.
 func (t *InProcess) Close() error {
 	t.mu.Lock()
 	t.closed = true

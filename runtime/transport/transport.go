@@ -45,7 +45,10 @@ type Transport interface {
 	// correlated response. It honours ctx: when ctx ends it returns promptly
 	// with an error matching ctx.Err() and ignores any later response.
 	Exchange(ctx context.Context, msg Message) ([]byte, error)
-	// Notify sends a notification. Any reply is discarded.
+	// Notify sends a notification. Any reply is discarded. It honours ctx
+	// as Exchange does; an error caused by the end of ctx matches ctx.Err()
+	// (context.Canceled or context.DeadlineExceeded), and any other error is
+	// a failure of the delivery itself.
 	Notify(ctx context.Context, msg Message) error
 	// Close releases what the transport owns (connections it created,
 	// child processes, goroutines). It is idempotent. Borrowed resources
