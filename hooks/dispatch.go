@@ -226,10 +226,18 @@ func (c *call) run(intercept bool) (*Result, error) {
 		}
 	}
 	// The decision is settled: from here on only observations remain, and
-	// they cannot reopen it. An end of the caller's context (or Close) now
-	// cuts them short, each recorded as an observe diagnostic, and the
-	// settled result stands (base/composition.md, Observers).
+	// they cannot reopen it (base/composition.md, Observers). The end of
+	// the call cuts them short, each recorded as an observe diagnostic.
+	// When that end is the caller's deadline, the settled result stands:
+	// an unreachable observer must not turn it into a denial. An explicit
+	// cancellation or Close still interrupts the call, which then returns
+	// as any interrupted call does: interruption overrides accepted
+	// approval (base/failure.md, AHP-FAIL-002), and after Close the
+	// caller's context is live, so the error is the host's only signal.
 	c.observe(observers, owed)
+	if c.cancelled() {
+		return c.interrupted(nil)
+	}
 	res.Diagnostics = c.diags
 	return res, nil
 }
@@ -597,6 +605,16 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 // the Hooks is closing.
 func (c *call) ended() bool { return c.ctx.Err() != nil || c.h.closed.Load() }
 
+// cancelled reports whether the call was cancelled by its caller or ended
+// by Close, as opposed to running out of time (or not ending at all).
+func (c *call) cancelled() bool {
+	if c.h.closed.Load() {
+		return true
+	}
+	err := c.ctx.Err()
+	return err != nil && !errors.Is(err, context.DeadlineExceeded)
+}
+
 // endCode is the diagnostic code of a delivery cut short because the call
 // ended: deadline_exceeded when the caller's deadline passed, cancelled when
 // the caller cancelled or the Hooks closed.
@@ -611,11 +629,14 @@ func (c *call) endCode() transport.Code {
 // uncalled interceptors, concurrently, with the settled effective event,
 // and waits for all of them. Failures are recorded, never acted on.
 //
-// Each observation is bounded by Config.ObserveTimeout, an owed one also by
-// its subscription's timeoutMs, and all of them by the caller's context and
-// Close: once the call has ended, no observation starts and those in flight
-// are cancelled (recorded with reason interrupted), so observe returns as
-// soon as the transports have given them up.
+// Each observation, its preparation included, is bounded by
+// Config.ObserveTimeout; one owed to an uncalled interceptor is also bounded
+// by that subscription's timeoutMs from its dispatch on (the preparation has
+// its own budget, content-upload.md). All of them are bounded by the
+// caller's context and Close: once the call has ended, no observation is
+// sent and those in flight are cancelled (recorded with reason
+// interrupted). observe joins every delivery, so it returns as soon as the
+// transports (and the Preparer) have given them up.
 func (c *call) observe(observers, owed []*subscription) {
 	type target struct {
 		s          *subscription
@@ -633,68 +654,89 @@ func (c *call) observe(observers, owed []*subscription) {
 	}
 	// One view and one body per distinct view: subscriptions with the same
 	// native choice and the same content selection see the same bytes.
-	// Made up front, serially: the goroutines only read them.
+	// Made up front, serially: the goroutines only read them. A view that
+	// cannot be encoded fails the observations of that view alone.
 	type view struct {
 		ev   *gen.Event
 		body []byte
 	}
 	views := map[viewKey]*view{}
 	own := make([]*view, len(targets))
+	diags := make([]*Diagnostic, len(targets))
+	fail := func(i int, te *transport.Error) {
+		t := targets[i]
+		diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}
+	}
 	for i, t := range targets {
 		k := viewKey{native: t.s.native, content: t.s.pol.key}
-		v := views[k]
-		if v == nil {
+		v, made := views[k]
+		if !made {
 			ev := c.view(t.s)
-			b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
-			if err != nil {
-				return
+			if b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}}); err == nil {
+				v = &view{ev: ev, body: b}
 			}
-			v = &view{ev: ev, body: b}
-			views[k] = v
+			views[k] = v // nil: this view cannot be encoded
+		}
+		if v == nil {
+			fail(i, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"})
 		}
 		own[i] = v
 	}
-	diags := make([]*Diagnostic, len(targets))
+	p := c.h.cfg.Preparer
 	deliver := func(i int, t target) {
-		fail := func(te *transport.Error) {
-			diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}
+		if own[i] == nil {
+			return // failed to encode
 		}
 		// cut records an observation the end of the call cut short.
 		cut := func(stage transport.Stage) {
-			fail(&transport.Error{Code: c.endCode(), Stage: stage, Reason: "interrupted"})
+			fail(i, &transport.Error{Code: c.endCode(), Stage: stage, Reason: "interrupted"})
 		}
 		if c.ended() {
 			cut(transport.StageSend)
 			return
 		}
+		// An owed observation's timeoutMs starts at its dispatch, after any
+		// preparation (which ObserveTimeout alone bounds).
 		timeout := c.h.cfg.ObserveTimeout
-		if t.downgraded && t.s.timeout > 0 && t.s.timeout < timeout {
+		owedTimeout := t.downgraded && t.s.timeout > 0 && t.s.timeout < timeout
+		if owedTimeout && p == nil {
 			timeout = t.s.timeout
 		}
 		octx := c.h.timeouts.start(c.ctx, timeout)
 		defer c.h.timeouts.release(octx)
 		body := own[i].body
-		if p := c.h.cfg.Preparer; p != nil {
+		if p != nil {
 			pe, reason := prepare(octx, p, t.s, gen.ModeObserve, own[i].ev)
+			if reason == "preparation" && !octx.timedOut() && c.ended() {
+				cut(transport.StagePrepare) // the preparation gave up because the call ended
+				return
+			}
 			if reason != "" {
-				if reason == "preparation" && !octx.timedOut() && c.ended() {
-					cut(transport.StagePrepare)
-					return
-				}
-				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: reason})
+				fail(i, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: reason})
+				return
+			}
+			if c.ended() { // while preparing: nothing is sent after the call's end
+				cut(transport.StagePrepare)
 				return
 			}
 			b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *pe}})
 			if err != nil {
-				fail(&transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "encode"})
+				fail(i, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "encode"})
 				return
 			}
 			body = b
 		}
-		err := t.s.b.tr.Notify(octx, transport.Message{BackendID: t.s.b.id, Method: jsonrpc.MethodObserve, Body: body})
+		dctx := octx
+		if owedTimeout && p != nil {
+			dctx = c.h.timeouts.start(octx, t.s.timeout)
+			defer c.h.timeouts.release(dctx)
+		}
+		err := t.s.b.tr.Notify(dctx, transport.Message{BackendID: t.s.b.id, Method: jsonrpc.MethodObserve, Body: body})
 		switch {
 		case err == nil:
-		case !octx.timedOut() && c.ended():
+		case isContextError(err) && !dctx.timedOut() && c.ended():
+			// Given up because the call ended; a failure of its own (an
+			// HTTP 500 just before the end) is recorded as that failure.
 			stage := transport.StageReceive
 			var te *transport.Error
 			if errors.As(err, &te) && te.Stage != "" {
@@ -702,7 +744,7 @@ func (c *call) observe(observers, owed []*subscription) {
 			}
 			cut(stage)
 		default:
-			fail(classify(err, octx))
+			fail(i, classify(err, dctx))
 		}
 	}
 	if len(targets) == 1 {
@@ -782,6 +824,11 @@ func copyEvent(ev *gen.Event) (*gen.Event, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// isContextError reports whether err is (or wraps) the end of a context.
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // returns reports whether a response carries a return effect.

@@ -98,17 +98,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ToolBefore(ctx context.Context, in ToolBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolBefore, opts, in.wire)
@@ -217,17 +223,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ToolAfter(ctx context.Context, in ToolAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolAfter, opts, in.wire)
@@ -299,17 +311,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) SessionStart(ctx context.Context, in SessionStartInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventSessionStart, opts, in.wire)
@@ -374,11 +392,16 @@ func (in *SessionEndInput) wire(f *fill) (*gen.Event, error) {
 /*
 SessionEnd delivers a session.end occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) SessionEnd(ctx context.Context, in SessionEndInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventSessionEnd, opts, in.wire)
@@ -440,17 +463,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ConfigChangeBefore(ctx context.Context, in ConfigChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventConfigChangeBefore, opts, in.wire)
@@ -509,11 +538,16 @@ func (in *ConfigChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 ConfigChangeAfter delivers a config.change.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) ConfigChangeAfter(ctx context.Context, in ConfigChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventConfigChangeAfter, opts, in.wire)
@@ -578,17 +612,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) TurnStart(ctx context.Context, in TurnStartInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnStart, opts, in.wire)
@@ -659,17 +699,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) TurnFinishBefore(ctx context.Context, in TurnFinishBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnFinishBefore, opts, in.wire)
@@ -740,11 +786,16 @@ func (in *TurnEndInput) wire(f *fill) (*gen.Event, error) {
 /*
 TurnEnd delivers a turn.end occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) TurnEnd(ctx context.Context, in TurnEndInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnEnd, opts, in.wire)
@@ -809,11 +860,16 @@ func (in *TurnProgressInput) wire(f *fill) (*gen.Event, error) {
 /*
 TurnProgress delivers a turn.progress occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) TurnProgress(ctx context.Context, in TurnProgressInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnProgress, opts, in.wire)
@@ -881,17 +937,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ModelRequestBefore(ctx context.Context, in ModelRequestBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelRequestBefore, opts, in.wire)
@@ -968,17 +1030,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ModelResponseAfter(ctx context.Context, in ModelResponseAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelResponseAfter, opts, in.wire)
@@ -1055,11 +1123,16 @@ func (in *ModelErrorInput) wire(f *fill) (*gen.Event, error) {
 /*
 ModelError delivers a model.error occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) ModelError(ctx context.Context, in ModelErrorInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelError, opts, in.wire)
@@ -1130,17 +1203,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ModelSwitchBefore(ctx context.Context, in ModelSwitchBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelSwitchBefore, opts, in.wire)
@@ -1205,11 +1284,16 @@ func (in *ModelSwitchAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 ModelSwitchAfter delivers a model.switch.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) ModelSwitchAfter(ctx context.Context, in ModelSwitchAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelSwitchAfter, opts, in.wire)
@@ -1309,17 +1393,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ToolPermissionRequest(ctx context.Context, in ToolPermissionRequestInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolPermissionRequest, opts, in.wire)
@@ -1416,11 +1506,16 @@ func (in *ToolPermissionResolvedInput) wire(f *fill) (*gen.Event, error) {
 /*
 ToolPermissionResolved delivers a tool.permission.resolved occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) ToolPermissionResolved(ctx context.Context, in ToolPermissionResolvedInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolPermissionResolved, opts, in.wire)
@@ -1517,11 +1612,16 @@ func (in *ToolProgressInput) wire(f *fill) (*gen.Event, error) {
 /*
 ToolProgress delivers a tool.progress occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) ToolProgress(ctx context.Context, in ToolProgressInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolProgress, opts, in.wire)
@@ -1586,17 +1686,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ToolBatchAfter(ctx context.Context, in ToolBatchAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolBatchAfter, opts, in.wire)
@@ -1664,17 +1770,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ContextCompactBefore(ctx context.Context, in ContextCompactBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventContextCompactBefore, opts, in.wire)
@@ -1745,17 +1857,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) ContextCompactAfter(ctx context.Context, in ContextCompactAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventContextCompactAfter, opts, in.wire)
@@ -1817,17 +1935,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) TaskChangeBefore(ctx context.Context, in TaskChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTaskChangeBefore, opts, in.wire)
@@ -1886,11 +2010,16 @@ func (in *TaskChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 TaskChangeAfter delivers a task.change.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) TaskChangeAfter(ctx context.Context, in TaskChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTaskChangeAfter, opts, in.wire)
@@ -1949,11 +2078,16 @@ func (in *UserAttentionInput) wire(f *fill) (*gen.Event, error) {
 /*
 UserAttention delivers a user.attention occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) UserAttention(ctx context.Context, in UserAttentionInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserAttention, opts, in.wire)
@@ -2015,17 +2149,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) UserElicitationRequest(ctx context.Context, in UserElicitationRequestInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserElicitationRequest, opts, in.wire)
@@ -2087,17 +2227,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) UserElicitationResult(ctx context.Context, in UserElicitationResultInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserElicitationResult, opts, in.wire)
@@ -2159,17 +2305,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) UserMessageInbound(ctx context.Context, in UserMessageInboundInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserMessageInbound, opts, in.wire)
@@ -2231,17 +2383,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) UserMessageOutbound(ctx context.Context, in UserMessageOutboundInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserMessageOutbound, opts, in.wire)
@@ -2303,17 +2461,23 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.
 */
 func (h *Hooks) WorkspaceChangeBefore(ctx context.Context, in WorkspaceChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventWorkspaceChangeBefore, opts, in.wire)
@@ -2372,11 +2536,16 @@ func (in *WorkspaceChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 /*
 WorkspaceChangeAfter delivers a workspace.change.after occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) WorkspaceChangeAfter(ctx context.Context, in WorkspaceChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventWorkspaceChangeAfter, opts, in.wire)
@@ -2435,11 +2604,16 @@ func (in *FileChangedInput) wire(f *fill) (*gen.Event, error) {
 /*
 FileChanged delivers a file.changed occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) FileChanged(ctx context.Context, in FileChangedInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventFileChanged, opts, in.wire)
@@ -2498,11 +2672,16 @@ func (in *HookFailureInput) wire(f *fill) (*gen.Event, error) {
 /*
 HookFailure delivers a hook.failure occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).
 */
 func (h *Hooks) HookFailure(ctx context.Context, in HookFailureInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventHookFailure, opts, in.wire)

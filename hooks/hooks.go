@@ -72,17 +72,20 @@ type Config struct {
 	// MaxResponseBytes bounds one response; <= 0 means
 	// transport.DefaultMaxResponseBytes.
 	MaxResponseBytes int64
-	// ObserveTimeout caps each observation delivery within the call budget;
-	// <= 0 means DefaultObserveTimeout. An observation owed to an uncalled
-	// interceptor is also capped by that subscription's timeoutMs.
-	// Observations run concurrently once the decision is settled and cannot
-	// change it: when ctx ends (or Close runs) first, they are cut short and
-	// recorded as observe diagnostics (code deadline_exceeded or cancelled,
-	// reason interrupted), and the call still returns the settled Result
-	// without error. So a call lasts at most the least of the remaining
-	// ctx budget and this cap (or timeoutMs) after settlement, plus the time
-	// its transports take to give up the cut-short deliveries, which the call
-	// joins before it returns.
+	// ObserveTimeout caps each observation delivery, its preparation
+	// included, within the call budget; <= 0 means DefaultObserveTimeout.
+	// An observation owed to an uncalled interceptor is also capped by that
+	// subscription's timeoutMs from its dispatch on (after preparation).
+	// Observations run concurrently once the decision is settled, and the
+	// call waits for all of them: after settlement it lasts at most the
+	// least of the remaining ctx budget and this cap (an owed timeoutMs only
+	// shortens its own delivery), plus the time the transports, in-process
+	// handlers and the Preparer take to give up what was cut short.
+	// Observations cannot change a settled decision: when ctx's deadline
+	// passes first, they are cut short and recorded as observe diagnostics
+	// (code deadline_exceeded, reason interrupted), and the call returns the
+	// settled Result without error. A cancellation of ctx or Close cuts them
+	// short as well (code cancelled) and interrupts the call.
 	ObserveTimeout time.Duration
 	// Logger receives delivery diagnostics (codes and identifiers only);
 	// nil discards them.
@@ -101,6 +104,13 @@ type Config struct {
 // widens the view is not sent: it is charged to the subscription as a
 // preparation failure (reason "widening") under its failure policy, like
 // an error, whose text is never reported.
+//
+// Prepare must honour ctx and return promptly once it ends: ctx carries the
+// call's deadline, for an observation also its budget
+// (Config.ObserveTimeout), and the end of the call (cancellation, Close).
+// The call waits for Prepare, so one that ignores ctx holds the call past
+// its budget. A delivery whose call ended while it was prepared is not
+// sent.
 type Preparer interface {
 	Prepare(ctx context.Context, d Delivery) (*gen.Event, error)
 }
@@ -214,11 +224,11 @@ func (h *Hooks) enter() bool {
 }
 
 // Close stops admitting calls, cancels the calls in flight and waits for
-// them (a call still deciding returns ErrClosed with an interrupted Result;
-// a call whose decision is settled returns it, its pending observations cut
-// short), then closes the transports the Hooks owns, reaping their child
-// processes. Borrowed transports and clients stay open. Close is idempotent and safe to call from many goroutines; every call
-// returns once shutdown is complete.
+// them (each returns ErrClosed with an interrupted Result, its pending
+// deliveries and observations cut short), then closes the transports the
+// Hooks owns, reaping their child processes. Borrowed transports and clients
+// stay open. Close is idempotent and safe to call from many goroutines;
+// every call returns once shutdown is complete.
 func (h *Hooks) Close() error {
 	h.shutdown.Do(func() {
 		h.mu.Lock()

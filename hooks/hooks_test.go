@@ -28,8 +28,14 @@
 //	             observations, none after interruption               TestShortCircuitObservation, TestInterruption
 //	base/composition.md Observers  observations cannot reopen a
 //	             settled decision; cut short at the call's end        TestObserverCannotReopenDecision,
-//	                                                                  TestObservationsEndedByCallerOrClose,
-//	                                                                  TestOwedObservationBoundedByTimeoutMs
+//	             (interruption still overrides, AHP-FAIL-002); none   TestObservationsEndedByCallerOrClose,
+//	             sent after the end, none left running; timeoutMs     TestOwedObservationBoundedByTimeoutMs,
+//	             after preparation (content-upload.md); own failure   TestNoObservationAfterCallEnded,
+//	             kept; encode failure diagnosed                       TestObservationJoinedByCall,
+//	                                                                  TestOwedObservationPreparationBudget,
+//	                                                                  TestObservationPhaseBound,
+//	                                                                  TestObserverOwnFailureNotCancellation,
+//	                                                                  TestObserveEncodeFailureDiagnosed
 package hooks_test
 
 import (

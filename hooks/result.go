@@ -117,10 +117,12 @@ type Result struct {
 	// SyntheticDenial is set when a fail-closed failure denied the
 	// operation.
 	SyntheticDenial bool
-	// Interrupted is set when the caller's context ended (or the Hooks
-	// closed) before the decision was settled; Permission is then deny. An
-	// end during the observations that follow settlement leaves the settled
-	// decision standing and is reported only in Diagnostics.
+	// Interrupted is set when the caller's context ended before the
+	// decision was settled, or the caller cancelled it (or the Hooks closed)
+	// before the call completed; Permission is then deny, and the call's
+	// error says why. The caller's deadline passing during the observations
+	// that follow settlement leaves the settled decision standing and is
+	// reported only in Diagnostics.
 	Interrupted bool
 
 	event *gen.Event

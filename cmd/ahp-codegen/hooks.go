@@ -241,25 +241,36 @@ are called serially in registration order and their responses settled, then
 observers are notified with the settled event (and owed observations are
 sent after a short-circuit). The Result is the host's decision input; a
 denial is a Result, not an error. The error is non-nil only for a closed
-Hooks (ErrClosed), the caller's cancellation or deadline before the decision
-is settled (wrapping ctx.Err(), with an interrupted Result that never
-authorizes execution), or invalid host input (ErrInvalidInput).
+Hooks (ErrClosed), the caller's cancellation, the caller's deadline before
+the decision is settled (both wrapping ctx.Err()), or invalid host input
+(ErrInvalidInput). A Result returned with ErrClosed or ctx's end (nil
+when the call was refused at entry) is interrupted and never authorizes
+execution.
 
-Observations cannot change a settled decision: the end of ctx or Close
-after settlement only cuts them short, each recorded as an observe
-Diagnostic, and the settled Result is returned without error (a host that
-cancelled ctx checks it before executing). After settlement the call takes
-at most the least of the remaining ctx budget, Config.ObserveTimeout and,
-for an owed observation, its subscription's timeoutMs, plus the joining of
-the cut-short deliveries.`, ev.GoName, ev.Name)
+Observations cannot change a settled decision, and interruption overrides
+it. When ctx's deadline passes during the observations, they are cut short,
+each recorded as an observe Diagnostic, and the settled Result is returned
+without error. A cancellation of ctx or Close during the observations cuts
+them short too, but returns the error with an interrupted Result. The
+observations run concurrently and the call waits for them, so after
+settlement it takes at most the least of the remaining ctx budget and
+Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
+own delivery), plus the time the transports, in-process handlers and the
+Preparer take to give up what was cut short: they must honour their
+context. Nothing the call started runs after it returns.`, ev.GoName, ev.Name)
 	} else {
 		doc = fmt.Sprintf(`%s delivers a %s occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
-only diagnostics). The error is non-nil only for a closed Hooks, a ctx
-that ended before delivery began, or invalid host input: the end of ctx or
-Close during delivery only cuts the observations short, each recorded as a
-Diagnostic. The call takes at most the least of the remaining ctx budget
-and Config.ObserveTimeout, plus the joining of the cut-short deliveries.`, ev.GoName, ev.Name)
+only diagnostics). The error is non-nil only for a closed Hooks (ErrClosed),
+the caller's cancellation, a ctx deadline that passed before delivery began,
+or invalid host input. A deadline passing during delivery cuts the
+observations short, each recorded as a Diagnostic, and the call returns
+without error; a cancellation of ctx or Close during delivery cuts them
+short and returns the error with an interrupted Result. The observations run
+concurrently and the call waits for them: it takes at most the least of the
+remaining ctx budget and Config.ObserveTimeout, plus the time the
+transports, in-process handlers and the Preparer take to give up what was
+cut short (they must honour their context).`, ev.GoName, ev.Name)
 	}
 	f.Comment(doc)
 	f.Func().Params(jen.Id("h").Op("*").Id("Hooks")).Id(ev.GoName).Params(
