@@ -86,6 +86,21 @@
 // the listener (for example golang.org/x/net/netutil.LimitListener) or in
 // front of the server, and let the timeouts reclaim stalled ones.
 //
+// # Content uploads
+//
+// [UploadReceiver] is the http.Handler of the binary upload endpoint
+// (content-upload.md), separate from the event endpoint and its
+// credentials. It checks the framing (POST, Content-Type
+// application/octet-stream, an exact Content-Length, no chunked transfer or
+// content coding, AHP-Content-SHA256), derives the upload's scope from the
+// request's credentials through its Authorize hook and checks its size
+// limit, all before reading a body byte; then it streams the body into the
+// caller's [Storage], verifies size and SHA-256 through EOF, commits, and
+// answers 201 with a receipt for a new random reference. A failed check
+// aborts the staged bytes: nothing is committed and no reference is
+// published. Backends resolve an event's {"ref"} with [UploadReceiver.Open]
+// in their own scope. [MemoryStorage] is a Storage for tests and examples.
+//
 // # Effects
 //
 // The effect constructors in effects_gen.go ([Deny], [Allow], [Ask],
