@@ -316,30 +316,41 @@ func scanToken(s string, i int) int {
 	return i
 }
 
-func isOWS(c byte) bool { return c == ' ' || c == '\t' }
+// Character classes of RFC 9110 (and token68), one table lookup each.
+const (
+	classOWS    = 1 << iota // SP, HTAB
+	classTChar              // tchar, section 5.6.2
+	classT68                // token68 before its trailing "="
+	classQDText             // qdtext, section 5.6.4
+	classPair               // the escaped octet of a quoted-pair
+)
 
-// isTChar: tchar of RFC 9110 section 5.6.2.
-func isTChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+// classes is a constant table: it is computed once and never written.
+var classes = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		alnum := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+		if b == ' ' || b == '\t' {
+			t[c] |= classOWS
+		}
+		if alnum || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0 {
+			t[c] |= classTChar
+		}
+		if alnum || strings.IndexByte("-._~+/", b) >= 0 {
+			t[c] |= classT68
+		}
+		if b == '\t' || b == ' ' || b == 0x21 || (0x23 <= b && b <= 0x5b) || (0x5d <= b && b <= 0x7e) || b >= 0x80 {
+			t[c] |= classQDText
+		}
+		if b == '\t' || b == ' ' || (0x21 <= b && b <= 0x7e) || b >= 0x80 {
+			t[c] |= classPair
+		}
 	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
+	return t
+}()
 
-// isToken68: the characters of token68 before its trailing "=" run.
-func isToken68(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
-}
-
-// isQDText: qdtext of RFC 9110 section 5.6.4.
-func isQDText(c byte) bool {
-	return c == '\t' || c == ' ' || c == 0x21 || (0x23 <= c && c <= 0x5b) || (0x5d <= c && c <= 0x7e) || c >= 0x80
-}
-
-// isQuotedPair: the escaped octet of a quoted-pair.
-func isQuotedPair(c byte) bool { return c == '\t' || c == ' ' || (0x21 <= c && c <= 0x7e) || c >= 0x80 }
+func isOWS(c byte) bool        { return classes[c]&classOWS != 0 }
+func isTChar(c byte) bool      { return classes[c]&classTChar != 0 }
+func isToken68(c byte) bool    { return classes[c]&classT68 != 0 }
+func isQDText(c byte) bool     { return classes[c]&classQDText != 0 }
+func isQuotedPair(c byte) bool { return classes[c]&classPair != 0 }

@@ -573,6 +573,21 @@ func BenchmarkHTTPExchange(b *testing.B) {
 			}
 		}
 	})
+	b.Run("transport-bearer", func(b *testing.B) {
+		env := "AHP_TRANSPORT_BENCH_TOKEN"
+		b.Setenv(env, "bench-token")
+		h := transport.NewHTTP(srv.URL, transport.HTTPOptions{Authentication: &gen.Authentication{Bearer: &gen.AuthenticationBearer{TokenEnv: &env}}})
+		defer h.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := h.Exchange(ctx, msg)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("raw", func(b *testing.B) {
 		client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		defer client.CloseIdleConnections()
