@@ -2,12 +2,10 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -26,9 +24,23 @@ const (
 	// DefaultMaxStderrBytes bounds what is forwarded from one child's
 	// stderr to StdioOptions.Stderr; the rest is drained and dropped.
 	DefaultMaxStderrBytes = 64 << 10
+	// DefaultMaxInFlight is how many requests may be outstanding on a
+	// persistent child at once: one, which base/transports/stdio.md lets a
+	// harness keep to, and which every backend can serve.
+	DefaultMaxInFlight = 1
+	// DefaultMaxChildren is how many per_event children of one backend may
+	// run at once.
+	DefaultMaxChildren = 16
+	// DefaultRelaunchBackoff is the first delay before a persistent child
+	// that ended without ever answering is relaunched; it doubles with
+	// every further such child, up to DefaultMaxRelaunchBackoff.
+	DefaultRelaunchBackoff = 100 * time.Millisecond
+	// DefaultMaxRelaunchBackoff caps the relaunch delay.
+	DefaultMaxRelaunchBackoff = 30 * time.Second
 )
 
-// StdioOptions configures a stdio transport.
+// StdioOptions configures a stdio transport. Every limit has a default that
+// its zero value selects.
 type StdioOptions struct {
 	// BackendID is the registration id of the backend.
 	BackendID string
@@ -54,38 +66,86 @@ type StdioOptions struct {
 	// DefaultMaxStderrBytes.
 	MaxStderrBytes int64
 	// MaxFrameBytes bounds one stdout frame; <= 0 means
-	// DefaultMaxResponseBytes.
+	// DefaultMaxResponseBytes. A longer response fails its delivery with
+	// CodeCapacity, reason "too_large", as over HTTP.
 	MaxFrameBytes int
-	// CloseGrace bounds the graceful wait in Close; <= 0 means
-	// DefaultCloseGrace.
+	// CloseGrace is how long Close lets a persistent child finish after its
+	// stdin is closed (a backend may still be working on a request whose
+	// caller gave up, or on notifications) before it is killed. Zero means
+	// DefaultCloseGrace; a negative value kills it at once.
 	CloseGrace time.Duration
 	// MaxMalformed is the consecutive malformed-frame limit of a persistent
 	// child; <= 0 means DefaultMaxMalformed.
 	MaxMalformed int
+	// MaxInFlight bounds the requests outstanding on a persistent child at
+	// once; <= 0 means DefaultMaxInFlight. Responses are correlated by id,
+	// so a larger value suits a backend that answers concurrently (as
+	// server.ServeStdio does). Further requests wait for a slot within
+	// their deadline. Notifications are not counted.
+	MaxInFlight int
+	// MaxChildren bounds the per_event children running at once; <= 0
+	// means DefaultMaxChildren. Further messages wait for a slot within
+	// their deadline.
+	MaxChildren int
+	// RelaunchBackoff is the first delay before a persistent child that
+	// ended (or failed to launch) without having answered a request is
+	// relaunched. Each further such child doubles it, up to
+	// MaxRelaunchBackoff; a child that answered resets it. During the delay
+	// deliveries fail at once with CodeTransport, reason
+	// "relaunch_backoff". Zero means DefaultRelaunchBackoff; a negative
+	// value relaunches at once.
+	RelaunchBackoff time.Duration
+	// MaxRelaunchBackoff caps the relaunch delay; <= 0 means
+	// DefaultMaxRelaunchBackoff.
+	MaxRelaunchBackoff time.Duration
 }
 
 // Stdio is the stdio binding over owned child processes.
+//
+// Process hygiene. On Unix each child runs in a process group of its own,
+// which is killed when the child exits, when its delivery is cancelled, and
+// at Close, so that the processes it started go with it. A child's output
+// ends when the child exits: what it wrote before exiting is read, and a
+// process it left behind that still holds its stdout or stderr holds
+// neither an exchange nor Close open (elsewhere such output is read for at
+// most CloseGrace after the exit). On Linux, a process that left the group
+// (with setsid or setpgid) but kept one of the child's stdio pipes is then
+// found by that pipe under /proc and killed; it is signalled through a
+// pidfd after a second check, so that a recycled pid is never hit. Not
+// reached: a descendant that left the group and closed or replaced all
+// three pipes (a daemon that detached on purpose), and, outside Linux, any
+// descendant that left the group. A host that must contain those runs the
+// backend under a supervisor that owns a cgroup or a PID namespace, named
+// as the registration's command.
+//
+// Making the host a child subreaper (PR_SET_CHILD_SUBREAPER) is not done:
+// it is process-wide state that changes the host for every other library,
+// and would leave the host to reap every orphan of its descendants. Nor is
+// the parent-pid chain followed: it breaks exactly when the child exits,
+// since its orphans are reparented at once; cgroups and namespaces need
+// privileges or a delegation a library cannot assume.
 type Stdio struct {
-	opts StdioOptions
+	opts        StdioOptions
+	backoffBase time.Duration // 0: no relaunch backoff
+	backoffMax  time.Duration
 
-	mu      sync.Mutex
-	closed  bool
-	child   *child   // persistent only
-	retired []*child // replaced persistent children whose stdout is still open
-	live    map[*exec.Cmd]struct{}
-	wg      sync.WaitGroup // per-event children and persistent reapers
-	sem     chan struct{}  // one outstanding request per persistent child
+	mu       sync.Mutex
+	closed   bool
+	closing  chan struct{} // closed by Close
+	child    *child        // persistent only
+	retired  []*child      // replaced persistent children still in use by an Exchange
+	failures int           // consecutive persistent children that never answered
+	retryAt  time.Time     // no relaunch before
+	live     map[*exec.Cmd]struct{}
+	wg       sync.WaitGroup // per-event children and persistent reapers
+	sem      chan struct{}  // in-flight requests of the persistent child
+	slots    chan struct{}  // running per_event children
 
 	stderrMu sync.Mutex // one write at a time to opts.Stderr, from any child
 }
 
 // NewStdio returns a stdio transport. It starts nothing: a persistent child
 // is launched on first use and relaunched after it exits.
-//
-// On Unix each child runs in a process group of its own, so that a kill
-// (a cancelled delivery, Close) also reaches the processes it started,
-// and so that processes it leaves behind when it exits do not keep its
-// pipes open; a terminal's interrupt reaches the host, not the children.
 func NewStdio(opts StdioOptions) *Stdio {
 	if opts.MaxStderrBytes <= 0 {
 		opts.MaxStderrBytes = DefaultMaxStderrBytes
@@ -93,16 +153,55 @@ func NewStdio(opts StdioOptions) *Stdio {
 	if opts.MaxFrameBytes <= 0 {
 		opts.MaxFrameBytes = DefaultMaxResponseBytes
 	}
-	if opts.CloseGrace <= 0 {
+	switch {
+	case opts.CloseGrace == 0:
 		opts.CloseGrace = DefaultCloseGrace
+	case opts.CloseGrace < 0:
+		opts.CloseGrace = 0
 	}
 	if opts.MaxMalformed <= 0 {
 		opts.MaxMalformed = DefaultMaxMalformed
 	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.MaxChildren <= 0 {
+		opts.MaxChildren = DefaultMaxChildren
+	}
+	if opts.RelaunchBackoff == 0 {
+		opts.RelaunchBackoff = DefaultRelaunchBackoff
+	}
+	if opts.MaxRelaunchBackoff <= 0 {
+		opts.MaxRelaunchBackoff = DefaultMaxRelaunchBackoff
+	}
 	if opts.Env == nil {
 		opts.Env = []string{"PATH=" + os.Getenv("PATH")}
 	}
-	return &Stdio{opts: opts, live: map[*exec.Cmd]struct{}{}, sem: make(chan struct{}, 1)}
+	t := &Stdio{
+		opts:    opts,
+		closing: make(chan struct{}),
+		live:    map[*exec.Cmd]struct{}{},
+		sem:     make(chan struct{}, opts.MaxInFlight),
+		slots:   make(chan struct{}, opts.MaxChildren),
+	}
+	if opts.RelaunchBackoff > 0 {
+		t.backoffBase = opts.RelaunchBackoff
+		t.backoffMax = max(opts.MaxRelaunchBackoff, opts.RelaunchBackoff)
+	}
+	return t
+}
+
+// relaunchDelay is the delay after n consecutive persistent children that
+// never answered: base doubled n-1 times, at most limit; 0 when base is.
+func relaunchDelay(n int, base, limit time.Duration) time.Duration {
+	if base <= 0 || n <= 0 {
+		return 0
+	}
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // proc is one started child and the harness's ends of its pipes. All three
@@ -111,10 +210,12 @@ func NewStdio(opts StdioOptions) *Stdio {
 // soon as the child exits, whatever processes it started still hold them.
 type proc struct {
 	cmd     *exec.Cmd
+	grace   time.Duration // post-exit read bound where output cannot end at exit
 	stdin   *os.File
-	stdout  *os.File
-	stderr  *os.File      // nil: not forwarded
+	stdout  *outPipe
+	stderr  *outPipe      // nil: not forwarded
 	drained chan struct{} // closed when the stderr drain has ended
+	pipes   []pipeID      // identities of the three pipes, to find their holders
 }
 
 // launch starts the child in a process group of its own. The caller holds
@@ -146,13 +247,14 @@ func (t *Stdio) launch() (*proc, error) {
 		return ours, true
 	}
 	var childIn, childOut, childErr *os.File
-	p := &proc{cmd: cmd}
+	p := &proc{cmd: cmd, grace: t.opts.CloseGrace}
+	var stdout, stderr *os.File
 	var ok bool
 	if p.stdin, ok = pipe(&childIn, false); ok {
-		p.stdout, ok = pipe(&childOut, true)
+		stdout, ok = pipe(&childOut, true)
 	}
 	if ok && t.opts.Stderr != nil {
-		p.stderr, ok = pipe(&childErr, true)
+		stderr, ok = pipe(&childErr, true)
 	}
 	if ok {
 		cmd.Stdin, cmd.Stdout = childIn, childOut
@@ -166,7 +268,14 @@ func (t *Stdio) launch() (*proc, error) {
 		closeAll(parent)
 		return nil, fail(CodeTransport, StageSend, "launch", ErrUnreachable)
 	}
-	if p.stderr != nil {
+	for _, f := range parent {
+		if id, ok := pipeIdentity(f); ok {
+			p.pipes = append(p.pipes, id)
+		}
+	}
+	p.stdout = newOutPipe(stdout)
+	if stderr != nil {
+		p.stderr = newOutPipe(stderr)
 		p.drained = make(chan struct{})
 		w := &boundedWriter{mu: &t.stderrMu, w: t.opts.Stderr, left: t.opts.MaxStderrBytes}
 		go func() {
@@ -177,17 +286,25 @@ func (t *Stdio) launch() (*proc, error) {
 	return p, nil
 }
 
-// wait reaps the child, then kills what is left of its process group (the
-// processes it started and left behind, which would hold its pipes open)
-// and ends the stderr drain, at the latest after grace. It returns
-// cmd.Wait's error.
-func (p *proc) wait(grace time.Duration) error {
+// wait reaps the child, kills what is left of its process group and the
+// processes that escaped it but still hold its pipes, ends its output
+// (what it wrote before exiting stays readable) and the stderr drain. It
+// returns cmd.Wait's error.
+func (p *proc) wait() error {
 	err := p.cmd.Wait()
 	killGroup(p.cmd.Process)
+	held := pipeHeld(p.stdout.f)
 	if p.stderr != nil {
-		_ = p.stderr.SetReadDeadline(time.Now().Add(grace))
+		held = held || pipeHeld(p.stderr.f)
+	}
+	if held {
+		killHolders(p.pipes)
+	}
+	p.stdout.exit(p.grace)
+	if p.stderr != nil {
+		p.stderr.exit(p.grace)
 		<-p.drained
-		_ = p.stderr.Close()
+		_ = p.stderr.f.Close()
 	}
 	return err
 }
@@ -201,12 +318,20 @@ func (t *Stdio) Exchange(ctx context.Context, msg Message) ([]byte, error) {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctxFail(ctx, StageSend)
+	case <-t.closing:
+		return nil, fail(CodeCancelled, StageSend, "closed", ErrClosed)
 	}
 	defer func() { <-t.sem }()
-	c, err := t.persistent(true)
+	t.mu.Lock()
+	c, err := t.persistent()
+	if err == nil {
+		c.users++
+	}
+	t.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
+	defer t.leave(c)
 	return c.exchange(ctx, msg)
 }
 
@@ -216,7 +341,9 @@ func (t *Stdio) Notify(ctx context.Context, msg Message) error {
 		_, err := t.perEvent(ctx, msg, false)
 		return err
 	}
-	c, err := t.persistent(false)
+	t.mu.Lock()
+	c, err := t.persistent()
+	t.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -225,7 +352,8 @@ func (t *Stdio) Notify(ctx context.Context, msg Message) error {
 
 // Close implements Transport: it closes a persistent child's stdin, waits
 // up to CloseGrace for it to exit, kills it otherwise, kills running
-// per-event children, and reaps them all.
+// per-event children, and reaps them all. Messages waiting for a slot end
+// with ErrClosed.
 func (t *Stdio) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -234,6 +362,7 @@ func (t *Stdio) Close() error {
 		return nil
 	}
 	t.closed = true
+	close(t.closing)
 	c := t.child
 	retired := t.retired
 	t.retired = nil
@@ -252,52 +381,41 @@ func (t *Stdio) Close() error {
 	return nil
 }
 
-// persistent returns the running child, launching one if needed. exclusive
-// means that the caller holds t.sem, so that no one is reading the stdout of
-// a child that has been replaced: it can be closed.
-func (t *Stdio) persistent(exclusive bool) (*child, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// persistent returns the running child, launching one if needed and the
+// relaunch backoff allows it. The caller holds t.mu.
+func (t *Stdio) persistent() (*child, error) {
 	if t.closed {
 		return nil, fail(CodeCancelled, StageSend, "closed", ErrClosed)
 	}
 	if c := t.child; c != nil && c.gone() {
-		t.retired = append(t.retired, c) // relaunched below
-		t.child = nil
-	}
-	if len(t.retired) > 0 && !exclusive {
-		// Notify does not hold t.sem; if no Exchange does either, nothing
-		// reads the retired children's stdout.
-		select {
-		case t.sem <- struct{}{}:
-			exclusive = true
-			defer func() { <-t.sem }()
-		default:
-		}
-	}
-	if exclusive && len(t.retired) > 0 {
-		for _, r := range t.retired {
-			r.release()
-		}
-		t.retired = nil
+		t.retire(c)
 	}
 	if t.child != nil {
 		return t.child, nil
 	}
+	now := time.Now()
+	if now.Before(t.retryAt) {
+		return nil, fail(CodeTransport, StageSend, "relaunch_backoff", ErrUnreachable)
+	}
 	p, err := t.launch()
 	if err != nil {
+		t.failures++
+		t.retryAt = now.Add(relaunchDelay(t.failures, t.backoffBase, t.backoffMax))
 		return nil, err
 	}
 	c := &child{
 		proc:         p,
-		grace:        t.opts.CloseGrace,
 		w:            jsonrpc.NewFrameWriter(p.stdin),
 		fr:           jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes),
 		done:         make(chan struct{}),
-		fired:        make(chan struct{}, 1),
+		reading:      make(chan struct{}, 1),
 		maxMalformed: t.opts.MaxMalformed,
+		multiplexed:  t.opts.MaxInFlight > 1,
 	}
-	c.interrupt = c.cancelExchange
+	if !c.multiplexed {
+		c.solo.fired = make(chan struct{}, 1)
+		c.soloInterrupt = func() { c.interrupt(&c.solo) }
+	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
@@ -307,334 +425,39 @@ func (t *Stdio) persistent(exclusive bool) (*child, error) {
 	return c, nil
 }
 
-// child is one persistent backend process.
-//
-// Its stdout has no reader goroutine: the Exchange holding Stdio.sem reads
-// frames itself until it finds its response, so that the response goes
-// from the pipe to the caller without changing goroutines. Cancellation
-// interrupts that read with a read deadline.
-type child struct {
-	*proc
-	grace        time.Duration
-	w            *jsonrpc.FrameWriter
-	done         chan struct{} // closed once the process is reaped
-	exitCode     int           // set before done is closed
-	killed       atomic.Bool
-	maxMalformed int
-
-	// Used only by the Exchange holding Stdio.sem.
-	fr        *jsonrpc.FrameReader
-	abandoned []jsonrpc.ID // recent ids whose late responses are dropped
-	malformed int          // consecutive malformed frames
-
-	writing   atomic.Bool   // the Exchange is writing its request
-	interrupt func()        // cancelExchange, bound once
-	fired     chan struct{} // receives when interrupt has run
-
-	releaseOnce sync.Once
-}
-
-const maxAbandoned = 64
-
-// exchange writes a request and reads frames until its response.
-func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
-	if ctx.Err() != nil {
-		return nil, ctxFail(ctx, StageSend)
+// retire replaces a child that exited or was killed, and charges it to the
+// relaunch backoff unless it answered a request. Its stdout is closed once
+// no Exchange uses it. The caller holds t.mu.
+func (t *Stdio) retire(c *child) {
+	t.child = nil
+	if c.answered.Load() {
+		t.failures, t.retryAt = 0, time.Time{}
+	} else {
+		t.failures++
+		t.retryAt = c.endTime().Add(relaunchDelay(t.failures, t.backoffBase, t.backoffMax))
 	}
-	// writing is set before the interrupt can run: an interrupt that finds
-	// it clear only sets a read deadline, which does not unblock a write.
-	c.writing.Store(true)
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, c.interrupt)
-		defer func() {
-			if !stop() {
-				<-c.fired // interrupt ran: undo its deadline
-				_ = c.stdout.SetReadDeadline(time.Time{})
-			}
-		}()
-	}
-	err := c.w.WriteFrame(msg.Body)
-	c.writing.Store(false)
-	if err != nil {
-		return nil, c.writeFailed(ctx, err)
-	}
-	return c.receive(ctx, msg.ID)
-}
-
-// cancelExchange runs when the ctx of an Exchange ends. A request being
-// written (to a child that stopped reading) cannot be withdrawn: the child
-// is killed, which unblocks the write. A read is interrupted with a read
-// deadline in the past, and the child is kept.
-func (c *child) cancelExchange() {
-	if c.writing.Load() {
-		c.kill()
-	}
-	_ = c.stdout.SetReadDeadline(time.Unix(1, 0))
-	c.fired <- struct{}{}
-}
-
-// receive reads frames until the response to id. A late response to an
-// abandoned request is skipped; anything else fails the request.
-func (c *child) receive(ctx context.Context, id jsonrpc.ID) ([]byte, error) {
-	for {
-		frame, err := c.fr.Next()
-		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				c.abandon(id)
-				return nil, ctxFail(ctx, StageReceive)
-			case errors.Is(err, jsonrpc.ErrFrameTooLarge), errors.Is(err, jsonrpc.ErrEmptyFrame),
-				errors.Is(err, jsonrpc.ErrCRLF), errors.Is(err, jsonrpc.ErrUnterminatedFrame):
-				return nil, c.bad(id, "frame")
-			}
-			// End of stdout or a read error: the child exited, or closed
-			// its stdout and can never answer.
-			return nil, c.ended(ctx, StageReceive)
-		}
-		env, err := jsonrpc.Classify(frame)
-		if err != nil || (env.Kind != jsonrpc.KindResponse && env.Kind != jsonrpc.KindErrorResponse) {
-			return nil, c.bad(id, "not_response")
-		}
-		switch {
-		case env.ID.Equal(id):
-			c.malformed = 0
-			return frame, nil
-		case c.isAbandoned(env.ID):
-			// A late reply to an abandoned request.
-		default:
-			return nil, c.bad(id, "id_mismatch")
-		}
-	}
-}
-
-// notify writes a notification. Notifications do not take Stdio.sem; if ctx
-// ends while the write is blocked (a child that stopped reading) the child
-// is killed, which unblocks it.
-func (c *child) notify(ctx context.Context, body []byte) error {
-	if ctx.Err() != nil {
-		return ctxFail(ctx, StageSend)
-	}
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, c.kill)
-		defer stop()
-	}
-	if err := c.w.WriteFrame(body); err != nil {
-		return c.writeFailed(ctx, err)
-	}
-	return nil
-}
-
-// writeFailed classifies a failed write. A child whose stdin is broken is
-// killed (if it has not exited already) and its exit status reported.
-func (c *child) writeFailed(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctxFail(ctx, StageSend)
-	}
-	if errors.Is(err, jsonrpc.ErrNewlineInFrame) || errors.Is(err, jsonrpc.ErrEmptyFrame) {
-		return fail(CodeTransport, StageSend, "frame", ErrMalformed)
-	}
-	return c.ended(ctx, StageSend)
-}
-
-// ended kills a child whose pipes are broken (a no-op once it has exited),
-// waits until it is reaped, and reports its exit.
-func (c *child) ended(ctx context.Context, stage Stage) error {
-	c.kill()
-	select {
-	case <-c.done:
-		return exitFail(stage, c.exitCode)
-	case <-ctx.Done():
-		return ctxFail(ctx, stage)
-	}
-}
-
-// bad records malformed output, which fails the request waiting for id; a
-// child that keeps emitting malformed output is terminated.
-func (c *child) bad(id jsonrpc.ID, reason string) error {
-	c.malformed++
-	c.abandon(id)
-	if c.malformed >= c.maxMalformed {
-		c.kill()
-	}
-	return fail(CodeProtocolRejection, StageReceive, reason, ErrMalformed)
-}
-
-func (c *child) abandon(id jsonrpc.ID) {
-	if len(c.abandoned) == maxAbandoned {
-		c.abandoned = c.abandoned[1:]
-	}
-	c.abandoned = append(c.abandoned, id)
-}
-
-func (c *child) isAbandoned(id jsonrpc.ID) bool {
-	for _, a := range c.abandoned {
-		if a.Equal(id) {
-			return true
-		}
-	}
-	return false
-}
-
-// kill kills the process (a no-op once it has exited); the next use
-// launches a new child without waiting for this one to be reaped.
-func (c *child) kill() {
-	c.killed.Store(true)
-	killGroup(c.cmd.Process)
-}
-
-// gone reports whether the child has exited or been killed.
-func (c *child) gone() bool {
-	if c.killed.Load() {
-		return true
-	}
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// reap waits for the process to exit and records its status.
-func (c *child) reap() {
-	_ = c.proc.wait(c.grace)
-	_ = c.stdin.Close() // a write to a child that exited fails at once
-	if c.cmd.ProcessState != nil {
-		c.exitCode = c.cmd.ProcessState.ExitCode()
-	}
-	close(c.done)
-}
-
-// release closes the harness's end of stdout. It is called once no
-// Exchange can be reading it, or at Close.
-func (c *child) release() {
-	c.releaseOnce.Do(func() { _ = c.stdout.Close() })
-}
-
-// stop closes stdin, waits up to grace for the child to exit, then kills it
-// and waits until it is reaped.
-func (c *child) stop(grace time.Duration) {
-	_ = c.stdin.Close()
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	select {
-	case <-c.done:
+	if c.users == 0 {
+		c.release()
 		return
-	case <-timer.C:
 	}
-	c.kill()
-	<-c.done
+	c.retired = true
+	t.retired = append(t.retired, c)
 }
 
-func exitFail(stage Stage, code int) *Error {
-	e := fail(CodeTransport, stage, "process_exit", ErrExited)
-	e.Status = code
-	return e
-}
-
-// perEvent runs one child for one message: write it, close stdin, read at
-// most one response (requests only), wait for exit. The child is always
-// reaped before perEvent returns; if ctx ends first, its process group is
-// killed. Once the child has exited, stdout is read for at most CloseGrace
-// more: processes it left behind are killed with its group, and where that
-// cannot reach them they cannot hold the exchange open.
-func (t *Stdio) perEvent(ctx context.Context, msg Message, request bool) ([]byte, error) {
+// leave ends an Exchange's use of c.
+func (t *Stdio) leave(c *child) {
 	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		return nil, fail(CodeCancelled, StageSend, "closed", ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		t.mu.Unlock()
-		return nil, ctxFail(ctx, StageSend)
-	}
-	p, err := t.launch()
-	if err != nil {
-		t.mu.Unlock()
-		return nil, err
-	}
-	cmd := p.cmd
-	t.live[cmd] = struct{}{}
-	t.wg.Add(1)
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		delete(t.live, cmd)
-		t.mu.Unlock()
-		t.wg.Done()
-	}()
-	defer p.stdout.Close()
-
-	// The read deadline of stdout: in the past once ctx ended, CloseGrace
-	// after the exit otherwise, whichever is set first.
-	var dlMu sync.Mutex
-	deadlineSet := false
-	setDeadline := func(at time.Time) {
-		dlMu.Lock()
-		defer dlMu.Unlock()
-		if !deadlineSet {
-			deadlineSet = true
-			_ = p.stdout.SetReadDeadline(at)
-		}
-	}
-	reaped := make(chan struct{})
-	var waitErr error
-	go func() {
-		defer close(reaped)
-		waitErr = p.wait(t.opts.CloseGrace)
-		setDeadline(time.Now().Add(t.opts.CloseGrace))
-	}()
-	stop := context.AfterFunc(ctx, func() {
-		killGroup(cmd.Process)
-		setDeadline(time.Unix(1, 0))
-	})
-	defer stop()
-
-	werr := jsonrpc.NewFrameWriter(p.stdin).WriteFrame(msg.Body)
-	_ = p.stdin.Close()
-
-	var frame []byte
-	var protoErr *Error
-	if request {
-		fr := jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes)
-		f, err := fr.Next()
-		switch {
-		case err == nil:
-			frame = f
-			// Nothing may follow the response. Output still open CloseGrace
-			// after the exit (a process that escaped the group) is not
-			// held against the child.
-			if _, err := fr.Next(); !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {
-				protoErr = fail(CodeProtocolRejection, StageReceive, "extra_output", ErrMalformed)
+	defer t.mu.Unlock()
+	c.users--
+	if c.users == 0 && c.retired {
+		c.release()
+		for i, r := range t.retired {
+			if r == c {
+				t.retired = append(t.retired[:i], t.retired[i+1:]...)
+				break
 			}
-		case errors.Is(err, io.EOF), errors.Is(err, os.ErrDeadlineExceeded):
-			protoErr = fail(CodeProtocolRejection, StageReceive, "missing_response", ErrMalformed)
-		case errors.Is(err, jsonrpc.ErrFrameTooLarge):
-			protoErr = fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge)
-		default:
-			protoErr = fail(CodeProtocolRejection, StageReceive, "frame", ErrMalformed)
 		}
 	}
-	// Discard the rest of stdout so the child can exit, then reap it.
-	_, _ = io.Copy(io.Discard, p.stdout)
-	<-reaped
-	if ctx.Err() != nil {
-		return nil, ctxFail(ctx, StageReceive)
-	}
-	if waitErr != nil {
-		var ee *exec.ExitError
-		if errors.As(waitErr, &ee) {
-			return nil, exitFail(StageReceive, ee.ExitCode())
-		}
-		return nil, fail(CodeTransport, StageReceive, "process_exit", ErrExited)
-	}
-	if werr != nil && errors.Is(werr, jsonrpc.ErrNewlineInFrame) {
-		return nil, fail(CodeTransport, StageSend, "frame", ErrMalformed)
-	}
-	if protoErr != nil {
-		return nil, protoErr
-	}
-	return frame, nil
 }
 
 // boundedWriter forwards at most left bytes and silently drops the rest, so

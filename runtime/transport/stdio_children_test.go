@@ -85,7 +85,7 @@ func TestStdioNotifyReleasesExitedChildren(t *testing.T) {
 	// A shell starts much faster than the test binary built with -race.
 	starts := make(chan struct{}, 1000)
 	s := transport.NewStdio(transport.StdioOptions{Command: "/bin/sh", Args: []string{"-c", "echo 'start ' >&2; read line"},
-		Lifecycle: gen.StdioTransportLifecyclePersistent, Stderr: signalWriter{"start ", starts}})
+		Lifecycle: gen.StdioTransportLifecyclePersistent, Stderr: signalWriter{"start ", starts}, RelaunchBackoff: -1})
 	t.Cleanup(func() { _ = s.Close() })
 	fds := func() int {
 		entries, err := os.ReadDir("/proc/self/fd")
