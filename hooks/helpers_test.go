@@ -42,7 +42,7 @@ func runBackend(mode string) int {
 		return runTee(rest)
 	}
 	switch mode {
-	case "none", "deny", "allow", "modify", "slow", "pid", "env":
+	case "none", "deny", "allow", "modify", "slow", "stuck", "pid", "env":
 		h.Intercept = func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
 			switch mode {
 			case "deny":
@@ -54,6 +54,8 @@ func runBackend(mode string) int {
 				return server.InterceptResult{Effects: []gen.Effect{e}}, err
 			case "slow":
 				time.Sleep(2 * time.Second)
+			case "stuck": // works on, whether or not the harness still waits
+				time.Sleep(time.Hour)
 			case "pid":
 				return server.InterceptResult{Effects: []gen.Effect{server.Deny(fmt.Sprintf("pid:%d", os.Getpid()))}}, nil
 			case "env":

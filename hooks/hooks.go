@@ -69,8 +69,38 @@ type Config struct {
 	// written from the transport's own goroutines, one write at a time
 	// across all backends of the Hooks.
 	StdioStderr io.Writer
-	// MaxResponseBytes bounds one response; <= 0 means
-	// transport.DefaultMaxResponseBytes.
+	// StdioCloseGrace is how long Close lets each persistent stdio backend
+	// finish after its stdin is closed (it may still be working on a
+	// request whose call has returned, or on observations) before it is
+	// killed; Close takes up to this long while such a backend is busy.
+	// Zero means transport.DefaultCloseGrace (2 s); a negative value kills
+	// at once.
+	StdioCloseGrace time.Duration
+	// StdioMaxInFlight bounds the requests outstanding at once on one
+	// persistent stdio backend, from concurrent calls; <= 0 means
+	// transport.DefaultMaxInFlight (1: the calls take turns). Responses are
+	// correlated by id, so a backend that answers concurrently (such as
+	// server.ServeStdio) may be given more. Waiting is inside the call's
+	// budget.
+	StdioMaxInFlight int
+	// StdioMaxChildren bounds the children of one per_event stdio backend
+	// running at once; <= 0 means transport.DefaultMaxChildren. Waiting for
+	// a slot is inside the call's budget.
+	StdioMaxChildren int
+	// StdioRelaunchBackoff is the first delay before a persistent stdio
+	// backend that exited (or failed to launch) without having answered a
+	// request is relaunched; it doubles with each further such exit, up to
+	// StdioMaxRelaunchBackoff, and an answer resets it. Meanwhile its
+	// deliveries fail at once (transport.CodeTransport, reason
+	// "relaunch_backoff") under their failure policy. Zero means
+	// transport.DefaultRelaunchBackoff; a negative value relaunches at once.
+	StdioRelaunchBackoff time.Duration
+	// StdioMaxRelaunchBackoff caps the relaunch delay; <= 0 means
+	// transport.DefaultMaxRelaunchBackoff.
+	StdioMaxRelaunchBackoff time.Duration
+	// MaxResponseBytes bounds one response over any transport; <= 0 means
+	// transport.DefaultMaxResponseBytes. A longer one fails its delivery
+	// with transport.CodeCapacity, reason "too_large".
 	MaxResponseBytes int64
 	// ObserveTimeout caps each observation delivery, its preparation
 	// included, within the call budget; <= 0 means DefaultObserveTimeout.

@@ -295,6 +295,12 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 			Env:           h.cfg.StdioEnv,
 			Stderr:        h.cfg.StdioStderr,
 			MaxFrameBytes: int(h.cfg.MaxResponseBytes),
+
+			CloseGrace:         h.cfg.StdioCloseGrace,
+			MaxInFlight:        h.cfg.StdioMaxInFlight,
+			MaxChildren:        h.cfg.StdioMaxChildren,
+			RelaunchBackoff:    h.cfg.StdioRelaunchBackoff,
+			MaxRelaunchBackoff: h.cfg.StdioMaxRelaunchBackoff,
 		}), nil
 	}
 	return nil, regError(bp+"/transport", "oneOf", "no supported transport")
