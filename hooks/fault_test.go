@@ -75,6 +75,8 @@ func faults() []fault {
 		{name: "uncorrelated", binding: "stdio", transport: stdio("mismatch"), code: transport.CodeProtocolRejection, reason: "id_mismatch"},
 		{name: "json-rpc error", binding: "stdio", transport: stdio("rpcerror"), code: transport.CodeRemoteRPC, reason: "jsonrpc_error"},
 		{name: "ungranted effect", binding: "stdio", transport: stdio("ungranted"), code: transport.CodeProtocolRejection, reason: "effect_not_granted"},
+		{name: "too large", binding: "stdio", transport: stdio("big"), maxBytes: 1024, code: transport.CodeCapacity, reason: "too_large"},
+		{name: "too large per_event", binding: "stdio", transport: func(t *testing.T, _ string) string { return backendCmd(t, "big", "per_event") }, maxBytes: 1024, code: transport.CodeCapacity, reason: "too_large"},
 	}
 }
 

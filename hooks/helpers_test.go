@@ -119,6 +119,8 @@ func runBackend(mode string) int {
 			fmt.Println(`{"jsonrpc":"2.0","id":"not-the-request","result":{"protocolVersion":"draft","effects":[]}}`)
 		case "rpcerror":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32004,"message":"db password %s","data":{"secret":"%s"}}}`+"\n", env.ID, canary, canary)
+		case "big":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"draft","effects":[],"pad":"%s"}}`+"\n", env.ID, strings.Repeat("x", 8<<10))
 		case "ungranted":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"draft","effects":[{"type":"ask"}]}}`+"\n", env.ID)
 		}
