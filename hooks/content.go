@@ -52,7 +52,7 @@ type contentPolicy struct {
 	known    [6]level         // text, reasoning, images, audio, video, files
 	other    map[string]level // further category names of the registration
 	uniform  bool             // every category the policy names selects def
-	key      string           // equal for policies that select alike
+	key      string           // equal exactly when two policies select alike
 	withhold bool             // some category selects less than body
 }
 
@@ -107,7 +107,9 @@ func newContentPolicy(s gen.ContentSelection) (*contentPolicy, error) {
 		p.other[m.Name] = parseLevel(v)
 	}
 	// The key lists the default and every category whose level differs
-	// from it, in name order.
+	// from it, in name order, each name prefixed by its length: a name is
+	// any string (NUL and digits included), so only the length tells where
+	// it ends.
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(int(p.def)))
 	type entry struct {
@@ -127,9 +129,10 @@ func newContentPolicy(s gen.ContentSelection) (*contentPolicy, error) {
 	}
 	sort.Slice(diff, func(i, j int) bool { return diff[i].name < diff[j].name })
 	for _, d := range diff {
-		b.WriteByte(0)
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(len(d.name)))
+		b.WriteByte(':')
 		b.WriteString(d.name)
-		b.WriteByte(0)
 		b.WriteString(strconv.Itoa(int(d.l)))
 	}
 	p.key = b.String()
