@@ -67,7 +67,8 @@
 //
 // Serve a Handler through an http.Server whose timeouts are set:
 // [NewHTTPServer] returns one with ReadHeaderTimeout, ReadTimeout,
-// WriteTimeout and IdleTimeout at documented defaults. http.ListenAndServe
+// WriteTimeout and IdleTimeout at documented defaults, and MaxHeaderBytes
+// at [DefaultMaxHeaderBytes] (64 KiB instead of net/http's 1 MiB). http.ListenAndServe
 // and a bare http.Server have no timeouts at all, so a client that sends
 // its headers, or part of a body, and then nothing holds its connection,
 // its goroutine and its buffers for as long as it likes; enough such
@@ -81,7 +82,11 @@
 // 16 KiB. A request holds one body buffer of at most MaxBodyBytes+1 bytes
 // (for the instant of a doubling, also the half-size buffer it replaces),
 // so the body buffers of a server are bounded by its concurrent requests
-// times MaxBodyBytes, plus what decoding and the callbacks keep. http.Server does
+// times MaxBodyBytes, plus what decoding and the callbacks keep. Headers
+// come on top: net/http reads at most MaxHeaderBytes plus 4 KiB of them per
+// request (about 68 KiB with NewHTTPServer, over 1 MiB with a bare
+// http.Server; the parsed header map holds about as much again) and
+// answers 431 beyond. http.Server does
 // not bound concurrent connections; to bound that product, limit them with
 // the listener (for example golang.org/x/net/netutil.LimitListener) or in
 // front of the server, and let the timeouts reclaim stalled ones.

@@ -199,3 +199,44 @@ func TestHTTPUnboundedLimit(t *testing.T) {
 		require.Equal(t, hotpathResponse, string(raw))
 	}
 }
+
+// TestNewHTTPServerHeaderLimit: the server bounds a request's headers at
+// DefaultMaxHeaderBytes, far below net/http's 1 MiB default: a request
+// whose headers exceed it is refused with 431 before the Handler runs, one
+// within it is served.
+func TestNewHTTPServerHeaderLimit(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := server.NewHTTPServer(ln.Addr().String(), noEffectHandler())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		require.NoError(t, srv.Shutdown(context.Background()))
+		require.ErrorIs(t, <-served, http.ErrServerClosed)
+	}()
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	cases := []struct {
+		name   string
+		header int // bytes of one extra header's value
+		status int
+	}{
+		{name: "within", header: server.DefaultMaxHeaderBytes / 2, status: http.StatusOK},
+		{name: "over", header: 2 * server.DefaultMaxHeaderBytes, status: http.StatusRequestHeaderFieldsTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, "http://"+srv.Addr, strings.NewReader(hotpathRequest))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Pad", strings.Repeat("p", tc.header))
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			require.Equal(t, tc.status, resp.StatusCode)
+		})
+	}
+	require.Equal(t, server.DefaultMaxHeaderBytes, srv.MaxHeaderBytes)
+}

@@ -23,9 +23,19 @@ const (
 	DefaultIdleTimeout = 2 * time.Minute
 )
 
+// DefaultMaxHeaderBytes is the MaxHeaderBytes that [NewHTTPServer] sets:
+// the request line and headers of one request, 64 KiB (net/http's own
+// default is 1 MiB). An AHP request needs far less, a bearer token
+// included; a request whose headers exceed it is answered 431 before the
+// Handler runs. net/http reads up to 4 KiB beyond it before refusing, so a
+// request's header buffer is bounded by about 68 KiB plus the parsed
+// header map.
+const DefaultMaxHeaderBytes = 64 << 10
+
 // NewHTTPServer returns an *http.Server for addr and h with
-// [DefaultReadHeaderTimeout], [DefaultReadTimeout], [DefaultWriteTimeout] and
-// [DefaultIdleTimeout] set; the other fields are net/http's defaults. It
+// [DefaultReadHeaderTimeout], [DefaultReadTimeout], [DefaultWriteTimeout],
+// [DefaultIdleTimeout] and [DefaultMaxHeaderBytes] set; the other fields are
+// net/http's defaults. It
 // does not listen: call ListenAndServe (or Serve with a listener of your
 // own) and Shutdown. Change any field before serving; a zero timeout means
 // none, which is what http.ListenAndServe and a bare http.Server give and
@@ -39,5 +49,6 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 		ReadTimeout:       DefaultReadTimeout,
 		WriteTimeout:      DefaultWriteTimeout,
 		IdleTimeout:       DefaultIdleTimeout,
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
 	}
 }
