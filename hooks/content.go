@@ -208,13 +208,13 @@ type textMeta struct {
 	n    int // the size, until finish spells it
 }
 
-// projector is the contentWalker that makes one receiver's view: every
-// part as its subscription's selection allows (AHP-CONTENT-002).
+// projector makes one receiver's view: every part as its subscription's
+// selection allows (AHP-CONTENT-002).
 type projector struct {
 	pol     *contentPolicy
-	slab    []textMeta  // free metadata views
-	left    int         // parts left in the list being projected: the next slab's size
-	pending []*textMeta // metadata views whose size finish spells
+	w       *partRewriter // its walker, whose left sizes the next slab
+	slab    []textMeta    // free metadata views
+	pending []*textMeta   // metadata views whose size finish spells
 }
 
 // textMetadata returns the metadata view of s: its identity and the size
@@ -223,15 +223,19 @@ type projector struct {
 // selection withholds, and the digest is optional (content-upload.md:
 // "These views may disclose optional size/hash metadata").
 func (pr *projector) textMetadata(s *gen.TextBodyPart) *gen.TextMetadataPart {
-	if len(pr.slab) == 0 {
-		pr.slab = make([]textMeta, min(max(pr.left, 1), 256))
+	left := 1
+	if pr.w != nil {
+		left = max(pr.w.left, 1)
+	}
+	if len(pr.slab) == 0 { // enough for the rest of the list, up to 256
+		pr.slab = make([]textMeta, min(left, 256))
 	}
 	m := &pr.slab[0]
 	pr.slab = pr.slab[1:]
 	m.n = len(s.Text)
 	m.part = gen.TextMetadataPart{ID: s.ID, Category: s.Category, Synthesized: s.Synthesized, Size: &m.size}
 	if pr.pending == nil {
-		pr.pending = make([]*textMeta, 0, max(pr.left, 1))
+		pr.pending = make([]*textMeta, 0, left)
 	}
 	pr.pending = append(pr.pending, m)
 	return &m.part
@@ -365,27 +369,49 @@ func (a parts) textPart() gen.TextPart {
 	return gen.TextPart{Body: a.textBody, Gap: a.textGap, Metadata: a.textMetadata, Omitted: a.textOmitted}
 }
 
-func (pr *projector) item(p *gen.ContentItem) (gen.ContentItem, bool) {
-	a, changed := pr.part(itemParts(p))
-	if !changed {
+// project returns the view of ev that pol selects, sharing what it does
+// not change with ev (neither is ever modified); ev itself when the
+// selection changes nothing.
+func project(ev *gen.Event, pol *contentPolicy) *gen.Event {
+	pr := &projector{pol: pol}
+	v, _ := walkEvent(pr.rewriter(), ev)
+	pr.finish()
+	return v
+}
+
+// rewriter is the contentWalker of the projection.
+func (pr *projector) rewriter() *partRewriter {
+	pr.w = &partRewriter{fn: pr.part}
+	return pr.w
+}
+
+// partRewriter is a contentWalker that replaces parts with fn.
+type partRewriter struct {
+	fn   func(parts) (parts, bool)
+	left int // parts left in the list being rewritten, the current one included
+}
+
+func (w *partRewriter) item(p *gen.ContentItem) (gen.ContentItem, bool) {
+	a, ok := w.fn(itemParts(p))
+	if !ok {
 		return *p, false
 	}
 	return a.item(), true
 }
 
-func (pr *projector) textPart(p *gen.TextPart) (gen.TextPart, bool) {
-	a, changed := pr.part(textPartParts(p))
-	if !changed {
+func (w *partRewriter) textPart(p *gen.TextPart) (gen.TextPart, bool) {
+	a, ok := w.fn(textPartParts(p))
+	if !ok {
 		return *p, false
 	}
 	return a.textPart(), true
 }
 
-func (pr *projector) items(ps []gen.ContentItem) ([]gen.ContentItem, bool) {
+func (w *partRewriter) items(ps []gen.ContentItem) ([]gen.ContentItem, bool) {
 	var out []gen.ContentItem
 	for i := range ps {
-		pr.left = len(ps) - i
-		p, changed := pr.item(&ps[i])
+		w.left = len(ps) - i
+		p, changed := w.item(&ps[i])
 		if !changed {
 			continue
 		}
@@ -398,11 +424,11 @@ func (pr *projector) items(ps []gen.ContentItem) ([]gen.ContentItem, bool) {
 	return out, out != nil
 }
 
-func (pr *projector) textParts(ps []gen.TextPart) ([]gen.TextPart, bool) {
+func (w *partRewriter) textParts(ps []gen.TextPart) ([]gen.TextPart, bool) {
 	var out []gen.TextPart
 	for i := range ps {
-		pr.left = len(ps) - i
-		p, changed := pr.textPart(&ps[i])
+		w.left = len(ps) - i
+		p, changed := w.textPart(&ps[i])
 		if !changed {
 			continue
 		}
@@ -415,8 +441,8 @@ func (pr *projector) textParts(ps []gen.TextPart) ([]gen.TextPart, bool) {
 	return out, out != nil
 }
 
-func (pr *projector) message(m *gen.CanonicalMessage) (gen.CanonicalMessage, bool) {
-	ps, changed := pr.items(m.Parts)
+func (w *partRewriter) message(m *gen.CanonicalMessage) (gen.CanonicalMessage, bool) {
+	ps, changed := w.items(m.Parts)
 	if !changed {
 		return *m, false
 	}
@@ -425,10 +451,10 @@ func (pr *projector) message(m *gen.CanonicalMessage) (gen.CanonicalMessage, boo
 	return c, true
 }
 
-func (pr *projector) messages(ms []gen.CanonicalMessage) ([]gen.CanonicalMessage, bool) {
+func (w *partRewriter) messages(ms []gen.CanonicalMessage) ([]gen.CanonicalMessage, bool) {
 	var out []gen.CanonicalMessage
 	for i := range ms {
-		m, changed := pr.message(&ms[i])
+		m, changed := w.message(&ms[i])
 		if !changed {
 			continue
 		}
@@ -439,14 +465,4 @@ func (pr *projector) messages(ms []gen.CanonicalMessage) ([]gen.CanonicalMessage
 		out[i] = m
 	}
 	return out, out != nil
-}
-
-// project returns the view of ev that pol selects, sharing what it does
-// not change with ev (neither is ever modified); ev itself when the
-// selection changes nothing.
-func project(ev *gen.Event, pol *contentPolicy) *gen.Event {
-	pr := &projector{pol: pol}
-	v, _ := walkEvent(pr, ev)
-	pr.finish()
-	return v
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
@@ -69,6 +70,9 @@ type call struct {
 	opts callOptions
 	fill fill
 
+	att   *attachments // the call's attachment parts and their uploads, nil without any
+	cache content.Cache
+
 	offered   []*subscription // subscriptions whose responses went to Apply, in order
 	diags     []Diagnostic
 	synthetic bool
@@ -103,6 +107,9 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 		return nil, err
 	}
 	ev = synthesizeIDs(ev)
+	if ev, err = c.bindAttachments(ev); err != nil {
+		return nil, err
+	}
 	encoded, err := validateEvent(e.info, ev)
 	if err != nil {
 		return nil, err
@@ -196,6 +203,9 @@ func (c *call) run(intercept bool) (*Result, error) {
 			chain = append(chain, s)
 		}
 	}
+	// Every matching interceptor is delivered to (or owed an observation):
+	// their selected uploads are prepared before the chain.
+	c.uploadFor(chain, 0)
 	var owed []*subscription // uncalled interceptors owed an observation
 	if !intercept || (c.occ != nil && c.occ.Done()) {
 		// Observation only, or decision-making ended before it began: the
@@ -246,6 +256,9 @@ func (c *call) run(intercept bool) (*Result, error) {
 // response. stop reports that decision-making ends (accepted deny, flow
 // stop, fail-closed failure); interrupted that the call's context ended.
 func (c *call) intercept(s *subscription) (stop, interrupted bool) {
+	if c.uploadFailed(s) { // a body it selected cannot be published
+		return c.failure(s, uploadError()), false
+	}
 	ev := c.view(s)
 	if p := c.h.cfg.Preparer; p != nil {
 		pctx := c.h.timeouts.start(c.ctx, 0)
@@ -286,7 +299,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}
 		evJSON = c.curJSON
 	}
-	body, err := c.interceptBody(id, ev, evJSON, &caps, capsJSON, s.pol)
+	body, err := c.interceptBody(id, ev, evJSON, &caps, capsJSON, s)
 	if err != nil {
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 	}
@@ -303,6 +316,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	if ferr != nil {
 		return c.failure(s, ferr), false
 	}
+	c.canonicalRefs(s, result)
 	if dctx.Err() != nil { // a response after the deadline is ignored
 		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
 	}
@@ -336,8 +350,8 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 // interceptBody encodes the hooks/intercept request for ev with caps, as
 // gen.EncodeInterceptRequest would, splicing in the encodings of the event
 // (evJSON, when known) and of caps (*capsJSON, encoded and kept there when
-// nil). The state's injections are projected for pol like the event.
-func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte, pol *contentPolicy) ([]byte, error) {
+// nil). The state's injections are projected for s like the event.
+func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte, s *subscription) ([]byte, error) {
 	var err error
 	if evJSON == nil {
 		if evJSON, err = gen.EncodeEvent(ev); err != nil {
@@ -349,7 +363,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 			return nil, err
 		}
 	}
-	state, err := c.requestState(pol)
+	state, err := c.requestState(s)
 	if err != nil {
 		return nil, err
 	}
@@ -367,21 +381,30 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	return append(b, bodyTail...), nil
 }
 
-// requestState encodes the params.state of a request to a receiver with
-// content selection pol: the committed state, with the context messages
-// that earlier interceptors injected projected for pol, so that content a
-// receiver does not select cannot reach it as a copy in an injection
-// (AHP-CONTENT-002: no duplicate-content bypass).
-func (c *call) requestState(pol *contentPolicy) ([]byte, error) {
-	if pol != nil && pol.withhold {
+// requestState encodes the params.state of a request to s: the committed
+// state, with the context messages that earlier interceptors injected
+// projected for s's content selection (and its attachment references), so
+// that content a receiver does not select cannot reach it as a copy in an
+// injection (AHP-CONTENT-002: no duplicate-content bypass).
+func (c *call) requestState(s *subscription) ([]byte, error) {
+	if s != nil && (s.pol.withhold || c.att != nil) {
 		if st := c.occ.RequestState(); len(st.Injections) > 0 {
-			pr := &projector{pol: pol}
+			pr := &projector{pol: s.pol}
+			w := pr.rewriter()
 			for i := range st.Injections {
-				if v, ok := pr.messages(st.Injections[i].Value); ok {
+				if v, ok := w.messages(st.Injections[i].Value); ok {
 					st.Injections[i].Value = v
 				}
 			}
 			pr.finish()
+			if c.att != nil {
+				w := c.attachRewriter(s)
+				for i := range st.Injections {
+					if v, ok := w.messages(st.Injections[i].Value); ok {
+						st.Injections[i].Value = v
+					}
+				}
+			}
 			return st.MarshalJSON()
 		}
 	}
@@ -652,10 +675,16 @@ func (c *call) observe(observers, owed []*subscription) {
 	if len(targets) == 0 {
 		return
 	}
+	// The explicit observers' selected uploads (the owed interceptors' were
+	// prepared before the chain).
+	if !c.ended() {
+		c.uploadFor(observers, c.h.cfg.ObserveTimeout)
+	}
 	// One view and one body per distinct view: subscriptions with the same
-	// native choice and the same content selection see the same bytes.
-	// Made up front, serially: the goroutines only read them. A view that
-	// cannot be encoded fails the observations of that view alone.
+	// native choice and the same content selection see the same bytes
+	// (unless they get attachment references, their own). Made up front,
+	// serially: the goroutines only read them. A view that cannot be
+	// encoded fails the observations of that view alone.
 	type view struct {
 		ev   *gen.Event
 		body []byte
@@ -669,6 +698,13 @@ func (c *call) observe(observers, owed []*subscription) {
 	}
 	for i, t := range targets {
 		k := viewKey{native: t.s.native, content: t.s.pol.key}
+		if c.att != nil {
+			k.sub = t.s
+			if c.uploadFailed(t.s) { // delivered with a gap; recorded, never acted on
+				te := uploadError()
+				c.record(Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason})
+			}
+		}
 		v, made := views[k]
 		if !made {
 			ev := c.view(t.s)
@@ -781,7 +817,8 @@ func answerWithheld(cur, view *gen.Event) bool {
 // viewKey identifies the view a subscription gets of one effective event.
 type viewKey struct {
 	native  bool
-	content string // contentPolicy.key
+	content string        // contentPolicy.key
+	sub     *subscription // set when the view holds the subscription's own attachment references
 }
 
 // view is the event as s may see it: without native unless s includes
@@ -792,7 +829,7 @@ func (c *call) view(s *subscription) *gen.Event {
 	if !s.native {
 		ev = withoutNative(ev)
 	}
-	return project(ev, s.pol)
+	return c.withAttachments(project(ev, s.pol), s)
 }
 
 // prepare runs the host's Preparer on a private copy of view and checks

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/auth"
+	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
 
@@ -60,6 +61,13 @@ type Config struct {
 	// SDK has projected the event for the receiver's content selection; it
 	// can only narrow that view. Nil delivers the SDK's view.
 	Preparer Preparer
+
+	// MaxConcurrentUploads bounds the content uploads in flight across all
+	// calls (attachments given with WithAttachment); 0 means
+	// content.DefaultMaxConcurrentUploads. Uploads use HTTPClient,
+	// AuthProvider (with auth.PurposeUpload and the subscription's upload
+	// auth, never the event endpoint's) and AllowInsecureHTTP.
+	MaxConcurrentUploads int
 
 	// StdioEnv is the complete environment of stdio backends; nil means a
 	// minimal one holding only PATH.
@@ -180,6 +188,7 @@ type Hooks struct {
 	shutdown sync.Once
 	done     chan struct{}
 	timeouts timeouts // delivery deadlines
+	uploader *content.Uploader
 }
 
 // backend is one registration entry with its transport.
@@ -278,6 +287,7 @@ func (h *Hooks) Close() error {
 			}
 		}
 		wg.Wait()
+		h.uploader.CloseIdleConnections()
 		close(h.done)
 	})
 	<-h.done

@@ -35,6 +35,7 @@ func synthesizeIDs(ev *gen.Event) *gen.Event {
 		return ev
 	}
 	f := &idFill{taken: make(map[string]struct{}, given)}
+	f.fn = func(a parts) (parts, bool) { return f.fillPart(a, f.nextPart) }
 	take := func(id string) {
 		if id != "" {
 			f.taken[id] = struct{}{}
@@ -160,9 +161,10 @@ func (v partVisitor) messages(ms []gen.CanonicalMessage) ([]gen.CanonicalMessage
 // of a message "<message id>.part-J" (J its index), any other part
 // "part-N", each with a numeric suffix when that id is taken.
 type idFill struct {
-	taken map[string]struct{}
-	msgs  int
-	parts int
+	partRewriter // parts outside messages
+	taken        map[string]struct{}
+	msgs         int
+	parts        int
 }
 
 // fresh returns base, or base with the first free "-K" suffix, and takes it.
@@ -189,54 +191,6 @@ func (f *idFill) fillPart(a parts, base func() string) (parts, bool) {
 		return a, false
 	}
 	return a.withID(base()), true
-}
-
-func (f *idFill) item(p *gen.ContentItem) (gen.ContentItem, bool) {
-	a, ok := f.fillPart(itemParts(p), f.nextPart)
-	if !ok {
-		return *p, false
-	}
-	return a.item(), true
-}
-
-func (f *idFill) textPart(p *gen.TextPart) (gen.TextPart, bool) {
-	a, ok := f.fillPart(textPartParts(p), f.nextPart)
-	if !ok {
-		return *p, false
-	}
-	return a.textPart(), true
-}
-
-func (f *idFill) items(ps []gen.ContentItem) ([]gen.ContentItem, bool) {
-	var out []gen.ContentItem
-	for i := range ps {
-		p, changed := f.item(&ps[i])
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = make([]gen.ContentItem, len(ps))
-			copy(out, ps)
-		}
-		out[i] = p
-	}
-	return out, out != nil
-}
-
-func (f *idFill) textParts(ps []gen.TextPart) ([]gen.TextPart, bool) {
-	var out []gen.TextPart
-	for i := range ps {
-		p, changed := f.textPart(&ps[i])
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = make([]gen.TextPart, len(ps))
-			copy(out, ps)
-		}
-		out[i] = p
-	}
-	return out, out != nil
 }
 
 func (f *idFill) message(m *gen.CanonicalMessage) (gen.CanonicalMessage, bool) {

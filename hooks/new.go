@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/auth"
+	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
@@ -68,6 +69,10 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 	}
 	if h.cfg.ObserveTimeout <= 0 {
 		h.cfg.ObserveTimeout = DefaultObserveTimeout
+	}
+	if h.uploader, err = content.NewUploader(content.UploaderConfig{HTTPClient: cfg.HTTPClient, Credentials: cfg.AuthProvider,
+		AllowInsecureHTTP: cfg.AllowInsecureHTTP, MaxConcurrentUploads: cfg.MaxConcurrentUploads}); err != nil {
+		return nil, configError("config", "/MaxConcurrentUploads", "minimum", "MaxConcurrentUploads must not be negative")
 	}
 	for _, info := range gen.Events() {
 		h.events[info.Name] = &eventEntry{info: info}

@@ -15,6 +15,7 @@ type callOptions struct {
 	grant         *Grant
 	eventID       string
 	continuations int
+	attachments   []attachmentOption
 }
 
 type optionFunc func(*callOptions)

@@ -1,0 +1,279 @@
+package hooks
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/content"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+)
+
+// WithAttachment gives the SDK the bytes of the event's attachment part
+// partID: a body-selected attachment part of the input with that id, its
+// media type either empty (the attachment's is used) or the attachment's,
+// and an empty body reference. The SDK uploads the bytes to the upload
+// endpoint of each subscription that selects the part's body, before that
+// subscription's delivery, and gives each of them only its own receiver's
+// {"ref"}. A subscription that selects metadata or omit gets the part
+// without a reference and never causes the source to be read; one that
+// selects the body but has no upload endpoint, or whose upload failed, gets
+// a content gap (and a failed upload is a preparation failure of an
+// interceptor under its failure policy, a diagnostic of an observer).
+//
+// In the Result, and in the effects it reports, such a part carries the
+// reference "ahp:attachment:" followed by partID; a backend that repeats
+// its own reference in a message-list effect repeats that part. The call
+// reads the attachment at most once; the caller keeps owning it and closes
+// it after the call returns (no upload outlives the call).
+func WithAttachment(partID string, a *content.Attachment) CallOption {
+	return optionFunc(func(o *callOptions) {
+		o.attachments = append(o.attachments, attachmentOption{partID: partID, a: a})
+	})
+}
+
+type attachmentOption struct {
+	partID string
+	a      *content.Attachment
+}
+
+// attachmentRefPrefix starts the reference of an attachment part whose
+// bytes the SDK uploads, in the canonical event.
+const attachmentRefPrefix = "ahp:attachment:"
+
+// attached is one attachment part of a call.
+type attached struct {
+	partID string
+	a      *content.Attachment
+	ref    string // its reference in the canonical event
+}
+
+// attachments are the attachment parts of one call and their uploads.
+type attachments struct {
+	byRef   map[string]*attached // canonical reference → part
+	uploads map[uploadKey]uploadResult
+	issued  map[*subscription]map[string]string // receiver's reference → canonical reference
+}
+
+type uploadKey struct {
+	s  *subscription
+	at *attached
+}
+
+// uploadResult is a subscription's body of one attachment part.
+type uploadResult struct {
+	ref    gen.ContentReference // confirmed
+	err    error                // the upload failed
+	noDest bool                 // the subscription has no upload endpoint
+}
+
+// bindAttachments puts the canonical references of the call's attachment
+// parts into ev (a copy of what changes).
+func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
+	if len(c.opts.attachments) == 0 {
+		return ev, nil
+	}
+	att := &attachments{byRef: map[string]*attached{}, uploads: map[uploadKey]uploadResult{}, issued: map[*subscription]map[string]string{}}
+	byPart := map[string]*attached{}
+	for _, o := range c.opts.attachments {
+		if o.partID == "" || o.a == nil {
+			return nil, inputError("attachments", "", "attachment", "an attachment needs a part id and an attachment")
+		}
+		if byPart[o.partID] != nil {
+			return nil, inputError("attachments", "", "attachment", "two attachments for one part id")
+		}
+		at := &attached{partID: o.partID, a: o.a, ref: attachmentRefPrefix + o.partID}
+		byPart[o.partID] = at
+		att.byRef[at.ref] = at
+	}
+	var bad string
+	found := map[string]bool{}
+	bind := &partRewriter{fn: func(a parts) (parts, bool) {
+		if a.attBody != nil && strings.HasPrefix(a.attBody.Body.Ref, attachmentRefPrefix) {
+			bad = "an attachment reference uses the SDK's reserved prefix"
+		}
+		id := a.id()
+		at := byPart[id]
+		if at == nil || id == "" {
+			return a, false
+		}
+		if found[id] {
+			bad = "two parts have the id of an attachment"
+			return a, false
+		}
+		found[id] = true
+		if a.attBody == nil || a.attBody.Body.Ref != "" {
+			bad = "an attachment's part is not an attachment body part without a reference"
+			return a, false
+		}
+		p := *a.attBody
+		switch {
+		case p.MediaType == "":
+			p.MediaType = at.a.MediaType()
+		case !strings.EqualFold(p.MediaType, at.a.MediaType()):
+			bad = "an attachment's part has another media type"
+			return a, false
+		}
+		p.Body = gen.ContentReference{Ref: at.ref}
+		return parts{attBody: &p}, true
+	}}
+	out, _ := walkEvent(bind, ev)
+	if bad != "" {
+		return nil, inputError("event", "", "attachment", bad)
+	}
+	if len(found) != len(byPart) {
+		return nil, inputError("event", "", "attachment", "an attachment's part id is not a part of the event")
+	}
+	c.att = att
+	return out, nil
+}
+
+// uploadFor uploads every attachment part of the effective event whose
+// body a subscription of subs selects to that subscription's upload
+// endpoint, concurrently (bounded by the Hooks' upload limit) and at most
+// once per subscription, and records the outcomes for their deliveries.
+// The uploads run within the call's budget, capped by timeout when it is
+// positive; each is also bounded by its own upload.timeoutMs.
+func (c *call) uploadFor(subs []*subscription, timeout time.Duration) {
+	if c.att == nil {
+		return
+	}
+	type need struct {
+		s  *subscription
+		at *attached
+	}
+	var needs []need
+	walkEvent(partVisitor{part: func(a parts) {
+		if a.attBody == nil {
+			return
+		}
+		at := c.att.byRef[a.attBody.Body.Ref]
+		if at == nil {
+			return
+		}
+		for _, s := range subs {
+			if s.pol.forPart(a.attBody.Category, false, a.attBody.MediaType) != levelBody {
+				continue // metadata and omit never read the source
+			}
+			if _, done := c.att.uploads[uploadKey{s, at}]; !done {
+				c.att.uploads[uploadKey{s, at}] = uploadResult{noDest: true}
+				if s.upload != nil {
+					needs = append(needs, need{s, at})
+				}
+			}
+		}
+	}, onMessage: func(*gen.CanonicalMessage) {}}, c.cur)
+	if len(needs) == 0 {
+		return
+	}
+	jobs := make([]content.Job, len(needs))
+	for i, n := range needs {
+		jobs[i] = content.Job{Attachment: n.at.a, Destination: content.Destination{BackendID: n.s.b.id, SubscriptionIndex: n.s.index, Upload: *n.s.upload}}
+	}
+	uctx := c.h.timeouts.start(c.ctx, timeout)
+	outs := c.h.uploader.UploadAll(uctx, &c.cache, jobs)
+	c.h.timeouts.release(uctx)
+	for i, n := range needs {
+		if outs[i].Err != nil {
+			c.att.uploads[uploadKey{n.s, n.at}] = uploadResult{err: outs[i].Err}
+			continue
+		}
+		c.att.uploads[uploadKey{n.s, n.at}] = uploadResult{ref: outs[i].Confirmation.Reference}
+	}
+}
+
+// uploadFailed reports whether an upload for s failed.
+func (c *call) uploadFailed(s *subscription) bool {
+	if c.att == nil {
+		return false
+	}
+	for k, r := range c.att.uploads {
+		if k.s == s && r.err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// withAttachments gives the attachment parts of view, s's projected view,
+// the reference of s's receiver, or a gap when s has none.
+func (c *call) withAttachments(view *gen.Event, s *subscription) *gen.Event {
+	if c.att == nil {
+		return view
+	}
+	out, _ := walkEvent(c.attachRewriter(s), view)
+	return out
+}
+
+// attachRewriter is the rewriter of withAttachments.
+func (c *call) attachRewriter(s *subscription) *partRewriter {
+	return &partRewriter{fn: func(a parts) (parts, bool) {
+		if a.attBody == nil {
+			return a, false
+		}
+		at := c.att.byRef[a.attBody.Body.Ref]
+		if at == nil {
+			return a, false
+		}
+		p := a.attBody
+		r, ok := c.att.uploads[uploadKey{s, at}]
+		if ok && r.err == nil && !r.noDest {
+			q := *p
+			q.Body = gen.ContentReference{Ref: r.ref.Ref}
+			if c.att.issued[s] == nil {
+				c.att.issued[s] = map[string]string{}
+			}
+			c.att.issued[s][r.ref.Ref] = at.ref
+			return parts{attBody: &q}, true
+		}
+		reason := "body unavailable"
+		switch {
+		case r.noDest:
+			reason = "no upload endpoint"
+		case r.err != nil:
+			reason = "upload failed"
+		}
+		return parts{attGap: &gen.AttachmentGapPart{ID: p.ID, MediaType: p.MediaType, Gap: gen.GapPartGap{Reason: reason}, Category: p.Category, Synthesized: p.Synthesized}}, true
+	}}
+}
+
+// canonicalRefs maps the receiver references that s repeats in the
+// message lists of its response back to the canonical references of their
+// parts, so that settlement recognizes the attachments it established. A
+// reference s was not given stays, and settlement rejects it.
+func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) {
+	if c.att == nil || len(c.att.issued[s]) == 0 {
+		return
+	}
+	issued := c.att.issued[s]
+	back := &partRewriter{fn: func(a parts) (parts, bool) {
+		if a.attBody == nil {
+			return a, false
+		}
+		ref, ok := issued[a.attBody.Body.Ref]
+		if !ok {
+			return a, false
+		}
+		q := *a.attBody
+		q.Body = gen.ContentReference{Ref: ref}
+		return parts{attBody: &q}, true
+	}}
+	for i := range r.Effects {
+		e := &r.Effects[i]
+		switch {
+		case e.ModifyMessages != nil:
+			if v, ok := back.messages(e.ModifyMessages.Value); ok {
+				e.ModifyMessages.Value = v
+			}
+		case e.Inject != nil:
+			if v, ok := back.messages(e.Inject.Value); ok {
+				e.Inject.Value = v
+			}
+		}
+	}
+}
+
+// uploadError is the failure of a delivery whose upload failed.
+func uploadError() *transport.Error {
+	return &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "upload"}
+}

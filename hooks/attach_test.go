@@ -1,0 +1,302 @@
+package hooks_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/content"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
+	"github.com/agenthooks/agenthooks-go/server"
+	"github.com/stretchr/testify/require"
+)
+
+// imageBytes are the bytes of the attachment of these tests.
+var imageBytes = []byte("\x89PNG\r\n\x1a\n CANARY-SECRET-IMAGE-BYTES")
+
+// uploadReceivers serves one server.UploadReceiver per backend, each with
+// its own storage and authorization scope, on a real loopback server.
+type uploadReceivers struct {
+	srv     *httptest.Server
+	storage map[string]*server.MemoryStorage
+}
+
+func newUploadReceivers(t *testing.T, ids ...string) *uploadReceivers {
+	u := &uploadReceivers{storage: map[string]*server.MemoryStorage{}}
+	mux := http.NewServeMux()
+	for _, id := range ids {
+		st := &server.MemoryStorage{}
+		u.storage[id] = st
+		scope := "scope-" + id
+		rcv := &server.UploadReceiver{Storage: st, Authorize: func(*http.Request) (string, error) { return scope, nil }}
+		require.NoError(t, rcv.Validate())
+		mux.Handle("/upload/"+id, rcv)
+	}
+	mux.HandleFunc("/upload/broken", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "storage down", http.StatusInternalServerError)
+	})
+	u.srv = httptest.NewServer(mux)
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *uploadReceivers) endpoint(id string) string {
+	return `"upload":{"endpoint":"` + u.srv.URL + `/upload/` + id + `","timeoutMs":10000,"maxBytes":1048576}`
+}
+
+// bytesOf returns the bytes a backend's storage holds for ref.
+func (u *uploadReceivers) bytesOf(t *testing.T, id, ref string) []byte {
+	rc, receipt, err := u.storage[id].Open(context.Background(), "scope-"+id, ref)
+	require.NoError(t, err)
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(data)), receipt.Size)
+	return data
+}
+
+// countingImage is a lazy attachment whose loader counts its opens.
+func countingImage(t *testing.T, opens *atomic.Int32) *content.Attachment {
+	a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+		opens.Add(1)
+		return io.NopCloser(bytes.NewReader(imageBytes)), nil
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+// imagePrompt is a turn.start prompt with an attachment part "img" that
+// the SDK fills from WithAttachment.
+func imagePrompt() []gen.ModelVisibleItem {
+	return []gen.ModelVisibleItem{{ID: "m1", Role: gen.CanonicalMessageRoleUser, Parts: []gen.ContentItem{
+		{TextBodyPart: &gen.TextBodyPart{ID: "t", Text: "look at this"}},
+		{AttachmentBodyPart: &gen.AttachmentBodyPart{ID: "img"}},
+	}}}
+}
+
+// imagePart returns the part "img" of the prompt of a request.
+func imagePart(t *testing.T, items []gen.ModelVisibleItem) gen.ContentItem {
+	for _, m := range items {
+		for _, p := range m.Parts {
+			if p.ID() == "img" {
+				return p
+			}
+		}
+	}
+	t.Fatal("no part img")
+	return gen.ContentItem{}
+}
+
+func uploadSub(mode, content, upload string) string {
+	s := `{"events":["turn.start"],"mode":"` + mode + `","content":` + content
+	if mode == "intercept" {
+		s += `,"timeoutMs":20000,"failurePolicy":"fail-closed"`
+	}
+	if upload != "" {
+		s += "," + upload
+	}
+	return s + "}"
+}
+
+// TestAttachmentUploads: an attachment given with WithAttachment is read
+// once and uploaded to the upload endpoint of each subscription that
+// selects its body, which gets only its own receiver's {"ref"}; a metadata
+// subscription gets the part without a reference, a body subscription
+// without an upload endpoint a gap; the owed observation after a denial
+// and an explicit observer are served the same way. The Result keeps the
+// SDK's canonical reference.
+func TestAttachmentUploads(t *testing.T) {
+	up := newUploadReceivers(t, "body", "meta", "owed", "observer")
+	body := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Deny("no")} }}
+	meta, noUpload, owed, observer := &recorder{}, &recorder{}, &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.noupload": noUpload, "com.example.body": body, "com.example.owed": owed, "com.example.observer": observer}, registration(
+		backendJSON("com.example.meta", u, uploadSub("intercept", `{"default":"metadata"}`, up.endpoint("meta"))),
+		backendJSON("com.example.noupload", u, uploadSub("intercept", `{"default":"body"}`, "")),
+		backendJSON("com.example.body", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("body"))),
+		backendJSON("com.example.owed", u, uploadSub("intercept", `{"default":"metadata","images":"body"}`, up.endpoint("owed"))),
+		backendJSON("com.example.observer", u, uploadSub("observe", `{"default":"body"}`, up.endpoint("observer")))))
+	var opens atomic.Int32
+	img := countingImage(t, &opens)
+	res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", img))
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.Equal(t, gen.PermissionDeny, res.Permission)
+	require.Equal(t, int32(1), opens.Load(), "the source is read once for every upload")
+
+	// The metadata interceptor: no reference, no upload.
+	require.Len(t, meta.intercept, 1)
+	p := imagePart(t, meta.intercept[0].Params.Event.TurnStart.Items)
+	require.NotNil(t, p.AttachmentMetadataPart)
+	require.Equal(t, "image/png", p.AttachmentMetadataPart.MediaType)
+	require.Zero(t, up.storage["meta"].Len())
+	// Body without an upload endpoint: a gap.
+	require.Len(t, noUpload.intercept, 1)
+	p = imagePart(t, noUpload.intercept[0].Params.Event.TurnStart.Items)
+	require.NotNil(t, p.AttachmentGapPart)
+	require.Equal(t, "no upload endpoint", p.AttachmentGapPart.Gap.Reason)
+	// The body interceptor, the owed interceptor (images: body) and the
+	// observer: each its own reference, resolving to the bytes in its own
+	// receiver's storage.
+	refs := map[string]bool{}
+	for id, items := range map[string][]gen.ModelVisibleItem{
+		"body":     body.intercept[0].Params.Event.TurnStart.Items,
+		"owed":     owed.observed[0].Params.Event.TurnStart.Items,
+		"observer": observer.observed[0].Params.Event.TurnStart.Items,
+	} {
+		p := imagePart(t, items)
+		require.NotNil(t, p.AttachmentBodyPart, id)
+		ref := p.AttachmentBodyPart.Body.Ref
+		require.False(t, strings.HasPrefix(ref, "ahp:"), id)
+		require.Equal(t, imageBytes, up.bytesOf(t, id, ref), id)
+		require.Equal(t, 1, up.storage[id].Len(), id)
+		refs[ref] = true
+	}
+	require.Len(t, refs, 3, "no reference is shared between receivers")
+	require.Len(t, owed.intercept, 0)
+
+	// The host's Result: the canonical reference.
+	p = imagePart(t, res.Event().TurnStart.Items)
+	require.Equal(t, "ahp:attachment:img", p.AttachmentBodyPart.Body.Ref)
+}
+
+// TestAttachmentNotReadWithoutBodySelection: metadata and omit selections
+// never read the source.
+func TestAttachmentNotReadWithoutBodySelection(t *testing.T) {
+	up := newUploadReceivers(t, "meta", "omit")
+	meta, omit := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.omit": omit}, registration(
+		backendJSON("com.example.meta", u, uploadSub("intercept", `{"default":"body","images":"metadata"}`, up.endpoint("meta"))),
+		backendJSON("com.example.omit", u, uploadSub("observe", `{"default":"omit"}`, up.endpoint("omit")))))
+	var opens atomic.Int32
+	res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.Zero(t, opens.Load())
+	require.NotNil(t, imagePart(t, meta.intercept[0].Params.Event.TurnStart.Items).AttachmentMetadataPart)
+	require.NotNil(t, imagePart(t, omit.observed[0].Params.Event.TurnStart.Items).AttachmentOmittedPart)
+}
+
+// TestAttachmentUploadFailure: a failed upload is never replaced by the
+// bytes: a fail-closed interceptor whose body cannot be published is a
+// preparation failure under its policy (not delivered, a synthetic
+// denial); an observer gets a gap and a diagnostic.
+func TestAttachmentUploadFailure(t *testing.T) {
+	up := newUploadReceivers(t)
+	icpt, observer := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.i": icpt, "com.example.o": observer}, registration(
+		backendJSON("com.example.i", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("broken"))),
+		backendJSON("com.example.o", u, uploadSub("observe", `{"default":"body"}`, up.endpoint("broken")))))
+	var opens atomic.Int32
+	res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	require.True(t, res.SyntheticDenial)
+	require.Empty(t, icpt.intercept)
+	require.Len(t, res.Diagnostics, 2)
+	for _, d := range res.Diagnostics {
+		require.Equal(t, transport.CodePreparation, d.Code)
+		require.Equal(t, "upload", d.Reason)
+	}
+	require.Len(t, observer.observed, 1)
+	p := imagePart(t, observer.observed[0].Params.Event.TurnStart.Items)
+	require.NotNil(t, p.AttachmentGapPart)
+	require.Equal(t, "upload failed", p.AttachmentGapPart.Gap.Reason)
+	require.Equal(t, int32(1), opens.Load())
+}
+
+// TestAttachmentRepeatedByBackend: a backend that repeats its own
+// reference in a message-list effect repeats the established attachment
+// (accepted), and the next receiver sees the attachment under its own
+// reference; a reference given to another receiver is not accepted.
+func TestAttachmentRepeatedByBackend(t *testing.T) {
+	up := newUploadReceivers(t, "first", "second")
+	repeat := func(req *gen.InterceptRequest) []gen.Effect {
+		p := imagePart(nil, req.Params.Event.TurnStart.Items)
+		return []gen.Effect{{ModifyMessages: &gen.ModifyMessagesEffect{Target: gen.ModifyMessagesEffectTargetPrompt, Operation: gen.EffectOperationMerge,
+			Value: gen.CanonicalMessages{{ID: "again", Role: gen.CanonicalMessageRoleUser, Parts: []gen.ContentItem{p}}}}}}
+	}
+	first, second := &recorder{effects: repeat}, &recorder{}
+	cfg := selectionConfig()
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, cfg, map[string]*recorder{"com.example.first": first, "com.example.second": second}, registration(
+		backendJSON("com.example.first", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("first"))),
+		backendJSON("com.example.second", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("second")))))
+	var opens atomic.Int32
+	res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.Len(t, res.Accepted, 2)
+	require.Len(t, res.Accepted[0].Effects, 1, "the first backend's merge is accepted")
+	items := res.Event().TurnStart.Items
+	require.Len(t, items, 2)
+	require.Equal(t, "ahp:attachment:img", items[1].Parts[0].AttachmentBodyPart.Body.Ref)
+
+	firstRef := imagePart(t, first.intercept[0].Params.Event.TurnStart.Items).AttachmentBodyPart.Body.Ref
+	seen := second.intercept[0].Params.Event.TurnStart.Items
+	require.Len(t, seen, 2)
+	for _, m := range seen {
+		for _, p := range m.Parts {
+			if p.AttachmentBodyPart != nil {
+				require.NotEqual(t, firstRef, p.AttachmentBodyPart.Body.Ref)
+				require.Equal(t, imageBytes, up.bytesOf(t, "second", p.AttachmentBodyPart.Body.Ref))
+			}
+		}
+	}
+
+	// A backend (answering without server-side admission) repeats the
+	// first one's reference: not its own, so not an established
+	// attachment, and the harness refuses the response.
+	cfg.Transports = map[string]transport.Transport{"com.example.first": answering{`[{"type":"modify","target":"prompt","operation":"merge","value":[{"id":"x","role":"user","parts":[{"id":"img","kind":"attachment","mediaType":"image/png","selection":"body","body":{"ref":"` + firstRef + `"}}]}]}]`}}
+	h2, err := hooks.New(registration(backendJSON("com.example.first", u, `{"events":["turn.start"],"mode":"intercept","timeoutMs":20000,"failurePolicy":"fail-open","content":{"default":"body"},`+up.endpoint("second")+`}`)), cfg)
+	require.NoError(t, err)
+	defer h2.Close()
+	res, err = h2.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	require.Empty(t, res.Accepted)
+	require.Len(t, res.Diagnostics, 1)
+	require.Equal(t, transport.CodeProtocolRejection, res.Diagnostics[0].Code)
+}
+
+// TestAttachmentInputErrors: an attachment must name one attachment body
+// part of the event without a reference.
+func TestAttachmentInputErrors(t *testing.T) {
+	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.a": {}}, registration(
+		backendJSON("com.example.a", httpTransport("http://127.0.0.1:1/x"), interceptContent(`{"default":"body"}`))))
+	var opens atomic.Int32
+	img := countingImage(t, &opens)
+	text := []gen.ModelVisibleItem{{ID: "m", Role: gen.CanonicalMessageRoleUser, Parts: []gen.ContentItem{{TextBodyPart: &gen.TextBodyPart{ID: "img", Text: "x"}}}}}
+	withRef := imagePrompt()
+	withRef[0].Parts[1].AttachmentBodyPart.Body.Ref = "r"
+	reserved := imagePrompt()
+	reserved[0].Parts = append(reserved[0].Parts, gen.ContentItem{AttachmentBodyPart: &gen.AttachmentBodyPart{ID: "other", MediaType: "image/png", Body: gen.ContentReference{Ref: "ahp:attachment:x"}}})
+	otherType := imagePrompt()
+	otherType[0].Parts[1].AttachmentBodyPart.MediaType = "audio/ogg"
+	for name, tc := range map[string]struct {
+		items []gen.ModelVisibleItem
+		opts  []hooks.CallOption
+	}{
+		"no such part":   {items: imagePrompt(), opts: []hooks.CallOption{hooks.WithAttachment("other", img)}},
+		"a text part":    {items: text, opts: []hooks.CallOption{hooks.WithAttachment("img", img)}},
+		"a reference":    {items: withRef, opts: []hooks.CallOption{hooks.WithAttachment("img", img)}},
+		"a media type":   {items: otherType, opts: []hooks.CallOption{hooks.WithAttachment("img", img)}},
+		"twice":          {items: imagePrompt(), opts: []hooks.CallOption{hooks.WithAttachment("img", img), hooks.WithAttachment("img", img)}},
+		"no attachment":  {items: imagePrompt(), opts: []hooks.CallOption{hooks.WithAttachment("img", nil)}},
+		"reserved value": {items: reserved, opts: []hooks.CallOption{hooks.WithAttachment("img", img)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := h.TurnStart(context.Background(), turnStart(tc.items), tc.opts...)
+			require.ErrorIs(t, err, hooks.ErrInvalidInput)
+		})
+	}
+	require.Zero(t, opens.Load())
+}
