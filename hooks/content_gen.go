@@ -4,6 +4,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"github.com/agenthooks/agenthooks-go/gen"
 	"slices"
 )
@@ -192,6 +193,42 @@ func walkEvent(w contentWalker, e *gen.Event) (*gen.Event, bool) {
 		return e, false
 	}
 	return e, false
+}
+
+/*
+walkCandidate runs w over the content slots of v, the candidate value of
+an interception state at event name, typed by the event's state definition in
+intercept-request.schema.json. It returns the value with the replaced slots
+(to be encoded once the walker is done with it) and true; false when the
+event's candidate holds no content slot or w replaced nothing; an error when
+v does not decode as its type.
+*/
+func walkCandidate(w contentWalker, name gen.EventName, v json.RawMessage) (json.Marshaler, bool, error) {
+	switch name {
+	case gen.EventModelRequestBefore:
+		var val gen.CanonicalMessages
+		if err := val.UnmarshalJSON(v); err != nil {
+			return nil, false, err
+		}
+		changed := false
+		if x, ok := w.messages(val); ok {
+			val = x
+			changed = true
+		}
+		return val, changed, nil
+	case gen.EventContextCompactBefore:
+		var val gen.TextParts
+		if err := val.UnmarshalJSON(v); err != nil {
+			return nil, false, err
+		}
+		changed := false
+		if x, ok := w.textParts(val); ok {
+			val = x
+			changed = true
+		}
+		return val, changed, nil
+	}
+	return nil, false, nil
 }
 
 // walkToolBeforeEvent walks the content slots of a ToolBeforeEvent; see walkEvent.

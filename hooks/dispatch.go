@@ -382,13 +382,15 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 }
 
 // requestState encodes the params.state of a request to s: the committed
-// state, with the context messages that earlier interceptors injected
-// projected for s's content selection (and its attachment references), so
-// that content a receiver does not select cannot reach it as a copy in an
-// injection (AHP-CONTENT-002: no duplicate-content bypass).
+// state, with the context messages that earlier interceptors injected and
+// the candidate (returned by an earlier interceptor or supplied by the
+// host) projected for s's content selection (and its attachment
+// references), so that content a receiver does not select cannot reach it
+// as a copy in the state (AHP-CONTENT-002: no duplicate-content bypass). A
+// candidate that cannot be projected is an error: it is not sent as it is.
 func (c *call) requestState(s *subscription) ([]byte, error) {
 	if s != nil && (s.pol.withhold || c.att != nil) {
-		if st := c.occ.RequestState(); len(st.Injections) > 0 {
+		if st := c.occ.RequestState(); len(st.Injections) > 0 || st.Candidate.Valid {
 			pr := &projector{pol: s.pol}
 			w := pr.rewriter()
 			for i := range st.Injections {
@@ -396,12 +398,42 @@ func (c *call) requestState(s *subscription) ([]byte, error) {
 					st.Injections[i].Value = v
 				}
 			}
+			var cand json.Marshaler
+			if st.Candidate.Valid {
+				v, ok, err := walkCandidate(w, c.entry.info.Name, st.Candidate.Value.Value)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					cand = v
+				}
+			}
 			pr.finish()
+			if cand != nil {
+				v, err := cand.MarshalJSON()
+				if err != nil {
+					return nil, err
+				}
+				st.Candidate.Value.Value = v
+			}
 			if c.att != nil {
 				w := c.attachRewriter(s)
 				for i := range st.Injections {
 					if v, ok := w.messages(st.Injections[i].Value); ok {
 						st.Injections[i].Value = v
+					}
+				}
+				if st.Candidate.Valid {
+					v, ok, err := walkCandidate(w, c.entry.info.Name, st.Candidate.Value.Value)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
+						b, err := v.MarshalJSON()
+						if err != nil {
+							return nil, err
+						}
+						st.Candidate.Value.Value = b
 					}
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/server"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,4 +47,118 @@ func TestSelectionViewsDoNotCollide(t *testing.T) {
 	require.Contains(t, av[0], secretText, "category x is not named by a: the default body")
 	require.NotContains(t, bv[0], secretText, "b selects metadata for category x")
 	require.Contains(t, bv[0], `"selection":"metadata"`)
+}
+
+// requestStateOf returns the params.state of each interception a recorder
+// received, encoded.
+func requestStateOf(t *testing.T, r *recorder) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, req := range r.intercept {
+		require.NotNil(t, req.Params.State)
+		b, err := req.Params.State.MarshalJSON()
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestSelectionCoversCandidate: the return candidate travels in the next
+// request's state; a receiver whose selection withholds text gets it
+// projected like the event (AHP-CONTENT-002: no duplicate-content bypass),
+// whether an earlier interceptor returned it or the host supplied it with
+// WithInitialState; a body receiver gets it whole.
+func TestSelectionCoversCandidate(t *testing.T) {
+	const messages = `[{"id":"c1","role":"assistant","parts":[{"id":"c1-t","kind":"text","mediaType":"text/plain","selection":"body","text":"` + secretText + `"}]}]`
+	const textParts = `[{"id":"s1","kind":"text","mediaType":"text/plain","selection":"body","text":"` + secretText + `"}]`
+	var items []gen.ModelVisibleItem
+	require.NoError(t, json.Unmarshal([]byte(`[{"id":"m","role":"user","parts":[{"id":"p","kind":"text","mediaType":"text/plain","selection":"body","text":"hello"}]}]`), &items))
+	cases := []struct {
+		name      string
+		event     gen.EventName
+		value     string
+		returns   func(v string) (gen.Effect, error)
+		metaValue string // the candidate value a metadata receiver gets
+		call      func(h *hooks.Hooks, opts ...hooks.CallOption) (*hooks.Result, error)
+	}{
+		{
+			name: "model.request.before", event: gen.EventModelRequestBefore, value: messages,
+			returns: func(v string) (gen.Effect, error) {
+				var ms gen.CanonicalMessages
+				if err := json.Unmarshal([]byte(v), &ms); err != nil {
+					return gen.Effect{}, err
+				}
+				return server.ReturnMessages(ms)
+			},
+			metaValue: `"value":[{"id":"c1","role":"assistant","parts":[{"id":"c1-t","kind":"text","mediaType":"text/plain","selection":"metadata","size":18}]}]`,
+			call: func(h *hooks.Hooks, opts ...hooks.CallOption) (*hooks.Result, error) {
+				return h.ModelRequestBefore(context.Background(), hooks.ModelRequestBeforeInput{Items: items,
+					Model: gen.ExecutionEventModel{Provider: "example", ID: "m1"}, Attempt: gen.ExecutionEventAttempt{ID: "a1", Number: "1"}, Params: json.RawMessage(`{}`)}, opts...)
+			},
+		},
+		{
+			name: "context.compact.before", event: gen.EventContextCompactBefore, value: textParts,
+			returns: func(v string) (gen.Effect, error) {
+				var ps gen.TextParts
+				if err := json.Unmarshal([]byte(v), &ps); err != nil {
+					return gen.Effect{}, err
+				}
+				return server.ReturnText(ps)
+			},
+			metaValue: `"value":[{"id":"s1","kind":"text","mediaType":"text/plain","selection":"metadata","size":18}]`,
+			call: func(h *hooks.Hooks, opts ...hooks.CallOption) (*hooks.Result, error) {
+				return h.ContextCompactBefore(context.Background(), hooks.ContextCompactBeforeInput{Items: items, Trigger: gen.ExecutionEventContextCompactBeforeTriggerManual}, opts...)
+			},
+		},
+	}
+	for _, tc := range cases {
+		sub := func(content string) string {
+			return `{"events":["` + string(tc.event) + `"],"mode":"intercept","timeoutMs":20000,"failurePolicy":"fail-closed","content":` + content + `}`
+		}
+		cfg := func() hooks.Config {
+			c := selectionConfig()
+			c.Capabilities[tc.event] = hooks.Intercept().Deny().Return()
+			return c
+		}
+		u := httpTransport("http://127.0.0.1:1/x")
+		t.Run(tc.name+"/returned", func(t *testing.T) {
+			returns := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
+				e, err := tc.returns(tc.value)
+				require.NoError(t, err)
+				return []gen.Effect{e}
+			}}
+			meta, body := &recorder{}, &recorder{}
+			h := inproc(t, cfg(), map[string]*recorder{"com.example.returns": returns, "com.example.meta": meta, "com.example.body": body}, registration(
+				backendJSON("com.example.returns", u, sub(`{"default":"body"}`)),
+				backendJSON("com.example.meta", u, sub(`{"default":"metadata"}`)),
+				backendJSON("com.example.body", u, sub(`{"default":"body"}`))))
+			res, err := tc.call(h)
+			require.NoError(t, err)
+			require.Empty(t, res.Diagnostics)
+			require.True(t, res.Candidate.Present)
+			require.Contains(t, string(res.Candidate.Value), secretText, "the host's Result keeps the candidate")
+
+			m := requestStateOf(t, meta)
+			require.Len(t, m, 1)
+			require.NotContains(t, m[0], secretText)
+			require.Contains(t, m[0], tc.metaValue)
+			require.Contains(t, m[0], `"provenance":{"requestId":`)
+			b := requestStateOf(t, body)
+			require.Len(t, b, 1)
+			require.Contains(t, b[0], secretText)
+		})
+		t.Run(tc.name+"/initial", func(t *testing.T) {
+			meta := &recorder{}
+			h := inproc(t, cfg(), map[string]*recorder{"com.example.meta": meta}, registration(
+				backendJSON("com.example.meta", u, sub(`{"default":"body","text":"metadata"}`))))
+			res, err := tc.call(h, hooks.WithInitialState(hooks.InitialState(gen.PermissionNone).WithCandidate(json.RawMessage(tc.value), nil)))
+			require.NoError(t, err)
+			require.Empty(t, res.Diagnostics)
+			m := requestStateOf(t, meta)
+			require.Len(t, m, 1)
+			require.NotContains(t, m[0], secretText)
+			require.Contains(t, m[0], tc.metaValue)
+		})
+	}
 }

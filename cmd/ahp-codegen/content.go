@@ -302,6 +302,9 @@ itself and false when w replaced nothing.`)
 		jen.Switch().Block(cases...),
 		jen.Return(jen.Id("e"), jen.False()),
 	)
+	if err := w.candidates(f); err != nil {
+		return nil, err
+	}
 	for i := 0; i < len(w.order); i++ { // walker bodies may discover more types
 		w.walker(f, w.order[i])
 	}
@@ -313,4 +316,120 @@ itself and false when w replaced nothing.`)
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// candidateSlot is an event whose interception state carries a candidate
+// value holding content slots.
+type candidateSlot struct {
+	goName string  // the event's Go name
+	value  *goType // the type of state.candidate.value
+}
+
+// candidateSlots reads the per-event state definitions of
+// intercept-request.schema.json (params.allOf: if event.type is a const,
+// then state is a $ref) and returns the events whose candidate value holds
+// a content slot, in schema order.
+func (w *contentWalk) candidateSlots() ([]candidateSlot, error) {
+	const doc = "intercept-request.schema.json"
+	goNames := map[string]string{}
+	for _, ev := range w.m.events {
+		goNames[ev.Name] = ev.GoName
+	}
+	var out []candidateSlot
+	for i, member := range w.m.set.Docs[doc].Raw.get("allOf").arrOrNil() {
+		for j, cond := range member.get("properties").get("params").get("allOf").arrOrNil() {
+			name := cond.get("if").get("properties").get("event").get("properties").get("type").get("const")
+			ref := cond.get("then").get("properties").get("state").get("$ref")
+			if name == nil || ref == nil {
+				continue
+			}
+			at := loc{File: doc, Pointer: fmt.Sprintf("/allOf/%d/properties/params/allOf/%d/then/properties/state", i, j)}
+			goName, ok := goNames[name.str]
+			if !ok {
+				return nil, fmt.Errorf("%s: state of an unknown event %q", at, name.str)
+			}
+			target, err := w.m.set.resolveRef(at, ref.str)
+			if err != nil {
+				return nil, err
+			}
+			st := resolved(w.m.b.typeAt(target, ""))
+			value, err := candidateValue(st)
+			if err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", at, name.str, err)
+			}
+			if w.has(value) {
+				if resolved(value).Name == "" {
+					return nil, fmt.Errorf("%s (%s): the candidate value holds content but has no named type to decode it", at, name.str)
+				}
+				out = append(out, candidateSlot{goName: goName, value: value})
+			}
+		}
+	}
+	return out, nil
+}
+
+// candidateValue is the type of state.candidate.value: state is an object
+// whose candidate is a nullable object with a value member.
+func candidateValue(st *goType) (*goType, error) {
+	member := func(t *goType, json string) *goType {
+		if t.Kind != kindObject {
+			return nil
+		}
+		for _, fl := range t.Fields {
+			if fl.JSON == json {
+				return fl.Type
+			}
+		}
+		return nil
+	}
+	cand := member(st, "candidate")
+	if cand == nil {
+		return nil, fmt.Errorf("the state has no candidate member")
+	}
+	if c := resolved(cand); c.Kind == kindNullable {
+		cand = c.Elem
+	}
+	value := member(resolved(cand), "value")
+	if value == nil {
+		return nil, fmt.Errorf("the candidate is not an object with a value member")
+	}
+	return value, nil
+}
+
+// candidates emits walkCandidate, which runs a walker over the content
+// slots of an interception candidate value.
+func (w *contentWalk) candidates(f *jen.File) error {
+	slots, err := w.candidateSlots()
+	if err != nil {
+		return err
+	}
+	var cases []jen.Code
+	for _, c := range slots {
+		val := ref{
+			val: func() *jen.Statement { return jen.Id("val") },
+			ptr: func() *jen.Statement { return jen.Op("&").Id("val") },
+		}
+		walk := w.place(c.value, val, func(x jen.Code) []jen.Code {
+			return []jen.Code{jen.Id("val").Op("=").Add(x), jen.Id("changed").Op("=").True()}
+		}, "candidate of "+c.goName, 0)
+		body := []jen.Code{
+			jen.Var().Id("val").Add(hooksExpr(c.value)),
+			jen.If(jen.Err().Op(":=").Id("val").Dot("UnmarshalJSON").Call(jen.Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.False(), jen.Err())),
+			jen.Id("changed").Op(":=").False(),
+		}
+		body = append(body, walk...)
+		body = append(body, jen.Return(jen.Id("val"), jen.Id("changed"), jen.Nil()))
+		cases = append(cases, jen.Case(jen.Qual(genPackage, "Event"+c.goName)).Block(body...))
+	}
+	f.Comment(`walkCandidate runs w over the content slots of v, the candidate value of
+an interception state at event name, typed by the event's state definition in
+intercept-request.schema.json. It returns the value with the replaced slots
+(to be encoded once the walker is done with it) and true; false when the
+event's candidate holds no content slot or w replaced nothing; an error when
+v does not decode as its type.`)
+	f.Func().Id("walkCandidate").Params(jen.Id("w").Id("contentWalker"), jen.Id("name").Qual(genPackage, "EventName"), jen.Id("v").Qual("encoding/json", "RawMessage")).Params(jen.Qual("encoding/json", "Marshaler"), jen.Bool(), jen.Error()).Block(
+		jen.Switch(jen.Id("name")).Block(cases...),
+		jen.Return(jen.Nil(), jen.False(), jen.Nil()),
+	)
+	return nil
 }
