@@ -334,6 +334,13 @@ func portOf(t *testing.T, raw string) string {
 	return ":" + port
 }
 
+// TestAdapterHTTP runs our corpus through the adapter.json commands over
+// HTTP under every auth label: none; bearer (static token); oauth (the
+// client-credentials grant against a local issuer, the token verified by
+// the server as an HS256 JWT under the fixed clock); mtls (a real TLS
+// handshake, client certificate required, https readiness); workload (a
+// pre-signed assertion). Every row passes, every receipt holds the exact
+// request, and no secret or port reaches a report or a log.
 func TestAdapterHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -341,21 +348,34 @@ func TestAdapterHTTP(t *testing.T) {
 	a := loadAdapter(t)
 	f, err := loadScenarios(corpusPath)
 	require.NoError(t, err)
-	const token = "tok-7f3a9c1e-interop-only"
-	for _, auth := range []authConfig{{Mode: authNone}, {Mode: authBearer, Token: token}} {
-		t.Run(auth.Mode, func(t *testing.T) {
-			srv := startServer(t, fast(t, a.Server), serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: auth}, 60*time.Second)
+	for _, mode := range allModes {
+		t.Run(mode, func(t *testing.T) {
+			fx := fixtureFor(t, mode)
+			srv := startServer(t, fast(t, a.Server), serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: fx.server}, 60*time.Second)
 			require.NotNil(t, srv.ready.Endpoint)
-			code, rep, stderr := runClientCmd(t, fast(t, a.Client), clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: auth}, 2*time.Minute)
+			wantScheme := "http://"
+			if mode == authMTLS {
+				wantScheme = "https://"
+			}
+			require.True(t, strings.HasPrefix(*srv.ready.Endpoint, wantScheme), "readiness advertises %s", wantScheme)
+			code, rep, stderr := runClientCmd(t, fast(t, a.Client), clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: fx.client}, 2*time.Minute)
 			require.Equal(t, 0, code, stderr)
 			verifyReport(t, f, rep)
 			verifyReceipts(t, srv.ready.ControlEndpoint, f)
-			ports := []string{portOf(t, *srv.ready.Endpoint), portOf(t, srv.ready.ControlEndpoint)}
+			if fx.issuer != nil {
+				grants := fx.issuer.granted()
+				require.Len(t, grants, 1, "one token, cached for the whole run")
+				require.Equal(t, "client_credentials", grants[0].form["grant_type"][0])
+				require.Equal(t, interopAud, grants[0].form["audience"][0])
+				require.Empty(t, grants[0].authHeader, "client credentials are posted in the form")
+				fx.secrets = append(fx.secrets, grants[0].issued)
+			}
+			leaks := append(fx.secrets, portOf(t, *srv.ready.Endpoint), portOf(t, srv.ready.ControlEndpoint))
 			for _, text := range []struct{ what, body string }{{"report", string(rep)}, {"client log", stderr}, {"server log", srv.stderr.String()}} {
-				requireNoLeak(t, text.what, text.body, append([]string{token}, ports...)...)
+				requireNoLeak(t, text.what, text.body, leaks...)
 			}
 			srv.stop(t)
-			requireNoLeak(t, "server log", srv.stderr.String(), append([]string{token}, ports...)...)
+			requireNoLeak(t, "server log", srv.stderr.String(), leaks...)
 		})
 	}
 }
@@ -403,41 +423,29 @@ func TestAdapterJSONCommandsVerbatim(t *testing.T) {
 	verifyReceipts(t, srv.ready.ControlEndpoint, f)
 }
 
-// TestAdapterUnsupportedAndInapplicable: oauth, mtls and workload are
-// reported unsupported over HTTP and never passed; every auth but none is
-// inapplicable over stdio; the server refuses them with status 3 and no
-// readiness file.
-func TestAdapterUnsupportedAndInapplicable(t *testing.T) {
+// TestAdapterStdioAuthInapplicable: over stdio (process trust) every auth
+// label but none is reported inapplicable and never passed; the server
+// refuses it with status 3 and no readiness file.
+func TestAdapterStdioAuthInapplicable(t *testing.T) {
 	bin := adapterBinary(t)
 	f, err := loadScenarios(corpusPath)
 	require.NoError(t, err)
-	cases := []struct {
-		transport, mode, want string
-	}{
-		{transportHTTP, authOAuth, statusUnsupported},
-		{transportHTTP, authMTLS, statusUnsupported},
-		{transportHTTP, authWorkload, statusUnsupported},
-		{transportStdio, authBearer, statusInapplicable},
-		{transportStdio, authOAuth, statusInapplicable},
-		{transportStdio, authMTLS, statusInapplicable},
-		{transportStdio, authWorkload, statusInapplicable},
-	}
-	for _, c := range cases {
-		t.Run(c.transport+"-"+c.mode, func(t *testing.T) {
-			cfg := clientConfig{Transport: c.transport, Endpoint: "http://127.0.0.1:9/intercept", ServerCommand: []string{bin, "server"}, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: c.mode, Token: "tok-never-used"}}
+	for _, mode := range []string{authBearer, authOAuth, authMTLS, authWorkload} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := clientConfig{Transport: transportStdio, ServerCommand: []string{bin, "server"}, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: mode, Token: "tok-never-used"}}
 			code, rep, stderr := runClientCmd(t, []string{bin, "client"}, cfg, time.Minute)
 			require.Equal(t, 0, code, stderr)
 			var r report
 			require.NoError(t, json.Unmarshal(rep, &r))
 			require.Len(t, r.Results, len(f.Scenarios))
 			for _, row := range r.Results {
-				require.Equal(t, c.want, row.Status)
+				require.Equal(t, statusInapplicable, row.Status)
 			}
 			requireNoLeak(t, "report", string(rep), "tok-never-used")
 
 			dir := t.TempDir()
 			ready := filepath.Join(dir, "ready.json")
-			srvCfg := writeConfig(t, dir, "server.json", serverConfig{Transport: c.transport, ReadinessFile: ready, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: c.mode, Token: "tok-never-used"}})
+			srvCfg := writeConfig(t, dir, "server.json", serverConfig{Transport: transportStdio, ReadinessFile: ready, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: mode, Token: "tok-never-used"}})
 			cmd := exec.Command(bin, "server", "--config", srvCfg)
 			var serr lockedBuffer
 			cmd.Stderr = &serr
@@ -448,6 +456,60 @@ func TestAdapterUnsupportedAndInapplicable(t *testing.T) {
 			require.Equal(t, exitUnsupported, ee.ExitCode())
 			require.NoFileExists(t, ready)
 			requireNoLeak(t, "server log", serr.String(), "tok-never-used")
+		})
+	}
+}
+
+// TestAdapterAuthConfigErrors: an HTTP auth object missing what its mode
+// needs is a configuration error (status 2) on either side, before any
+// readiness file or report, and the message names members, never values.
+func TestAdapterAuthConfigErrors(t *testing.T) {
+	bin := adapterBinary(t)
+	const secret = "CANARY-config-3b1d"
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.pem")
+	cases := []struct {
+		name   string
+		server bool
+		auth   authConfig
+	}{
+		{"server bearer without token", true, authConfig{Mode: authBearer}},
+		{"server oauth without signingKey", true, authConfig{Mode: authOAuth, Issuer: interopIss, Audience: interopAud, Purpose: "p"}},
+		{"server oauth without purpose", true, authConfig{Mode: authOAuth, SigningKey: secret, Issuer: interopIss, Audience: interopAud}},
+		{"server oauth with a bad clock", true, authConfig{Mode: authOAuth, SigningKey: secret, Issuer: interopIss, Audience: interopAud, Purpose: "p", Clock: "1e999"}},
+		{"server workload without audience", true, authConfig{Mode: authWorkload, SigningKey: secret, Issuer: interopIss}},
+		{"server mtls with unreadable files", true, authConfig{Mode: authMTLS, CAFile: missing, CertFile: missing, KeyFile: missing}},
+		{"server unknown mode", true, authConfig{Mode: "kerberos"}},
+		{"client oauth without clientSecret", false, authConfig{Mode: authOAuth, TokenEndpoint: "http://127.0.0.1:9/token", ClientID: "c", Audience: interopAud}},
+		{"client oauth with a remote plain-http token endpoint", false, authConfig{Mode: authOAuth, TokenEndpoint: "http://issuer.example/token", ClientID: "c", ClientSecret: secret, Audience: interopAud}},
+		{"client workload without assertion", false, authConfig{Mode: authWorkload}},
+		{"client mtls over plain http", false, authConfig{Mode: authMTLS, CAFile: missing, CertFile: missing, KeyFile: missing}},
+		{"client unknown mode", false, authConfig{Mode: "kerberos"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			var cfgPath, out string
+			if c.server {
+				cfgPath = writeConfig(t, d, "server.json", serverConfig{Transport: transportHTTP, ReadinessFile: filepath.Join(d, "ready.json"), ScenarioFile: corpusAbs(t), Auth: c.auth})
+				out = filepath.Join(d, "ready.json")
+			} else {
+				out = filepath.Join(d, "report.json")
+				cfgPath = writeConfig(t, d, "client.json", clientConfig{Transport: transportHTTP, Endpoint: "http://127.0.0.1:9/intercept", ScenarioFile: corpusAbs(t), ReportFile: out, Auth: c.auth})
+			}
+			role := "client"
+			if c.server {
+				role = "server"
+			}
+			cmd := exec.Command(bin, role, "--config", cfgPath)
+			var serr lockedBuffer
+			cmd.Stderr = &serr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, serr.String())
+			require.Equal(t, exitUsage, ee.ExitCode(), serr.String())
+			require.NoFileExists(t, out)
+			requireNoLeak(t, "log", serr.String(), secret, missing)
 		})
 	}
 }
@@ -484,13 +546,16 @@ func TestAdapterDeliveryFailuresNeverPass(t *testing.T) {
 		code, rep, _ := runClientCmd(t, []string{bin, "client"}, clientConfig{Transport: transportStdio, ServerCommand: []string{filepath.Join(t.TempDir(), "no-such-server")}, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}}, time.Minute)
 		requireAllFailed(t, code, rep)
 	})
-	t.Run("wrong-bearer-token", func(t *testing.T) {
+	// refused runs the server with srvAuth and the client with cliAuth and
+	// requires every row failed, nothing dispatched, and none of secrets
+	// in the report or either log.
+	refused := func(t *testing.T, srvAuth, cliAuth authConfig, secrets ...string) {
+		t.Helper()
 		if testing.Short() {
 			t.Skip("end-to-end")
 		}
-		const good, bad = "tok-good-0b5e", "tok-bad-91c2"
-		srv := startServer(t, []string{bin, "server"}, serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authBearer, Token: good}}, time.Minute)
-		code, rep, stderr := runClientCmd(t, []string{bin, "client"}, clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authBearer, Token: bad}}, time.Minute)
+		srv := startServer(t, []string{bin, "server"}, serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: srvAuth}, time.Minute)
+		code, rep, stderr := runClientCmd(t, []string{bin, "client"}, clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: cliAuth}, time.Minute)
 		requireAllFailed(t, code, rep)
 		var got struct {
 			Requests []receipt `json:"requests"`
@@ -499,7 +564,45 @@ func TestAdapterDeliveryFailuresNeverPass(t *testing.T) {
 		require.Empty(t, got.Requests, "nothing is dispatched without the credential")
 		srv.stop(t)
 		for _, text := range []string{string(rep), stderr, srv.stderr.String()} {
-			requireNoLeak(t, "output", text, good, bad)
+			requireNoLeak(t, "output", text, secrets...)
 		}
+	}
+	t.Run("wrong-bearer-token", func(t *testing.T) {
+		const good, bad = "tok-good-0b5e", "tok-bad-91c2"
+		refused(t, authConfig{Mode: authBearer, Token: good}, authConfig{Mode: authBearer, Token: bad}, good, bad)
+	})
+	t.Run("oauth-token-endpoint-refuses", func(t *testing.T) {
+		const canary = "CANARY-token-endpoint-body-4f0a"
+		fx := fixtureFor(t, authOAuth)
+		fx.issuer.refuse = true
+		fx.issuer.refuseBody = `{"error":"invalid_client","error_description":"` + canary + `"}`
+		refused(t, fx.server, fx.client, append(fx.secrets, canary)...)
+		require.NotEmpty(t, fx.issuer.granted(), "the grant was attempted")
+	})
+	t.Run("oauth-token-for-another-purpose", func(t *testing.T) {
+		fx := fixtureFor(t, authOAuth)
+		fx.server.Purpose = "upload" // the issuer's tokens are for ahp-event
+		fx.client.SigningKey = ""    // the client cannot check before sending
+		refused(t, fx.server, fx.client, fx.secrets...)
+		require.Len(t, fx.issuer.granted(), 2, "discovery: the rejected token, then one replay with a fresh one")
+	})
+	t.Run("workload-assertion-expired", func(t *testing.T) {
+		fx := fixtureFor(t, authWorkload)
+		c := claimsFor(purposeWorkload)
+		c["exp"] = fixtureNow - 1
+		fx.client.Assertion = signedToken(t, workloadKey, c)
+		refused(t, fx.server, fx.client, append(fx.secrets, fx.client.Assertion)...)
+	})
+	t.Run("workload-assertion-signed-with-the-oauth-key", func(t *testing.T) {
+		fx := fixtureFor(t, authWorkload)
+		fx.client.Assertion = signedToken(t, oauthKey, claimsFor(purposeWorkload))
+		refused(t, fx.server, fx.client, append(fx.secrets, fx.client.Assertion)...)
+	})
+	t.Run("mtls-client-certificate-of-another-ca", func(t *testing.T) {
+		fx := fixtureFor(t, authMTLS)
+		other, _ := mtlsFixture(t, "another-ca")
+		cli := fx.client
+		cli.CertFile, cli.KeyFile = other.client.CertFile, other.client.KeyFile
+		refused(t, fx.server, cli, fx.secrets...)
 	})
 }

@@ -62,20 +62,9 @@ type rowOutcome struct {
 	after     *hostSnapshot
 }
 
-// configToken resolves the binding's tokenRef to the configured bearer
-// token, at delivery time; the transport sends it in exactly one
-// Authorization header.
-func configToken(ref, token string) auth.Provider {
-	return auth.EnvironmentProvider{ResolveRef: func(_ context.Context, r string) (string, error) {
-		if r != ref {
-			return "", auth.ErrMissingSecret
-		}
-		return token, nil
-	}}
-}
-
 // clientApplicability returns the status every row gets when this adapter
-// does not run the configured combination, or "" when it does.
+// does not run the configured combination, or "" when it does: every auth
+// label runs over HTTP; over stdio only none does (process trust).
 func clientApplicability(cfg *clientConfig) (string, error) {
 	switch cfg.Auth.Mode {
 	case authNone:
@@ -84,13 +73,7 @@ func clientApplicability(cfg *clientConfig) (string, error) {
 		if cfg.Transport == transportStdio {
 			return statusInapplicable, nil // stdio runs on process trust only
 		}
-		if cfg.Auth.Mode == authBearer {
-			if cfg.Auth.Token == "" {
-				return "", fmt.Errorf("%w: bearer auth needs auth.token", errUsage)
-			}
-			return "", nil
-		}
-		return statusUnsupported, nil
+		return "", nil
 	default:
 		return "", fmt.Errorf("%w: unknown auth mode", errUsage)
 	}
@@ -179,6 +162,10 @@ type interopClient struct {
 	// discovery over HTTP is GET {origin}/capabilities (CONTRACT.md).
 	discoveryURL string
 	httpClient   *http.Client
+	// auth is the HTTP endpoint authentication; areq is the credential
+	// request of its discovery GET (the transport builds its own).
+	auth *clientAuth
+	areq auth.Request
 }
 
 // newInteropClient builds the transport: HTTP to the endpoint (POST
@@ -198,16 +185,25 @@ func newInteropClient(cfg *clientConfig, log *slog.Logger) (*interopClient, erro
 		if u.Path == "" || u.Path == "/" {
 			u.Path = "/intercept"
 		}
-		opts := transport.HTTPOptions{BackendID: backendID}
-		if cfg.Auth.Mode == authBearer {
-			ref := "interop-config"
-			opts.Authentication = &gen.Authentication{Bearer: &gen.AuthenticationBearer{TokenRef: &ref}}
-			opts.Credentials = configToken(ref, cfg.Auth.Token)
+		ca, err := newClientAuth(cfg.Auth, u)
+		if err != nil {
+			return nil, err
 		}
+		c.auth = ca
+		// One client for discovery and interception, borrowed by the
+		// transport: its TLS configuration carries the mtls identity, and
+		// neither follows a redirect.
+		ht := http.DefaultTransport.(*http.Transport).Clone()
+		ht.TLSClientConfig = ca.tls
+		c.httpClient = &http.Client{Transport: ht, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		opts := transport.HTTPOptions{BackendID: backendID, Client: c.httpClient, Authentication: ca.binding, Credentials: ca.provider}
 		c.tr = transport.NewHTTP(u.String(), opts)
 		d := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/capabilities"}
 		c.discoveryURL = d.String()
-		c.httpClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.areq = auth.Request{BackendID: backendID, URL: c.discoveryURL, Purpose: auth.PurposeEvent}
+		if ca.binding != nil {
+			c.areq.Binding = *ca.binding
+		}
 	case transportStdio:
 		if len(cfg.ServerCommand) == 0 || cfg.ServerCommand[0] == "" {
 			return nil, fmt.Errorf("%w: stdio client config needs serverCommand", errUsage)
@@ -236,10 +232,12 @@ func newInteropClient(cfg *clientConfig, log *slog.Logger) (*interopClient, erro
 }
 
 func (c *interopClient) close() error {
+	err := c.tr.Close()
 	if c.httpClient != nil {
 		c.httpClient.CloseIdleConnections()
 	}
-	return c.tr.Close()
+	c.auth.close()
+	return err
 }
 
 // discover performs capability discovery before any scenario, independent
@@ -265,20 +263,9 @@ func (c *interopClient) discover(ctx context.Context) error {
 		}
 		return nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.discoveryURL, nil)
+	resp, err := c.getDiscovery(ctx)
 	if err != nil {
-		return errors.New("cannot build the discovery request")
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.cfg.Auth.Mode == authBearer {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.Auth.Token)
-	}
-	resp, err := c.httpClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("discovery: %w", ctx.Err())
-		}
-		return errors.New("discovery endpoint unreachable") // the net error names the URL
+		return err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
@@ -296,6 +283,70 @@ func (c *interopClient) discover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// getDiscovery performs GET /capabilities with the endpoint's credential
+// (the discovery endpoint uses the endpoint's authentication,
+// capability-auth.md). A 401 is reported to the provider; after a Bearer
+// challenge the request is made once more with the provider's new
+// credential, as the transport does for requests.
+func (c *interopClient) getDiscovery(ctx context.Context) (*http.Response, error) {
+	get := func(cred auth.Credential) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.discoveryURL, nil)
+		if err != nil {
+			return nil, errors.New("cannot build the discovery request")
+		}
+		req.Header.Set("Accept", "application/json")
+		if cred.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+cred.Token)
+		}
+		resp, err := c.httpClient.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("discovery: %w", ctx.Err())
+			}
+			return nil, errors.New("discovery endpoint unreachable") // the net error names the URL
+		}
+		return resp, nil
+	}
+	p := c.auth.provider
+	if p == nil {
+		return get(auth.Credential{})
+	}
+	credential := func() (auth.Credential, error) {
+		cred, err := p.Credential(ctx, c.areq)
+		if err != nil || !auth.ValidToken(cred.Token) {
+			if ctx.Err() != nil {
+				return auth.Credential{}, fmt.Errorf("discovery: %w", ctx.Err())
+			}
+			return auth.Credential{}, errors.New("discovery credential unavailable")
+		}
+		return cred, nil
+	}
+	cred, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := get(cred)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	resp.Body.Close()
+	ch := auth.Challenge{Status: resp.StatusCode, Header: resp.Header, Attempt: cred.Identity}
+	ch.Challenges, _ = auth.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	_, ch.Replay = ch.Bearer()
+	if err := p.Challenge(ctx, c.areq, ch); err != nil || !ch.Replay {
+		return nil, errors.New("discovery answered HTTP status 401")
+	}
+	next, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	if next.Token == cred.Token {
+		return nil, errors.New("discovery answered HTTP status 401")
+	}
+	return get(next)
 }
 
 // runScenario delivers one scenario request and settles the response under

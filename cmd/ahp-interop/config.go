@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 )
@@ -24,20 +25,42 @@ const (
 	authWorkload = "workload"
 )
 
-// authConfig is the auth object of both configs. Only the members this
-// adapter implements are decoded; the others (tokenEndpoint, clientSecret,
-// certFile, assertion, ...) are ignored so they can never reach a log.
-// Token is secret: it is compared or sent, never printed.
+// authConfig is the auth object of both configs (CONTRACT.md): the member
+// sets differ per mode and side, and members a mode does not use are
+// ignored. Token, ClientSecret, SigningKey, Assertion and the key file's
+// contents are secret: they are compared, signed with or sent, never
+// printed; String, GoString and LogValue render the mode only.
 type authConfig struct {
-	Mode  string `json:"mode"`
+	Mode string `json:"mode"`
+	// bearer, both sides.
 	Token string `json:"token,omitempty"`
+	// oauth client: the client-credentials grant.
+	TokenEndpoint string `json:"tokenEndpoint,omitempty"`
+	ClientID      string `json:"clientId,omitempty"`
+	ClientSecret  string `json:"clientSecret,omitempty"`
+	// oauth and workload: the signed-token checks (server; oauth client
+	// too, when it is given the signing key).
+	SigningKey string      `json:"signingKey,omitempty"`
+	Issuer     string      `json:"issuer,omitempty"`
+	Audience   string      `json:"audience,omitempty"`
+	Purpose    string      `json:"purpose,omitempty"`
+	Clock      json.Number `json:"clock,omitempty"`
+	// workload client: the pre-signed assertion, sent as the bearer token.
+	Assertion string `json:"assertion,omitempty"`
+	// mtls, both sides.
+	CAFile   string `json:"caFile,omitempty"`
+	CertFile string `json:"certFile,omitempty"`
+	KeyFile  string `json:"keyFile,omitempty"`
 }
 
-// String keeps the token out of any accidental formatting.
+// String keeps every secret out of any accidental formatting.
 func (a authConfig) String() string { return "auth(" + a.Mode + ")" }
 
-// GoString keeps the token out of %#v.
+// GoString keeps every secret out of %#v.
 func (a authConfig) GoString() string { return a.String() }
+
+// LogValue keeps every secret out of slog.
+func (a authConfig) LogValue() slog.Value { return slog.StringValue(a.String()) }
 
 // serverConfig is the scripted server's configuration (CONTRACT.md).
 type serverConfig struct {

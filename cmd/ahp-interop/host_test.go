@@ -20,7 +20,7 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 // handler through the SDK's in-process transport (same bytes, no socket).
 func inProcessClient(t *testing.T, f *scenarioFile) *interopClient {
 	t.Helper()
-	s, err := newScriptServer(discardLogger(), transportHTTP, authConfig{Mode: authNone}, f)
+	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), f)
 	require.NoError(t, err)
 	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
 	t.Cleanup(func() { require.NoError(t, tr.Close()) })
@@ -146,7 +146,7 @@ func TestDeliveryFailureIsNotARejection(t *testing.T) {
 	sc := *scenarioByID(t, f, "go-schemainvalid-01-unknown-effect")
 	sc.Barrier = "never-released"
 	one := &scenarioFile{Version: 1, Scenarios: []scenario{sc}}
-	s, err := newScriptServer(discardLogger(), transportHTTP, authConfig{Mode: authNone}, one)
+	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), one)
 	require.NoError(t, err)
 	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
 	c := &interopClient{cfg: &clientConfig{Transport: transportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 50 * time.Millisecond}

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,9 +23,9 @@ import (
 	"github.com/agenthooks/agenthooks-go/server"
 )
 
-// errUnsupported reports a configuration this adapter does not implement
-// (an auth mode other than none and bearer over HTTP, or any auth over
-// stdio); the process exits with status 3 and writes no readiness file.
+// errUnsupported reports a configuration this adapter does not run (any
+// auth but none over stdio, which runs on process trust); the process exits
+// with status 3 and writes no readiness file.
 var errUnsupported = errors.New("unsupported configuration")
 
 // maxBody bounds one request body or stdio frame.
@@ -67,7 +66,7 @@ type receipt struct {
 type scriptServer struct {
 	log       *slog.Logger
 	transport string
-	auth      authConfig
+	auth      *serverAuth
 	rows      map[string]*scriptedRow
 	// backend is the SDK's real server.Handler. It answers every message
 	// that is not a scripted hooks/intercept request: discovery
@@ -83,7 +82,7 @@ type scriptServer struct {
 }
 
 // newScriptServer builds the scripted server for a loaded scenario file.
-func newScriptServer(log *slog.Logger, transport string, auth authConfig, f *scenarioFile) (*scriptServer, error) {
+func newScriptServer(log *slog.Logger, transport string, auth *serverAuth, f *scenarioFile) (*scriptServer, error) {
 	s := &scriptServer{
 		log:       log,
 		transport: transport,
@@ -114,7 +113,7 @@ func newScriptServer(log *slog.Logger, transport string, auth authConfig, f *sce
 			events[ev.Params.Event.Type] = true
 		}
 	}
-	manifest, err := discoveryManifest(events, transport, auth.Mode)
+	manifest, err := discoveryManifest(events, transport, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +128,7 @@ func newScriptServer(log *slog.Logger, transport string, auth authConfig, f *sce
 // declares interception of the scenario boundaries with every capability the
 // boundary can grant (the replies are scripted, so nothing is enforced
 // locally), checked against the canonical capabilities-response schema.
-func discoveryManifest(events map[string]bool, transport, authMode string) (*gen.StaticCapabilityManifest, error) {
+func discoveryManifest(events map[string]bool, transport string, auth *serverAuth) (*gen.StaticCapabilityManifest, error) {
 	type entry struct {
 		Event        string         `json:"event"`
 		Modes        []string       `json:"modes"`
@@ -168,18 +167,19 @@ func discoveryManifest(events map[string]bool, transport, authMode string) (*gen
 	if entries == nil {
 		entries = []entry{}
 	}
-	authn := []string{}
-	if authMode == authBearer {
-		authn = []string{authBearer}
+	authn, authGap := auth.advertised()
+	gaps := []map[string]string{
+		{"path": "*", "reason": "scripted interop server: every reply is fixed by the scenario file"},
+		{"path": "limits", "reason": "no limits are enforced by the scripted server"},
+	}
+	if authGap != "" {
+		gaps = append(gaps, map[string]string{"path": "authentication", "reason": authGap})
 	}
 	result := map[string]any{
 		"protocolVersion": "draft",
 		"manifest": map[string]any{
-			"events": entries,
-			"gaps": []map[string]string{
-				{"path": "*", "reason": "scripted interop server: every reply is fixed by the scenario file"},
-				{"path": "limits", "reason": "no limits are enforced by the scripted server"},
-			},
+			"events":                    entries,
+			"gaps":                      gaps,
 			"transports":                []string{transport},
 			"authentication":            authn,
 			"toolPaths":                 []string{"native"},
@@ -285,7 +285,7 @@ func (s *scriptServer) intercept(ctx context.Context, id jsonrpc.ID, body []byte
 		return jsonrpc.AppendErrorResponse(nil, id, jsonrpc.NewError(jsonrpc.CodeParseError))
 	}
 	s.mu.Lock()
-	s.receipts = append(s.receipts, receipt{ID: row.id, Method: jsonrpc.MethodIntercept, Accepted: true, Transport: s.transport, Auth: s.auth.Mode, Message: msg})
+	s.receipts = append(s.receipts, receipt{ID: row.id, Method: jsonrpc.MethodIntercept, Accepted: true, Transport: s.transport, Auth: s.auth.mode, Message: msg})
 	s.mu.Unlock()
 	if row.barrier != "" {
 		select {
@@ -333,7 +333,8 @@ func (s *scriptServer) receiptsJSON() ([]byte, error) {
 
 // ahpHandler is the HTTP binding: POST /intercept (and POST / for clients
 // that use the endpoint as given), POST /capabilities and GET /capabilities
-// for discovery, all behind the configured endpoint authentication. Scripted
+// for discovery, all behind the configured endpoint authentication
+// (serverAuth.authenticate; for mtls also the TLS handshake). Scripted
 // interception is answered here; every other message by server.Handler.
 func (s *scriptServer) ahpHandler() http.Handler {
 	mux := http.NewServeMux()
@@ -341,37 +342,7 @@ func (s *scriptServer) ahpHandler() http.Handler {
 	mux.HandleFunc("POST /intercept", s.serveRPC)
 	mux.HandleFunc("POST /capabilities", s.serveRPC)
 	mux.HandleFunc("GET /capabilities", s.serveDiscovery)
-	return s.authenticate(mux)
-}
-
-// authenticate enforces the static bearer token: exactly one Authorization
-// field, scheme Bearer, constant-time comparison. Nothing about the
-// presented value is logged.
-func (s *scriptServer) authenticate(next http.Handler) http.Handler {
-	if s.auth.Mode != authBearer {
-		return next
-	}
-	want := []byte(s.auth.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fields := r.Header.Values("Authorization")
-		if len(fields) > 1 {
-			s.log.Warn("request refused", "reason", "duplicate Authorization fields")
-			http.Error(w, "duplicate Authorization fields", http.StatusBadRequest)
-			return
-		}
-		ok := false
-		if len(fields) == 1 {
-			scheme, token, found := strings.Cut(fields[0], " ")
-			ok = found && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) == 1
-		}
-		if !ok {
-			s.log.Warn("request refused", "reason", "missing or invalid bearer credential")
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ahp-interop", error="invalid_token"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return s.auth.authenticate(s, mux)
 }
 
 func (s *scriptServer) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -454,13 +425,21 @@ type httpService struct {
 	done chan error
 }
 
-// startHTTP listens on 127.0.0.1 port 0 and serves h until shutdown. Request
-// contexts derive from base, so cancelling base releases handlers blocked on
+// startHTTP listens on 127.0.0.1 port 0, over TLS when tlsCfg is set, and
+// serves h until shutdown. Request contexts derive from base, so cancelling base releases handlers blocked on
 // a barrier.
-func startHTTP(base context.Context, h http.Handler, log *slog.Logger) (*httpService, error) {
+func startHTTP(base context.Context, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) (*httpService, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
+	}
+	scheme := "http"
+	if tlsCfg != nil {
+		// Every connection is a TLS server connection: the handshake (and,
+		// for mtls, the client certificate's verification) completes before
+		// net/http reads a request.
+		ln = tls.NewListener(ln, tlsCfg)
+		scheme = "https"
 	}
 	srv := server.NewHTTPServer(ln.Addr().String(), h)
 	// A scripted request can be held on a barrier for as long as the
@@ -469,7 +448,7 @@ func startHTTP(base context.Context, h http.Handler, log *slog.Logger) (*httpSer
 	srv.WriteTimeout = heldWriteTimeout
 	srv.BaseContext = func(net.Listener) context.Context { return base }
 	srv.ErrorLog = stdlog.New(withheldWriter{log}, "", 0)
-	hs := &httpService{srv: srv, url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
+	hs := &httpService{srv: srv, url: scheme + "://" + ln.Addr().String(), done: make(chan error, 1)}
 	go func() {
 		err := srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -509,43 +488,21 @@ type readiness struct {
 	PID             int     `json:"pid"`
 }
 
-// checkServerAuth maps the configured auth label to what this server can do.
-func checkServerAuth(cfg *serverConfig) error {
-	switch cfg.Auth.Mode {
-	case authNone:
-		return nil
-	case authBearer:
-		if cfg.Transport == transportStdio {
-			return fmt.Errorf("%w: stdio runs on process trust; auth %q is inapplicable", errUnsupported, cfg.Auth.Mode)
-		}
-		if cfg.Auth.Token == "" {
-			return fmt.Errorf("%w: bearer auth needs auth.token", errUsage)
-		}
-		return nil
-	case authOAuth, authMTLS, authWorkload:
-		if cfg.Transport == transportStdio {
-			return fmt.Errorf("%w: stdio runs on process trust; auth %q is inapplicable", errUnsupported, cfg.Auth.Mode)
-		}
-		return fmt.Errorf("%w: auth %q is not implemented by the Go adapter", errUnsupported, cfg.Auth.Mode)
-	default:
-		return fmt.Errorf("%w: unknown auth mode", errUsage)
-	}
-}
-
 // runServer runs the scripted server until ctx ends, POST /shutdown, or (over
 // stdio) the end of stdin.
 func runServer(ctx context.Context, cfg *serverConfig, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
-	if err := checkServerAuth(cfg); err != nil {
+	sa, err := newServerAuth(cfg)
+	if err != nil {
 		return err
 	}
 	f, err := loadScenarios(cfg.ScenarioFile)
 	if err != nil {
 		return err
 	}
-	s, err := newScriptServer(log, cfg.Transport, cfg.Auth, f)
+	s, err := newScriptServer(log, cfg.Transport, sa, f)
 	if err != nil {
 		return err
 	}
@@ -554,14 +511,14 @@ func runServer(ctx context.Context, cfg *serverConfig, stdin io.Reader, stdout i
 
 	var control *httpService
 	if cfg.ReadinessFile != "" {
-		control, err = startHTTP(ctx, s.controlHandler(cancel), log)
+		control, err = startHTTP(ctx, s.controlHandler(cancel), nil, log)
 		if err != nil {
 			return err
 		}
 	}
 	var ahp *httpService
 	if cfg.Transport == transportHTTP {
-		ahp, err = startHTTP(ctx, s.ahpHandler(), log)
+		ahp, err = startHTTP(ctx, s.ahpHandler(), sa.tls, log)
 		if err != nil {
 			cancel()
 			if control != nil {

@@ -24,9 +24,17 @@ func corpusServer(t *testing.T, auth authConfig) (*scriptServer, *scenarioFile) 
 	t.Helper()
 	f, err := loadScenarios(corpusPath)
 	require.NoError(t, err)
-	s, err := newScriptServer(discardLogger(), transportHTTP, auth, f)
+	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, auth), f)
 	require.NoError(t, err)
 	return s, f
+}
+
+// mustServerAuth is the HTTP server authentication of a.
+func mustServerAuth(t *testing.T, a authConfig) *serverAuth {
+	t.Helper()
+	sa, err := newServerAuth(&serverConfig{Transport: transportHTTP, Auth: a})
+	require.NoError(t, err)
+	return sa
 }
 
 func rpcErrorCode(t *testing.T, reply []byte) int {
@@ -177,7 +185,7 @@ func TestScriptServerBarrier(t *testing.T) {
 	require.NoError(t, err)
 	sc := f.Scenarios[0]
 	sc.Barrier = "b1"
-	s, err := newScriptServer(discardLogger(), transportHTTP, authConfig{Mode: authNone}, &scenarioFile{Version: 1, Scenarios: []scenario{sc}})
+	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), &scenarioFile{Version: 1, Scenarios: []scenario{sc}})
 	require.NoError(t, err)
 	control := httptest.NewServer(s.controlHandler(func() {}))
 	defer control.Close()
@@ -213,7 +221,7 @@ func TestScriptServerBarrier(t *testing.T) {
 
 	// A cancelled wait answers backend_unavailable instead of hanging.
 	sc.Barrier = "b2"
-	s2, err := newScriptServer(discardLogger(), transportHTTP, authConfig{Mode: authNone}, &scenarioFile{Version: 1, Scenarios: []scenario{sc}})
+	s2, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), &scenarioFile{Version: 1, Scenarios: []scenario{sc}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// purposeWorkload is the purpose claim a workload assertion carries when
+// the configuration names none.
+const purposeWorkload = "workload"
+
+// maxTokenBytes bounds a bearer token the server is willing to parse.
+const maxTokenBytes = 16 << 10
+
+// errTokenRejected is every verification failure of a signed token. Its
+// text is fixed: which check failed is never reported to the peer, and the
+// token never appears.
+var errTokenRejected = errors.New("signed token rejected")
+
+// tokenVerifier checks the signed bearer tokens of the oauth and workload
+// modes (CONTRACT.md: a local HS256 JWT checked for signature, issuer,
+// audience, purpose and expiry against a fixed fixture clock).
+type tokenVerifier struct {
+	key      []byte
+	issuer   string
+	audience string
+	purpose  string
+	now      func() time.Time
+	parser   *jwt.Parser
+}
+
+// purposeClaims is the claim set of an interop token: the registered
+// claims plus the purpose.
+type purposeClaims struct {
+	Purpose string `json:"purpose"`
+	jwt.RegisteredClaims
+}
+
+// newTokenVerifier builds the verifier of a mode's auth object. The
+// signing key is the UTF-8 bytes of signingKey; clock, when present, is the
+// fixed time in Unix seconds against which exp (and nbf, iat) are checked.
+func newTokenVerifier(a authConfig, defaultPurpose string) (*tokenVerifier, error) {
+	if a.SigningKey == "" || a.Issuer == "" || a.Audience == "" {
+		return nil, fmt.Errorf("%w: auth %q needs signingKey, issuer and audience", errUsage, a.Mode)
+	}
+	purpose := a.Purpose
+	if purpose == "" {
+		purpose = defaultPurpose
+	}
+	if purpose == "" {
+		return nil, fmt.Errorf("%w: auth %q needs purpose", errUsage, a.Mode)
+	}
+	now, err := fixtureClock(a.Clock)
+	if err != nil {
+		return nil, err
+	}
+	v := &tokenVerifier{key: []byte(a.SigningKey), issuer: a.Issuer, audience: a.Audience, purpose: purpose, now: now}
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithIssuer(a.Issuer),
+		jwt.WithAudience(a.Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(now),
+		jwt.WithStrictDecoding(),
+	)
+	return v, nil
+}
+
+// fixtureClock returns the clock of the signed-token checks: the fixed
+// Unix time clock (an integer, or a decimal that is truncated), or the
+// system clock when clock is empty.
+func fixtureClock(clock json.Number) (func() time.Time, error) {
+	if clock == "" {
+		return time.Now, nil
+	}
+	var at time.Time
+	if n, err := strconv.ParseInt(string(clock), 10, 64); err == nil {
+		at = time.Unix(n, 0)
+	} else if f, err := strconv.ParseFloat(string(clock), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) < 1<<53 {
+		at = time.Unix(int64(f), 0)
+	} else {
+		return nil, fmt.Errorf("%w: auth.clock must be Unix seconds", errUsage)
+	}
+	return func() time.Time { return at }, nil
+}
+
+// verify checks token: a compact JWS whose protected header is exactly
+// {"alg":"HS256","typ":"JWT"} (no other member, none repeated), signed
+// with the key, with the configured issuer, audience and purpose, an exp
+// after the clock, and no nbf or iat after it.
+func (v *tokenVerifier) verify(token string) error {
+	if len(token) > maxTokenBytes {
+		return errTokenRejected
+	}
+	head, _, ok := strings.Cut(token, ".")
+	if !ok || !exactHS256Header(head) {
+		return errTokenRejected
+	}
+	var claims purposeClaims
+	if _, err := v.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return v.key, nil }); err != nil {
+		return errTokenRejected // the library's text may quote claims
+	}
+	if claims.Purpose != v.purpose {
+		return errTokenRejected
+	}
+	return nil
+}
+
+// exactHS256Header reports whether the base64url segment seg is a JSON
+// object with exactly the members alg "HS256" and typ "JWT", each once.
+func exactHS256Header(seg string) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil || len(raw) > 256 {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		name, _ := k.(string)
+		val, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		s, isString := val.(string)
+		if seen[name] || !isString {
+			return false
+		}
+		seen[name] = true
+		switch {
+		case name == "alg" && s == "HS256", name == "typ" && s == "JWT":
+		default:
+			return false
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false
+	}
+	return seen["alg"] && seen["typ"]
+}
