@@ -2704,233 +2704,728 @@ func eventFacts(e *gen.Event) (*string, *string) {
 	return nil, nil
 }
 
-// withoutNative returns e without its native member (a shallow copy), or e itself when it has none.
+/*
+withoutNative returns e without the native members its payload schema
+defines at any depth (the event's own and nested ones, such as error.native),
+copying what it changes and sharing the rest, or e itself when it has none.
+*/
 func withoutNative(e *gen.Event) *gen.Event {
 	switch {
 	case e.ToolBefore != nil:
-		if e.ToolBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeToolBeforeEvent(e.ToolBefore); ok {
+			return &gen.Event{ToolBefore: x}
 		}
-		c := *e.ToolBefore
-		c.Native = nil
-		return &gen.Event{ToolBefore: &c}
+		return e
 	case e.ToolAfter != nil:
-		if e.ToolAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeToolAfterEvent(e.ToolAfter); ok {
+			return &gen.Event{ToolAfter: x}
 		}
-		c := *e.ToolAfter
-		c.Native = nil
-		return &gen.Event{ToolAfter: &c}
+		return e
 	case e.SessionStart != nil:
-		if e.SessionStart.Native == nil {
-			return e
+		if x, ok := withoutNativeSessionStartEvent(e.SessionStart); ok {
+			return &gen.Event{SessionStart: x}
 		}
-		c := *e.SessionStart
-		c.Native = nil
-		return &gen.Event{SessionStart: &c}
+		return e
 	case e.SessionEnd != nil:
-		if e.SessionEnd.Native == nil {
-			return e
+		if x, ok := withoutNativeSessionEndEvent(e.SessionEnd); ok {
+			return &gen.Event{SessionEnd: x}
 		}
-		c := *e.SessionEnd
-		c.Native = nil
-		return &gen.Event{SessionEnd: &c}
+		return e
 	case e.ConfigChangeBefore != nil:
-		if e.ConfigChangeBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeConfigChangeBeforeEvent(e.ConfigChangeBefore); ok {
+			return &gen.Event{ConfigChangeBefore: x}
 		}
-		c := *e.ConfigChangeBefore
-		c.Native = nil
-		return &gen.Event{ConfigChangeBefore: &c}
+		return e
 	case e.ConfigChangeAfter != nil:
-		if e.ConfigChangeAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeConfigChangeAfterEvent(e.ConfigChangeAfter); ok {
+			return &gen.Event{ConfigChangeAfter: x}
 		}
-		c := *e.ConfigChangeAfter
-		c.Native = nil
-		return &gen.Event{ConfigChangeAfter: &c}
+		return e
 	case e.TurnStart != nil:
-		if e.TurnStart.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventTurnStart(e.TurnStart); ok {
+			return &gen.Event{TurnStart: x}
 		}
-		c := *e.TurnStart
-		c.Native = nil
-		return &gen.Event{TurnStart: &c}
+		return e
 	case e.TurnFinishBefore != nil:
-		if e.TurnFinishBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventTurnFinishBefore(e.TurnFinishBefore); ok {
+			return &gen.Event{TurnFinishBefore: x}
 		}
-		c := *e.TurnFinishBefore
-		c.Native = nil
-		return &gen.Event{TurnFinishBefore: &c}
+		return e
 	case e.TurnEnd != nil:
-		if e.TurnEnd.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventTurnEnd(e.TurnEnd); ok {
+			return &gen.Event{TurnEnd: x}
 		}
-		c := *e.TurnEnd
-		c.Native = nil
-		return &gen.Event{TurnEnd: &c}
+		return e
 	case e.TurnProgress != nil:
-		if e.TurnProgress.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventTurnProgress(e.TurnProgress); ok {
+			return &gen.Event{TurnProgress: x}
 		}
-		c := *e.TurnProgress
-		c.Native = nil
-		return &gen.Event{TurnProgress: &c}
+		return e
 	case e.ModelRequestBefore != nil:
-		if e.ModelRequestBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventModelRequestBefore(e.ModelRequestBefore); ok {
+			return &gen.Event{ModelRequestBefore: x}
 		}
-		c := *e.ModelRequestBefore
-		c.Native = nil
-		return &gen.Event{ModelRequestBefore: &c}
+		return e
 	case e.ModelResponseAfter != nil:
-		if e.ModelResponseAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventModelResponseAfter(e.ModelResponseAfter); ok {
+			return &gen.Event{ModelResponseAfter: x}
 		}
-		c := *e.ModelResponseAfter
-		c.Native = nil
-		return &gen.Event{ModelResponseAfter: &c}
+		return e
 	case e.ModelError != nil:
-		if e.ModelError.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventModelError(e.ModelError); ok {
+			return &gen.Event{ModelError: x}
 		}
-		c := *e.ModelError
-		c.Native = nil
-		return &gen.Event{ModelError: &c}
+		return e
 	case e.ModelSwitchBefore != nil:
-		if e.ModelSwitchBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventModelSwitchBefore(e.ModelSwitchBefore); ok {
+			return &gen.Event{ModelSwitchBefore: x}
 		}
-		c := *e.ModelSwitchBefore
-		c.Native = nil
-		return &gen.Event{ModelSwitchBefore: &c}
+		return e
 	case e.ModelSwitchAfter != nil:
-		if e.ModelSwitchAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventModelSwitchAfter(e.ModelSwitchAfter); ok {
+			return &gen.Event{ModelSwitchAfter: x}
 		}
-		c := *e.ModelSwitchAfter
-		c.Native = nil
-		return &gen.Event{ModelSwitchAfter: &c}
+		return e
 	case e.ToolPermissionRequest != nil:
-		if e.ToolPermissionRequest.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventToolPermissionRequest(e.ToolPermissionRequest); ok {
+			return &gen.Event{ToolPermissionRequest: x}
 		}
-		c := *e.ToolPermissionRequest
-		c.Native = nil
-		return &gen.Event{ToolPermissionRequest: &c}
+		return e
 	case e.ToolPermissionResolved != nil:
-		if e.ToolPermissionResolved.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventToolPermissionResolved(e.ToolPermissionResolved); ok {
+			return &gen.Event{ToolPermissionResolved: x}
 		}
-		c := *e.ToolPermissionResolved
-		c.Native = nil
-		return &gen.Event{ToolPermissionResolved: &c}
+		return e
 	case e.ToolProgress != nil:
-		if e.ToolProgress.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventToolProgress(e.ToolProgress); ok {
+			return &gen.Event{ToolProgress: x}
 		}
-		c := *e.ToolProgress
-		c.Native = nil
-		return &gen.Event{ToolProgress: &c}
+		return e
 	case e.ToolBatchAfter != nil:
-		if e.ToolBatchAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventToolBatchAfter(e.ToolBatchAfter); ok {
+			return &gen.Event{ToolBatchAfter: x}
 		}
-		c := *e.ToolBatchAfter
-		c.Native = nil
-		return &gen.Event{ToolBatchAfter: &c}
+		return e
 	case e.ContextCompactBefore != nil:
-		if e.ContextCompactBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventContextCompactBefore(e.ContextCompactBefore); ok {
+			return &gen.Event{ContextCompactBefore: x}
 		}
-		c := *e.ContextCompactBefore
-		c.Native = nil
-		return &gen.Event{ContextCompactBefore: &c}
+		return e
 	case e.ContextCompactAfter != nil:
-		if e.ContextCompactAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeExecutionEventContextCompactAfter(e.ContextCompactAfter); ok {
+			return &gen.Event{ContextCompactAfter: x}
 		}
-		c := *e.ContextCompactAfter
-		c.Native = nil
-		return &gen.Event{ContextCompactAfter: &c}
+		return e
 	case e.TaskChangeBefore != nil:
-		if e.TaskChangeBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeTaskWorkspaceEventTaskChangeBefore(e.TaskChangeBefore); ok {
+			return &gen.Event{TaskChangeBefore: x}
 		}
-		c := *e.TaskChangeBefore
-		c.Native = nil
-		return &gen.Event{TaskChangeBefore: &c}
+		return e
 	case e.TaskChangeAfter != nil:
-		if e.TaskChangeAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeTaskWorkspaceEventTaskChangeAfter(e.TaskChangeAfter); ok {
+			return &gen.Event{TaskChangeAfter: x}
 		}
-		c := *e.TaskChangeAfter
-		c.Native = nil
-		return &gen.Event{TaskChangeAfter: &c}
+		return e
 	case e.UserAttention != nil:
-		if e.UserAttention.Native == nil {
-			return e
+		if x, ok := withoutNativeUserAttentionEvent(e.UserAttention); ok {
+			return &gen.Event{UserAttention: x}
 		}
-		c := *e.UserAttention
-		c.Native = nil
-		return &gen.Event{UserAttention: &c}
+		return e
 	case e.UserElicitationRequest != nil:
-		if e.UserElicitationRequest.Native == nil {
-			return e
+		if x, ok := withoutNativeUserElicitationRequestEvent(e.UserElicitationRequest); ok {
+			return &gen.Event{UserElicitationRequest: x}
 		}
-		c := *e.UserElicitationRequest
-		c.Native = nil
-		return &gen.Event{UserElicitationRequest: &c}
+		return e
 	case e.UserElicitationResult != nil:
-		if e.UserElicitationResult.Native == nil {
-			return e
+		if x, ok := withoutNativeUserElicitationResultEvent(e.UserElicitationResult); ok {
+			return &gen.Event{UserElicitationResult: x}
 		}
-		c := *e.UserElicitationResult
-		c.Native = nil
-		return &gen.Event{UserElicitationResult: &c}
+		return e
 	case e.UserMessageInbound != nil:
-		if e.UserMessageInbound.Native == nil {
-			return e
+		if x, ok := withoutNativeUserMessageInboundEvent(e.UserMessageInbound); ok {
+			return &gen.Event{UserMessageInbound: x}
 		}
-		c := *e.UserMessageInbound
-		c.Native = nil
-		return &gen.Event{UserMessageInbound: &c}
+		return e
 	case e.UserMessageOutbound != nil:
-		if e.UserMessageOutbound.Native == nil {
-			return e
+		if x, ok := withoutNativeUserMessageOutboundEvent(e.UserMessageOutbound); ok {
+			return &gen.Event{UserMessageOutbound: x}
 		}
-		c := *e.UserMessageOutbound
-		c.Native = nil
-		return &gen.Event{UserMessageOutbound: &c}
+		return e
 	case e.WorkspaceChangeBefore != nil:
-		if e.WorkspaceChangeBefore.Native == nil {
-			return e
+		if x, ok := withoutNativeTaskWorkspaceEventWorkspaceChangeBefore(e.WorkspaceChangeBefore); ok {
+			return &gen.Event{WorkspaceChangeBefore: x}
 		}
-		c := *e.WorkspaceChangeBefore
-		c.Native = nil
-		return &gen.Event{WorkspaceChangeBefore: &c}
+		return e
 	case e.WorkspaceChangeAfter != nil:
-		if e.WorkspaceChangeAfter.Native == nil {
-			return e
+		if x, ok := withoutNativeTaskWorkspaceEventWorkspaceChangeAfter(e.WorkspaceChangeAfter); ok {
+			return &gen.Event{WorkspaceChangeAfter: x}
 		}
-		c := *e.WorkspaceChangeAfter
-		c.Native = nil
-		return &gen.Event{WorkspaceChangeAfter: &c}
+		return e
 	case e.FileChanged != nil:
-		if e.FileChanged.Native == nil {
-			return e
+		if x, ok := withoutNativeTaskWorkspaceEventFileChanged(e.FileChanged); ok {
+			return &gen.Event{FileChanged: x}
 		}
-		c := *e.FileChanged
-		c.Native = nil
-		return &gen.Event{FileChanged: &c}
+		return e
 	case e.HookFailure != nil:
-		if e.HookFailure.Native == nil {
-			return e
+		if x, ok := withoutNativeHookFailureEvent(e.HookFailure); ok {
+			return &gen.Event{HookFailure: x}
 		}
-		c := *e.HookFailure
-		c.Native = nil
-		return &gen.Event{HookFailure: &c}
+		return e
 	}
 	return e
+}
+
+// withoutNativeToolBeforeEvent returns a ToolBeforeEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeToolBeforeEvent(v *gen.ToolBeforeEvent) (*gen.ToolBeforeEvent, bool) {
+	var c *gen.ToolBeforeEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ToolBeforeEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeToolAfterEvent returns a ToolAfterEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeToolAfterEvent(v *gen.ToolAfterEvent) (*gen.ToolAfterEvent, bool) {
+	var c *gen.ToolAfterEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ToolAfterEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if v.Error != nil {
+		if x, ok := withoutNativeExecutionEventError(v.Error); ok {
+			if c == nil {
+				c = new(gen.ToolAfterEvent)
+				*c = *v
+			}
+			y := *x
+			c.Error = &y
+		}
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeSessionStartEvent returns a SessionStartEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeSessionStartEvent(v *gen.SessionStartEvent) (*gen.SessionStartEvent, bool) {
+	var c *gen.SessionStartEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.SessionStartEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeSessionEndEvent returns a SessionEndEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeSessionEndEvent(v *gen.SessionEndEvent) (*gen.SessionEndEvent, bool) {
+	var c *gen.SessionEndEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.SessionEndEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeConfigChangeBeforeEvent returns a ConfigChangeBeforeEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeConfigChangeBeforeEvent(v *gen.ConfigChangeBeforeEvent) (*gen.ConfigChangeBeforeEvent, bool) {
+	var c *gen.ConfigChangeBeforeEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ConfigChangeBeforeEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeConfigChangeAfterEvent returns a ConfigChangeAfterEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeConfigChangeAfterEvent(v *gen.ConfigChangeAfterEvent) (*gen.ConfigChangeAfterEvent, bool) {
+	var c *gen.ConfigChangeAfterEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ConfigChangeAfterEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventTurnStart returns an ExecutionEventTurnStart without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventTurnStart(v *gen.ExecutionEventTurnStart) (*gen.ExecutionEventTurnStart, bool) {
+	var c *gen.ExecutionEventTurnStart
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventTurnStart)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventTurnFinishBefore returns an ExecutionEventTurnFinishBefore without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventTurnFinishBefore(v *gen.ExecutionEventTurnFinishBefore) (*gen.ExecutionEventTurnFinishBefore, bool) {
+	var c *gen.ExecutionEventTurnFinishBefore
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventTurnFinishBefore)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventTurnEnd returns an ExecutionEventTurnEnd without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventTurnEnd(v *gen.ExecutionEventTurnEnd) (*gen.ExecutionEventTurnEnd, bool) {
+	var c *gen.ExecutionEventTurnEnd
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventTurnEnd)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if v.Error != nil {
+		if x, ok := withoutNativeExecutionEventError(v.Error); ok {
+			if c == nil {
+				c = new(gen.ExecutionEventTurnEnd)
+				*c = *v
+			}
+			y := *x
+			c.Error = &y
+		}
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventTurnProgress returns an ExecutionEventTurnProgress without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventTurnProgress(v *gen.ExecutionEventTurnProgress) (*gen.ExecutionEventTurnProgress, bool) {
+	var c *gen.ExecutionEventTurnProgress
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventTurnProgress)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventModelRequestBefore returns an ExecutionEventModelRequestBefore without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventModelRequestBefore(v *gen.ExecutionEventModelRequestBefore) (*gen.ExecutionEventModelRequestBefore, bool) {
+	var c *gen.ExecutionEventModelRequestBefore
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventModelRequestBefore)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventModelResponseAfter returns an ExecutionEventModelResponseAfter without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventModelResponseAfter(v *gen.ExecutionEventModelResponseAfter) (*gen.ExecutionEventModelResponseAfter, bool) {
+	var c *gen.ExecutionEventModelResponseAfter
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventModelResponseAfter)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventModelError returns an ExecutionEventModelError without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventModelError(v *gen.ExecutionEventModelError) (*gen.ExecutionEventModelError, bool) {
+	var c *gen.ExecutionEventModelError
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventModelError)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if x, ok := withoutNativeExecutionEventError(&v.Error); ok {
+		if c == nil {
+			c = new(gen.ExecutionEventModelError)
+			*c = *v
+		}
+		c.Error = *x
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventModelSwitchBefore returns an ExecutionEventModelSwitchBefore without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventModelSwitchBefore(v *gen.ExecutionEventModelSwitchBefore) (*gen.ExecutionEventModelSwitchBefore, bool) {
+	var c *gen.ExecutionEventModelSwitchBefore
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventModelSwitchBefore)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventModelSwitchAfter returns an ExecutionEventModelSwitchAfter without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventModelSwitchAfter(v *gen.ExecutionEventModelSwitchAfter) (*gen.ExecutionEventModelSwitchAfter, bool) {
+	var c *gen.ExecutionEventModelSwitchAfter
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventModelSwitchAfter)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventToolPermissionRequest returns an ExecutionEventToolPermissionRequest without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventToolPermissionRequest(v *gen.ExecutionEventToolPermissionRequest) (*gen.ExecutionEventToolPermissionRequest, bool) {
+	var c *gen.ExecutionEventToolPermissionRequest
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventToolPermissionRequest)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventToolPermissionResolved returns an ExecutionEventToolPermissionResolved without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventToolPermissionResolved(v *gen.ExecutionEventToolPermissionResolved) (*gen.ExecutionEventToolPermissionResolved, bool) {
+	var c *gen.ExecutionEventToolPermissionResolved
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventToolPermissionResolved)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventToolProgress returns an ExecutionEventToolProgress without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventToolProgress(v *gen.ExecutionEventToolProgress) (*gen.ExecutionEventToolProgress, bool) {
+	var c *gen.ExecutionEventToolProgress
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventToolProgress)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventToolBatchAfter returns an ExecutionEventToolBatchAfter without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventToolBatchAfter(v *gen.ExecutionEventToolBatchAfter) (*gen.ExecutionEventToolBatchAfter, bool) {
+	var c *gen.ExecutionEventToolBatchAfter
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventToolBatchAfter)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventContextCompactBefore returns an ExecutionEventContextCompactBefore without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventContextCompactBefore(v *gen.ExecutionEventContextCompactBefore) (*gen.ExecutionEventContextCompactBefore, bool) {
+	var c *gen.ExecutionEventContextCompactBefore
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventContextCompactBefore)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventContextCompactAfter returns an ExecutionEventContextCompactAfter without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventContextCompactAfter(v *gen.ExecutionEventContextCompactAfter) (*gen.ExecutionEventContextCompactAfter, bool) {
+	var c *gen.ExecutionEventContextCompactAfter
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventContextCompactAfter)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeTaskWorkspaceEventTaskChangeBefore returns a TaskWorkspaceEventTaskChangeBefore without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeTaskWorkspaceEventTaskChangeBefore(v *gen.TaskWorkspaceEventTaskChangeBefore) (*gen.TaskWorkspaceEventTaskChangeBefore, bool) {
+	var c *gen.TaskWorkspaceEventTaskChangeBefore
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.TaskWorkspaceEventTaskChangeBefore)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeTaskWorkspaceEventTaskChangeAfter returns a TaskWorkspaceEventTaskChangeAfter without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeTaskWorkspaceEventTaskChangeAfter(v *gen.TaskWorkspaceEventTaskChangeAfter) (*gen.TaskWorkspaceEventTaskChangeAfter, bool) {
+	var c *gen.TaskWorkspaceEventTaskChangeAfter
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.TaskWorkspaceEventTaskChangeAfter)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeUserAttentionEvent returns an UserAttentionEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeUserAttentionEvent(v *gen.UserAttentionEvent) (*gen.UserAttentionEvent, bool) {
+	var c *gen.UserAttentionEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.UserAttentionEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeUserElicitationRequestEvent returns an UserElicitationRequestEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeUserElicitationRequestEvent(v *gen.UserElicitationRequestEvent) (*gen.UserElicitationRequestEvent, bool) {
+	var c *gen.UserElicitationRequestEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.UserElicitationRequestEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeUserElicitationResultEvent returns an UserElicitationResultEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeUserElicitationResultEvent(v *gen.UserElicitationResultEvent) (*gen.UserElicitationResultEvent, bool) {
+	var c *gen.UserElicitationResultEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.UserElicitationResultEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeUserMessageInboundEvent returns an UserMessageInboundEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeUserMessageInboundEvent(v *gen.UserMessageInboundEvent) (*gen.UserMessageInboundEvent, bool) {
+	var c *gen.UserMessageInboundEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.UserMessageInboundEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeUserMessageOutboundEvent returns an UserMessageOutboundEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeUserMessageOutboundEvent(v *gen.UserMessageOutboundEvent) (*gen.UserMessageOutboundEvent, bool) {
+	var c *gen.UserMessageOutboundEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.UserMessageOutboundEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeTaskWorkspaceEventWorkspaceChangeBefore returns a TaskWorkspaceEventWorkspaceChangeBefore without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeTaskWorkspaceEventWorkspaceChangeBefore(v *gen.TaskWorkspaceEventWorkspaceChangeBefore) (*gen.TaskWorkspaceEventWorkspaceChangeBefore, bool) {
+	var c *gen.TaskWorkspaceEventWorkspaceChangeBefore
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.TaskWorkspaceEventWorkspaceChangeBefore)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeTaskWorkspaceEventWorkspaceChangeAfter returns a TaskWorkspaceEventWorkspaceChangeAfter without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeTaskWorkspaceEventWorkspaceChangeAfter(v *gen.TaskWorkspaceEventWorkspaceChangeAfter) (*gen.TaskWorkspaceEventWorkspaceChangeAfter, bool) {
+	var c *gen.TaskWorkspaceEventWorkspaceChangeAfter
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.TaskWorkspaceEventWorkspaceChangeAfter)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeTaskWorkspaceEventFileChanged returns a TaskWorkspaceEventFileChanged without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeTaskWorkspaceEventFileChanged(v *gen.TaskWorkspaceEventFileChanged) (*gen.TaskWorkspaceEventFileChanged, bool) {
+	var c *gen.TaskWorkspaceEventFileChanged
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.TaskWorkspaceEventFileChanged)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeHookFailureEvent returns a HookFailureEvent without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeHookFailureEvent(v *gen.HookFailureEvent) (*gen.HookFailureEvent, bool) {
+	var c *gen.HookFailureEvent
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.HookFailureEvent)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
+}
+
+// withoutNativeExecutionEventError returns an ExecutionEventError without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.
+func withoutNativeExecutionEventError(v *gen.ExecutionEventError) (*gen.ExecutionEventError, bool) {
+	var c *gen.ExecutionEventError
+	if v.Native != nil {
+		if c == nil {
+			c = new(gen.ExecutionEventError)
+			*c = *v
+		}
+		c.Native = nil
+	}
+	if c == nil {
+		return v, false
+	}
+	return c, true
 }

@@ -162,3 +162,37 @@ func TestSelectionCoversCandidate(t *testing.T) {
 		})
 	}
 }
+
+// TestNativeOmittedAtEveryDepth: every native member the event schemas
+// define reaches only includeNative subscriptions, the error.native of
+// tool.after and turn.end as well as the event's own.
+func TestNativeOmittedAtEveryDepth(t *testing.T) {
+	const secretNative = `{"provider_trace":"CANARY-SECRET-NATIVE"}`
+	errWithNative := &gen.ExecutionEventError{Message: "failed", Class: "tool_error", Native: json.RawMessage(secretNative)}
+	cfg := baseConfig()
+	plain, native := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, cfg, map[string]*recorder{"com.example.plain": plain, "com.example.native": native}, registration(
+		backendJSON("com.example.plain", u, `{"events":["tool.after","turn.end"],"mode":"observe","content":{"default":"body"}}`),
+		backendJSON("com.example.native", u, `{"events":["tool.after","turn.end"],"mode":"observe","content":{"default":"body"},"includeNative":true}`)))
+	res, err := h.ToolAfter(context.Background(), hooks.ToolAfterInput{Name: "read_file", Input: map[string]any{}, Origin: gen.ExecutionEventToolOriginNative,
+		CallID: "call-1", Path: "native", Items: []gen.ModelVisibleItem{}, Outcome: gen.ExecutionEventOutcomeError, Execution: gen.ExecutionEventExecution{Executed: &gen.ExecutionEventExecutionExecuted{}},
+		Error: errWithNative})
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	res, err = h.TurnEnd(context.Background(), hooks.TurnEndInput{Items: []gen.ModelVisibleItem{}, Turn: gen.ExecutionEventTurn{ID: "t"},
+		Outcome: gen.OutcomeFailed, ContinuationCount: "0", Error: errWithNative})
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+
+	p, n := encodeObserved(t, plain), encodeObserved(t, native)
+	require.Len(t, p, 2)
+	require.Len(t, n, 2)
+	for i := range p {
+		require.NotContains(t, p[i], "CANARY-SECRET-NATIVE")
+		require.NotContains(t, p[i], `"native":`)
+		require.Contains(t, p[i], `"error":{"message":"failed","class":"tool_error"}`)
+		require.Contains(t, n[i], `"native":`+secretNative)
+	}
+	require.Equal(t, json.RawMessage(secretNative), errWithNative.Native, "the host's value is not modified")
+}

@@ -46,8 +46,13 @@ func leafOf(t *goType) contentLeaf {
 // array element, nullable value or union arm whose schema is (or contains)
 // a canonical message, a content part or a text part. It emits one walker
 // per named type on the way to a slot.
+//
+// With native set, the slots are the native members instead (an object
+// field "native" of opaque JSON, at any depth): the walkers it emits drop
+// them, copying on write, and take no contentWalker.
 type contentWalk struct {
 	m        *model
+	native   bool
 	contains map[*goType]bool
 	emitted  map[*goType]bool
 	order    []*goType // named types whose walkers are emitted, in discovery order
@@ -70,7 +75,11 @@ func (w *contentWalk) search(t *goType, seen map[*goType]bool) bool {
 		return false
 	}
 	seen[t] = true
-	if leafOf(t) != leafNone {
+	if w.native {
+		if nativeField(t) != nil {
+			return true
+		}
+	} else if leafOf(t) != leafNone {
 		return true
 	}
 	switch t.Kind {
@@ -100,8 +109,35 @@ func (w *contentWalk) fail(format string, args ...any) {
 	}
 }
 
+// nativeField returns the native member of an object type: a field
+// "native" holding opaque JSON; nil when it has none.
+func nativeField(t *goType) *field {
+	if t.Kind != kindObject {
+		return nil
+	}
+	for _, fl := range t.Fields {
+		if fl.JSON == "native" && resolved(fl.Type).Kind == kindRaw {
+			return fl
+		}
+	}
+	return nil
+}
+
 // walkerName is the name of the emitted walker of a named type.
-func walkerName(t *goType) string { return "walk" + resolved(t).Name }
+func (w *contentWalk) walkerName(t *goType) string {
+	if w.native {
+		return "withoutNative" + resolved(t).Name
+	}
+	return "walk" + resolved(t).Name
+}
+
+// walkerArgs are the arguments of a call of an emitted walker on v.
+func (w *contentWalk) walkerArgs(v jen.Code) []jen.Code {
+	if w.native {
+		return []jen.Code{v}
+	}
+	return []jen.Code{jen.Id("w"), v}
+}
 
 // need records that the walker of t must be emitted.
 func (w *contentWalk) need(t *goType) {
@@ -157,7 +193,11 @@ func (w *contentWalk) place(t *goType, at ref, set func(val jen.Code) []jen.Code
 		return []jen.Code{jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Add(fn).Call(arg), jen.Id("ok")).Block(set(val)...)}
 	}
 	method := func(name string) jen.Code { return jen.Id("w").Dot(name) }
-	switch leafOf(r) {
+	leaf := leafOf(r)
+	if w.native {
+		leaf = leafNone
+	}
+	switch leaf {
 	case leafMessage:
 		return call(method("message"), at.ptr(), false)
 	case leafItem:
@@ -171,9 +211,13 @@ func (w *contentWalk) place(t *goType, at ref, set func(val jen.Code) []jen.Code
 	switch r.Kind {
 	case kindObject, kindUnion:
 		w.need(r)
-		return []jen.Code{jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id(walkerName(r)).Call(jen.Id("w"), at.ptr()), jen.Id("ok")).Block(set(jen.Op("*").Id("x"))...)}
+		return []jen.Code{jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id(w.walkerName(r)).Call(w.walkerArgs(at.ptr())...), jen.Id("ok")).Block(set(jen.Op("*").Id("x"))...)}
 	case kindArray:
-		switch leafOf(r.Elem) {
+		elemLeaf := leafOf(r.Elem)
+		if w.native {
+			elemLeaf = leafNone
+		}
+		switch elemLeaf {
 		case leafMessage:
 			return call(method("messages"), at.val(), false)
 		case leafItem:
@@ -209,7 +253,7 @@ func (w *contentWalk) place(t *goType, at ref, set func(val jen.Code) []jen.Code
 		}, where, depth+1)
 		return []jen.Code{jen.If(at.val().Dot("Valid")).Block(inner...)}
 	}
-	w.fail("%s: content inside a %v type is not supported by the walker", where, r.Kind)
+	w.fail("%s: a slot inside a %v type is not supported by the walker", where, r.Kind)
 	return nil
 }
 
@@ -221,6 +265,10 @@ func (w *contentWalk) walker(f *jen.File, t *goType) {
 	switch t.Kind {
 	case kindObject:
 		for _, fl := range t.Fields {
+			if w.native && fl == nativeField(t) {
+				body = append(body, jen.If(jen.Id("v").Dot(fl.Go).Op("!=").Nil()).Block(own(typ.Clone()), jen.Id("c").Dot(fl.Go).Op("=").Nil()))
+				continue
+			}
 			if !w.has(fl.Type) {
 				continue
 			}
@@ -252,8 +300,13 @@ func (w *contentWalk) walker(f *jen.File, t *goType) {
 		jen.If(jen.Id("c").Op("==").Nil()).Block(jen.Return(jen.Id("v"), jen.False())),
 		jen.Return(jen.Id("c"), jen.True()),
 	)
-	f.Commentf("%s walks the content slots of %s %s; see walkEvent.", walkerName(t), article(strings.ToLower(t.Name)), t.Name)
-	f.Func().Id(walkerName(t)).Params(jen.Id("w").Id("contentWalker"), jen.Id("v").Op("*").Add(typ.Clone())).Params(jen.Op("*").Add(typ.Clone()), jen.Bool()).Block(body...)
+	if w.native {
+		f.Commentf("%s returns %s %s without the native members it holds at any depth (a copy) and true, or v and false when it holds none; see withoutNative.", w.walkerName(t), article(strings.ToLower(t.Name)), t.Name)
+		f.Func().Id(w.walkerName(t)).Params(jen.Id("v").Op("*").Add(typ.Clone())).Params(jen.Op("*").Add(typ.Clone()), jen.Bool()).Block(body...)
+		return
+	}
+	f.Commentf("%s walks the content slots of %s %s; see walkEvent.", w.walkerName(t), article(strings.ToLower(t.Name)), t.Name)
+	f.Func().Id(w.walkerName(t)).Params(jen.Id("w").Id("contentWalker"), jen.Id("v").Op("*").Add(typ.Clone())).Params(jen.Op("*").Add(typ.Clone()), jen.Bool()).Block(body...)
 }
 
 // renderHooksContent renders hooks/content_gen.go: walkEvent and the
@@ -277,7 +330,7 @@ func renderHooksContent(m *model) ([]byte, error) {
 		w.need(pt)
 		arm := jen.Id("e").Dot(ev.GoName)
 		cases = append(cases, jen.Case(arm.Clone().Op("!=").Nil()).Block(
-			jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id(walkerName(pt)).Call(jen.Id("w"), arm.Clone()), jen.Id("ok")).Block(
+			jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id(w.walkerName(pt)).Call(jen.Id("w"), arm.Clone()), jen.Id("ok")).Block(
 				jen.Return(jen.Op("&").Qual(genPackage, "Event").Values(jen.Id(ev.GoName).Op(":").Id("x")), jen.True()),
 			),
 			jen.Return(jen.Id("e"), jen.False()),

@@ -30,6 +30,7 @@ func renderHooksEvents(m *model) ([]byte, error) {
 	f.ImportName(genPackage, "gen")
 
 	var facts, natives []jen.Code
+	nw := &contentWalk{m: m, native: true, contains: map[*goType]bool{}, emitted: map[*goType]bool{}}
 	for _, ev := range m.events {
 		pt := resolved(m.typeAt(ev.PayloadSchema))
 		if pt.Kind != kindObject {
@@ -56,14 +57,16 @@ func renderHooksEvents(m *model) ([]byte, error) {
 					path = arm.Clone().Dot(fl.Go)
 				}
 				hasFacts = true
-			case fl.JSON == "native" && resolved(fl.Type).Kind == kindRaw:
-				natives = append(natives, jen.Case(arm.Clone().Op("!=").Nil()).Block(
-					jen.If(arm.Clone().Dot(fl.Go).Op("==").Nil()).Block(jen.Return(jen.Id("e"))),
-					jen.Id("c").Op(":=").Op("*").Add(arm.Clone()),
-					jen.Id("c").Dot(fl.Go).Op("=").Nil(),
-					jen.Return(jen.Op("&").Qual(genPackage, "Event").Values(jen.Id(ev.GoName).Op(":").Op("&").Id("c"))),
-				))
 			}
+		}
+		if nw.has(pt) {
+			nw.need(pt)
+			natives = append(natives, jen.Case(arm.Clone().Op("!=").Nil()).Block(
+				jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id(nw.walkerName(pt)).Call(arm.Clone()), jen.Id("ok")).Block(
+					jen.Return(jen.Op("&").Qual(genPackage, "Event").Values(jen.Id(ev.GoName).Op(":").Id("x"))),
+				),
+				jen.Return(jen.Id("e")),
+			))
 		}
 		if hasFacts {
 			facts = append(facts, jen.Case(arm.Clone().Op("!=").Nil()).Block(jen.Return(kind, path)))
@@ -75,11 +78,19 @@ func renderHooksEvents(m *model) ([]byte, error) {
 		jen.Switch().Block(facts...),
 		jen.Return(jen.Nil(), jen.Nil()),
 	)
-	f.Comment("withoutNative returns e without its native member (a shallow copy), or e itself when it has none.")
+	f.Comment(`withoutNative returns e without the native members its payload schema
+defines at any depth (the event's own and nested ones, such as error.native),
+copying what it changes and sharing the rest, or e itself when it has none.`)
 	f.Func().Id("withoutNative").Params(jen.Id("e").Op("*").Qual(genPackage, "Event")).Op("*").Qual(genPackage, "Event").Block(
 		jen.Switch().Block(natives...),
 		jen.Return(jen.Id("e")),
 	)
+	for i := 0; i < len(nw.order); i++ { // walker bodies may discover more types
+		nw.walker(f, nw.order[i])
+	}
+	if nw.err != nil {
+		return nil, nw.err
+	}
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, err
