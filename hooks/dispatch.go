@@ -865,7 +865,8 @@ func (c *call) view(s *subscription) *gen.Event {
 }
 
 // prepare runs the host's Preparer on a private copy of view and checks
-// that its result discloses no more content than view. reason is empty on
+// that its result discloses no more content than view, and no native
+// member (at any depth) when s does not include native. reason is empty on
 // success, otherwise the diagnostic reason of the preparation failure.
 func prepare(ctx context.Context, p Preparer, s *subscription, mode gen.Mode, view *gen.Event) (*gen.Event, string) {
 	cp, err := copyEvent(view)
@@ -876,7 +877,7 @@ func prepare(ctx context.Context, p Preparer, s *subscription, mode gen.Mode, vi
 	if err != nil || pe == nil {
 		return nil, "preparation"
 	}
-	if !preparedNarrows(view, pe) {
+	if !preparedNarrows(view, pe) || (!s.native && withoutNative(pe) != pe) {
 		return nil, "widening"
 	}
 	return pe, ""

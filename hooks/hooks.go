@@ -138,8 +138,9 @@ type Config struct {
 // returns the event the receiver may see. Its result must be the same
 // event with the same messages and parts, none more disclosed than in the
 // view: a part may go from body to metadata or omit, never back, and
-// carries size and digest only as the view states them. A result that
-// widens the view is not sent: it is charged to the subscription as a
+// carries size and digest only as the view states them; and for a
+// subscription without includeNative it holds no native member at any depth
+// (the SDK dropped them). A result that widens the view is not sent: it is charged to the subscription as a
 // preparation failure (reason "widening") under its failure policy, like
 // an error, whose text is never reported.
 //

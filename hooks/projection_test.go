@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/server"
 	"github.com/stretchr/testify/require"
 )
@@ -195,4 +196,67 @@ func TestNativeOmittedAtEveryDepth(t *testing.T) {
 		require.Contains(t, n[i], `"native":`+secretNative)
 	}
 	require.Equal(t, json.RawMessage(secretNative), errWithNative.Native, "the host's value is not modified")
+}
+
+// nativeBack is a Preparer that puts a native value into the view it is
+// given: the event's own, or an error's.
+type nativeBack struct{ value json.RawMessage }
+
+func (p nativeBack) Prepare(_ context.Context, d hooks.Delivery) (*gen.Event, error) {
+	switch {
+	case d.Event.TurnStart != nil:
+		d.Event.TurnStart.Native = p.value
+	case d.Event.TurnEnd != nil:
+		d.Event.TurnEnd.Error.Native = p.value
+	}
+	return d.Event, nil
+}
+
+// TestPreparerCannotAddNative: the SDK drops native for a subscription
+// without includeNative; a Preparer that puts it back (at the top or
+// nested) widens the view, a preparation failure, for interception and
+// observation alike. For an includeNative subscription native is the
+// Preparer's to project.
+func TestPreparerCannotAddNative(t *testing.T) {
+	const secretNative = `{"trace":"CANARY-SECRET-NATIVE"}`
+	var recorded rawBodies
+	cfg := selectionConfig()
+	cfg.Capabilities[gen.EventTurnEnd] = hooks.Observe()
+	cfg.Preparer = nativeBack{json.RawMessage(secretNative)}
+	cfg.Transports = map[string]transport.Transport{
+		"com.example.i":      transport.NewInProcess(recorded.wrap("i", answerHandler(false)), transport.InProcessOptions{}),
+		"com.example.o":      transport.NewInProcess(recorded.wrap("o", answerHandler(false)), transport.InProcessOptions{}),
+		"com.example.native": transport.NewInProcess(recorded.wrap("native", answerHandler(false)), transport.InProcessOptions{}),
+	}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h, err := hooks.New(registration(
+		backendJSON("com.example.i", u, interceptContent(`{"default":"body"}`)),
+		backendJSON("com.example.o", u, `{"events":["turn.start","turn.end"],"mode":"observe","content":{"default":"body"}}`),
+		backendJSON("com.example.native", u, `{"events":["turn.start","turn.end"],"mode":"observe","content":{"default":"body"},"includeNative":true}`)), cfg)
+	require.NoError(t, err)
+	defer h.Close()
+
+	res, err := h.TurnStart(context.Background(), turnStart(secretItems(t)))
+	require.NoError(t, err)
+	require.Len(t, res.Diagnostics, 2)
+	for _, d := range res.Diagnostics {
+		require.Equal(t, transport.CodePreparation, d.Code)
+		require.Equal(t, "widening", d.Reason)
+	}
+	require.True(t, res.SyntheticDenial, "the fail-closed interceptor's preparation failed")
+
+	res, err = h.TurnEnd(context.Background(), hooks.TurnEndInput{Items: []gen.ModelVisibleItem{}, Turn: gen.ExecutionEventTurn{ID: "t"},
+		Outcome: gen.OutcomeFailed, ContinuationCount: "0", Error: &gen.ExecutionEventError{Message: "failed", Class: "model_error"}})
+	require.NoError(t, err)
+	require.Len(t, res.Diagnostics, 1)
+	require.Equal(t, "com.example.o", res.Diagnostics[0].BackendID)
+	require.Equal(t, "widening", res.Diagnostics[0].Reason)
+
+	require.Empty(t, recorded.of("i"))
+	require.Empty(t, recorded.of("o"))
+	got := recorded.of("native")
+	require.Len(t, got, 2)
+	for _, b := range got {
+		require.Contains(t, string(b), `"native":`+secretNative)
+	}
 }
