@@ -46,6 +46,10 @@ type child struct {
 	pending   []*waiter    // requests written and not yet answered
 	abandoned []jsonrpc.ID // recent ids whose late responses are dropped
 
+	// afterWrite, set only by tests, runs once a message has been written,
+	// before its interrupt is stopped.
+	afterWrite func()
+
 	users       int  // Exchanges using the child; guarded by Stdio.mu
 	retired     bool // replaced; guarded by Stdio.mu
 	releaseOnce sync.Once
@@ -53,7 +57,8 @@ type child struct {
 
 const maxAbandoned = 64
 
-// waiter is one request in flight on a persistent child.
+// waiter is one request in flight on a persistent child, or one
+// notification being written (it is never pending).
 type waiter struct {
 	id    jsonrpc.ID
 	reply chan reply // multiplexed only: the reader's answer, sent at most once
@@ -105,11 +110,7 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 			}
 		}()
 	}
-	err := c.w.WriteFrame(msg.Body)
-	w.mu.Lock()
-	w.state = stateIdle
-	w.mu.Unlock()
-	if err != nil {
+	if err := c.write(w, msg.Body); err != nil {
 		return nil, c.writeFailed(ctx, err)
 	}
 	for {
@@ -124,6 +125,20 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 			return frame, err
 		}
 	}
+}
+
+// write writes body for w, which is in stateWriting, and leaves that
+// state: an interrupt kills the child while the write is in progress, and
+// not once it has ended.
+func (c *child) write(w *waiter, body []byte) error {
+	err := c.w.WriteFrame(body)
+	w.mu.Lock()
+	w.state = stateIdle
+	w.mu.Unlock()
+	if c.afterWrite != nil {
+		c.afterWrite()
+	}
+	return err
 }
 
 // register records w as pending; it fails if a pending request has its id.
@@ -168,7 +183,7 @@ func (c *child) abandonLocked(id jsonrpc.ID) {
 	c.abandoned = append(c.abandoned, id)
 }
 
-// interrupt runs when the ctx of w ends. A request being written (to a
+// interrupt runs when the ctx of w ends. A message being written (to a
 // child that stopped reading) cannot be withdrawn: the child is killed,
 // which unblocks the write. A read is interrupted with a read deadline in
 // the past, and the child is kept. A request waiting for its response
@@ -295,17 +310,19 @@ func (c *child) fault(w *waiter, err *Error, malformed bool) error {
 }
 
 // notify writes a notification. Notifications take no in-flight slot; if
-// ctx ends while the write is blocked (a child that stopped reading) the
-// child is killed, which unblocks it.
+// ctx ends while the write is in progress (blocked on a child that stopped
+// reading) the child is killed, which unblocks it, as for a request. Once
+// the notification is written, the end of ctx leaves the child alone.
 func (c *child) notify(ctx context.Context, body []byte) error {
 	if ctx.Err() != nil {
 		return ctxFail(ctx, StageSend)
 	}
+	w := &waiter{state: stateWriting}
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, c.kill)
+		stop := context.AfterFunc(ctx, func() { c.interrupt(w) })
 		defer stop()
 	}
-	if err := c.w.WriteFrame(body); err != nil {
+	if err := c.write(w, body); err != nil {
 		return c.writeFailed(ctx, err)
 	}
 	return nil

@@ -417,21 +417,27 @@ func TestStdioStderrBounded(t *testing.T) {
 	require.True(t, strings.HasPrefix(stderr.String(), "start "))
 }
 
-// TestStdioBlockedWriteCanceled: a request that cannot be written (the
-// child does not read) is abandoned when ctx ends, and the child killed.
+// TestStdioBlockedWriteCanceled: a request or notification that cannot be
+// written (the child does not read) is abandoned when ctx ends, and the
+// child killed.
 func TestStdioBlockedWriteCanceled(t *testing.T) {
 	starts := make(chan struct{}, 2)
 	s := stdioWith(t, "deaf", transport.StdioOptions{Stderr: signalWriter{"start ", starts}, RelaunchBackoff: -1})
 	big := req("big")
 	big.Body = []byte(`{"jsonrpc":"2.0","id":"big","method":"hooks/intercept","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`)
-	for range 2 {
+	bigNote := transport.Message{Method: jsonrpc.MethodObserve, Body: []byte(`{"jsonrpc":"2.0","method":"hooks/observe","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`)}
+	sends := []func(context.Context) error{
+		func(ctx context.Context) error { _, err := s.Exchange(ctx, big); return err },
+		func(ctx context.Context) error { return s.Notify(ctx, bigNote) },
+	}
+	for _, send := range sends {
 		// The child is running (it announced itself) and will never read.
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			<-starts
 			cancel()
 		}()
-		_, err := s.Exchange(ctx, big)
+		err := send(ctx)
 		cancel()
 		requireFail(t, err, transport.CodeCancelled, transport.StageSend, "cancelled")
 	}
