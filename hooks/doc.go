@@ -1,0 +1,51 @@
+// Package hooks is the harness (host) side of the Agent Hooks Protocol (AHP):
+// it delivers each event occurrence to the hook backends of one registration
+// and settles what they answer into a decision for the host to act on.
+//
+// Start with [New]: give it the registration JSON and a [Config] holding the
+// harness's Source and what it can enforce at each event ([Config.Capabilities]
+// built from [Intercept] or [Observe] grants, or a complete
+// [Config.Manifest]). New validates everything and performs no I/O. Then call
+// one method per event, such as [Hooks.ToolBefore] with a [ToolBeforeInput]
+// that holds only the occurrence's facts (the SDK fills the type, source, id
+// and time). Intercept subscriptions are called serially in registration
+// order, observers are notified once the decision is settled. Release the
+// Hooks with [Hooks.Close], which waits for the calls in flight and reaps the
+// processes it started.
+//
+// A call returns a [*Result]: the settled permission (none is not approval,
+// ask needs the user, deny and an interrupted call never authorize), the
+// effective input ([Result.DecodeInput] into the host's own type), supplied
+// result, flow, messages, injections and the [Diagnostic] of every failed
+// delivery. A denial, a backend failure (handled by the subscription's
+// failure policy, a fail-closed one becoming a synthetic denial) and an
+// unreachable observer are results, not errors. The error is non-nil only
+// for [ErrClosed], the caller's own cancellation or a deadline that passed
+// before the decision was settled (wrapping ctx.Err()), or invalid host
+// input ([ErrInvalidInput], [ErrWidening]); [New] fails with
+// [ErrInvalidRegistration] or [ErrInvalidConfig] and a [*ValidationError]
+// naming the JSON pointer.
+//
+// The caller's ctx deadline is the one budget of a call: a subscription's
+// timeoutMs only shortens its own delivery, and the observations after
+// settlement are capped by [Config.ObserveTimeout] inside that budget and
+// cannot change the settled decision. Per-call options narrow, never widen:
+// [WithCapabilities] (per-call grant), [WithInitialState] (the host's prior
+// decision and candidate), [WithContinuations], [WithEventID].
+//
+// Content selection is the SDK's job: before every delivery each content slot
+// of the event is projected for the receiving subscription's content
+// selection (body, metadata or omit per category), and an optional
+// [Config.Preparer] can only narrow that view further (for opaque
+// application JSON). Attachment bytes stay owned by the caller: pass a
+// *content.Attachment (package runtime/content) with [WithAttachment]; the
+// SDK reads it at most once, only for subscriptions that select the body,
+// uploads it to their upload endpoints and gives each receiver its own
+// reference; the caller closes it after the call returns.
+//
+// Backends are reached over the registration's HTTP or stdio transport, or
+// over caller-owned transports set in [Config.Transports] (for example
+// transport.NewInProcess around a server.Handler, as in the examples).
+// Credentials of HTTP backends come from [Config.AuthProvider] (package
+// runtime/auth) at delivery time.
+package hooks
