@@ -4,6 +4,16 @@
 // or the stdio binding ([ServeStdio], AHP-STDIO-001). Both bindings share one
 // dispatcher; stdio does not go through fake HTTP requests.
 //
+// Start by filling a [Handler]: [Handler.Intercept] answers an interceptable
+// event with an [InterceptResult] whose effects come from the generated
+// constructors ([Deny], [Allow], [MergeInput], ...), and [Handler.Observe]
+// receives notifications. Serve it with [NewHTTPServer] (an http.Server with
+// its timeouts set) or with [ServeStdio] on the process's stdin and stdout.
+// Requests are validated before a callback sees them and answers are admitted
+// against the request's capabilities before they are sent, so a callback
+// error, a panic or an ungranted effect reaches the harness only as a generic
+// JSON-RPC error.
+//
 // # Requests
 //
 // Every message is classified as a JSON-RPC 2.0 envelope (runtime/jsonrpc),
