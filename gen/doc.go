@@ -10,6 +10,20 @@ re-emits them after the known members; numbers keep their exact text
 (json.Number); absent, null and zero stay distinct. Parse functions validate
 against the canonical schema before decoding; Encode functions write compact
 JSON without validating.
+
+Start with the Parse function of the document at hand: ParseInterceptRequest
+and ParseObserveNotification (what a backend receives), ParseInterceptResponse
+(what a harness receives), ParseRegistration, ParseEvent; LookupRoot finds the
+codec of any root schema by file name. Event holds one event occurrence with
+exactly one payload field set (ToolBefore for tool.before, ...).
+Events and LookupEvent are the event catalogue: for each event its payload
+type, delivery modes and, for interceptable events, the effect families,
+modification targets and flow operations its boundary can grant. A rejected
+document is a *ParseError naming the JSON pointer and the schema keyword,
+never the offending value.
+
+Hosts normally use package hooks and backends package server, which build and
+check these values; gen is the shared vocabulary beneath both.
 */
 package gen
 
