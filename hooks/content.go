@@ -48,12 +48,11 @@ const (
 // contentPolicy is a subscription's content selection, resolved once at
 // New: the required default and the level of every category it names.
 type contentPolicy struct {
-	def      level
-	known    [6]level         // text, reasoning, images, audio, video, files
-	other    map[string]level // further category names of the registration
-	uniform  bool             // every category the policy names selects def
-	key      string           // equal exactly when two policies select alike
-	withhold bool             // some category selects less than body
+	def     level
+	known   [6]level         // text, reasoning, images, audio, video, files
+	other   map[string]level // further category names of the registration
+	uniform bool             // every category the policy names selects def
+	key     string           // equal exactly when two policies select alike
 }
 
 // knownCategory is the index of a schema-named category in contentPolicy.known.
@@ -137,12 +136,6 @@ func newContentPolicy(s gen.ContentSelection) (*contentPolicy, error) {
 	}
 	p.key = b.String()
 	p.uniform = len(diff) == 0
-	p.withhold = p.def < levelBody
-	for _, d := range diff {
-		if d.l < levelBody {
-			p.withhold = true
-		}
-	}
 	return p, nil
 }
 
@@ -263,13 +256,16 @@ func (pr *projector) finish() {
 
 // part projects one part (an arm of gen.ContentItem or gen.TextPart) for
 // the receiver: the selection is a ceiling on what the event carries. A
-// part the selection allows stays as it is, including a part the host
-// itself gave without its body (an intentional metadata or omit selection
-// of the host, or a gap, is not a body the SDK has). A body above the
-// selection becomes its metadata view (inline text with its size; an
-// attachment without its reference) or its omitted stub. An omitted stub
-// carries identity only. It returns the projected arms,
-// exactly one of which is set, and whether the part changed.
+// part the selection allows stays as it is. A body above the selection
+// becomes its metadata view (inline text with its size; an attachment
+// without its reference) or its omitted stub. An omitted stub carries
+// identity only. A part the host gave without its body (metadata or omit:
+// not a body the SDK has) stays as it is for a metadata or omit receiver,
+// capped by its selection; for a body receiver it is a missing requested
+// body, which is a body gap (content-upload.md: "a missing requested body
+// uses selection: body and gap instead"), keeping the size and digest the
+// host stated. It returns the projected arms, exactly one of which is set,
+// and whether the part changed.
 func (pr *projector) part(a parts) (parts, bool) {
 	switch {
 	case a.textBody != nil:
@@ -294,13 +290,20 @@ func (pr *projector) part(a parts) (parts, bool) {
 		}
 	case a.textMetadata != nil:
 		s := a.textMetadata
-		if pr.pol.forPart(s.Category, true, "text/plain") >= levelMetadata {
+		switch pr.pol.forPart(s.Category, true, "text/plain") {
+		case levelBody:
+			return bodyGap(a), true
+		case levelMetadata:
 			return a, false
 		}
 		return parts{textOmitted: &gen.TextOmittedPart{ID: s.ID, Category: s.Category, Synthesized: s.Synthesized}}, true
 	case a.textOmitted != nil:
 		s := a.textOmitted
-		if (s.Size == nil && s.SHA256 == nil) || pr.pol.forPart(s.Category, true, "text/plain") >= levelMetadata {
+		l := pr.pol.forPart(s.Category, true, "text/plain")
+		if l == levelBody {
+			return bodyGap(a), true
+		}
+		if (s.Size == nil && s.SHA256 == nil) || l >= levelMetadata {
 			return a, false
 		}
 		return parts{textOmitted: &gen.TextOmittedPart{ID: s.ID, Category: s.Category, Synthesized: s.Synthesized}}, true
@@ -326,18 +329,51 @@ func (pr *projector) part(a parts) (parts, bool) {
 		}
 	case a.attMetadata != nil:
 		s := a.attMetadata
-		if pr.pol.forPart(s.Category, false, s.MediaType) >= levelMetadata {
+		switch pr.pol.forPart(s.Category, false, s.MediaType) {
+		case levelBody:
+			return bodyGap(a), true
+		case levelMetadata:
 			return a, false
 		}
 		return parts{attOmitted: &gen.AttachmentOmittedPart{ID: s.ID, MediaType: s.MediaType, Category: s.Category, Synthesized: s.Synthesized}}, true
 	case a.attOmitted != nil:
 		s := a.attOmitted
-		if (s.Size == nil && s.SHA256 == nil) || pr.pol.forPart(s.Category, false, s.MediaType) >= levelMetadata {
+		l := pr.pol.forPart(s.Category, false, s.MediaType)
+		if l == levelBody {
+			return bodyGap(a), true
+		}
+		if (s.Size == nil && s.SHA256 == nil) || l >= levelMetadata {
 			return a, false
 		}
 		return parts{attOmitted: &gen.AttachmentOmittedPart{ID: s.ID, MediaType: s.MediaType, Category: s.Category, Synthesized: s.Synthesized}}, true
 	}
 	return a, false // no arm set: left for validation to report
+}
+
+// gapUnavailable is the gap reason of a body a body receiver selected but
+// the host did not give (it gave the part as metadata or omitted).
+const gapUnavailable = "body unavailable"
+
+// bodyGap is the body gap that a body receiver gets for a, a part the host
+// gave as metadata or omitted: its identity, size and digest, with reason
+// gapUnavailable. It is a itself for any other part.
+func bodyGap(a parts) parts {
+	gap := gen.GapPartGap{Reason: gapUnavailable}
+	switch {
+	case a.textMetadata != nil:
+		s := a.textMetadata
+		return parts{textGap: &gen.TextGapPart{ID: s.ID, Gap: gap, Category: s.Category, Size: s.Size, SHA256: s.SHA256, Synthesized: s.Synthesized}}
+	case a.textOmitted != nil:
+		s := a.textOmitted
+		return parts{textGap: &gen.TextGapPart{ID: s.ID, Gap: gap, Category: s.Category, Size: s.Size, SHA256: s.SHA256, Synthesized: s.Synthesized}}
+	case a.attMetadata != nil:
+		s := a.attMetadata
+		return parts{attGap: &gen.AttachmentGapPart{ID: s.ID, MediaType: s.MediaType, Gap: gap, Category: s.Category, Size: s.Size, SHA256: s.SHA256, Synthesized: s.Synthesized}}
+	case a.attOmitted != nil:
+		s := a.attOmitted
+		return parts{attGap: &gen.AttachmentGapPart{ID: s.ID, MediaType: s.MediaType, Gap: gap, Category: s.Category, Size: s.Size, SHA256: s.SHA256, Synthesized: s.Synthesized}}
+	}
+	return a
 }
 
 // parts holds the arms of one content part; at most one is set.

@@ -73,9 +73,12 @@ type call struct {
 	att   *attachments // the call's attachment parts and their uploads, nil without any
 	cache content.Cache
 
-	offered   []*subscription // subscriptions whose responses went to Apply, in order
-	diags     []Diagnostic
-	synthetic bool
+	offered []*subscription // subscriptions whose responses went to Apply, in order
+	// stateContent reports that the request state may carry content (a
+	// candidate or injections), which requestState projects per receiver.
+	stateContent bool
+	diags        []Diagnostic
+	synthetic    bool
 }
 
 // dispatch runs one occurrence: build and validate the canonical event,
@@ -132,6 +135,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 		}
 	}
 	c.caps, c.occ, c.base, c.cur, c.curJSON = caps, occ, ev, ev, encoded
+	c.stateContent = o.initial.Candidate.Present || len(o.initial.Injections) > 0
 	if o.grant == nil && !narrowed && !countsContinuations(e.caps) {
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
 	}
@@ -317,6 +321,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		return c.failure(s, ferr), false
 	}
 	c.canonicalRefs(s, result)
+	c.canonicalGaps(result)
 	if dctx.Err() != nil { // a response after the deadline is ignored
 		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
 	}
@@ -336,6 +341,9 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 			return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
 		}
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: rj.Reason}), false
+	}
+	if returns(result) || injects(result) {
+		c.stateContent = true
 	}
 	if modifies(result) {
 		cur, err := c.occ.Event()
@@ -389,7 +397,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 // as a copy in the state (AHP-CONTENT-002: no duplicate-content bypass). A
 // candidate that cannot be projected is an error: it is not sent as it is.
 func (c *call) requestState(s *subscription) ([]byte, error) {
-	if s != nil && (s.pol.withhold || c.att != nil) {
+	if s != nil && c.stateContent {
 		if st := c.occ.RequestState(); len(st.Injections) > 0 || st.Candidate.Valid {
 			pr := &projector{pol: s.pol}
 			w := pr.rewriter()
@@ -905,6 +913,16 @@ func isContextError(err error) bool {
 func returns(r *gen.InterceptResponseResult) bool {
 	for _, e := range r.Effects {
 		if e.ReturnTool != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// injects reports whether a response carries an inject effect.
+func injects(r *gen.InterceptResponseResult) bool {
+	for _, e := range r.Effects {
+		if e.Inject != nil {
 			return true
 		}
 	}

@@ -260,3 +260,88 @@ func TestPreparerCannotAddNative(t *testing.T) {
 		require.Contains(t, string(b), `"native":`+secretNative)
 	}
 }
+
+// TestBodyReceiverGetsGapForMissingBody: parts the host gives without
+// their body (metadata or omit) reach a body receiver as a body gap
+// (selection body with gap, keeping the size and digest the host stated),
+// never as a metadata or omit part (content-upload.md: "a missing
+// requested body uses selection: body and gap instead"); a metadata or
+// omit receiver gets them capped by its selection as before. Context that
+// a metadata receiver injected with such a part (an existing one, as it saw
+// it: settlement admits no other) is projected the same way.
+func TestBodyReceiverGetsGapForMissingBody(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	var items []gen.ModelVisibleItem
+	require.NoError(t, json.Unmarshal([]byte(`[{"id":"m","role":"user","parts":[
+		{"id":"tm","kind":"text","mediaType":"text/plain","selection":"metadata","size":5},
+		{"id":"to","kind":"text","mediaType":"text/plain","selection":"omit","category":"reasoning"},
+		{"id":"am","kind":"attachment","mediaType":"image/png","selection":"metadata","size":7,"sha256":"`+sha+`"},
+		{"id":"ao","kind":"attachment","mediaType":"application/pdf","selection":"omit"},
+		{"id":"tb","kind":"text","mediaType":"text/plain","selection":"body","text":"hello"}]}]`), &items))
+	var value gen.CanonicalMessages
+	require.NoError(t, json.Unmarshal([]byte(`[{"id":"c","role":"developer","parts":[{"id":"tm","kind":"text","mediaType":"text/plain","selection":"metadata","size":5}]}]`), &value))
+	cfg := selectionConfig()
+	cfg.Capabilities[gen.EventTurnStart] = hooks.Intercept().Deny().Inject(gen.DeliverAtNow)
+	injects := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Inject(gen.DeliverAtNow, value)} }}
+	// The body receiver injects the first part as it saw it, a body gap:
+	// the SDK maps it back to the host's part, which settlement knows.
+	body := &recorder{effects: func(req *gen.InterceptRequest) []gen.Effect {
+		seen := req.Params.Event.TurnStart.Items[0].Parts[0]
+		return []gen.Effect{server.Inject(gen.DeliverAtNow, gen.CanonicalMessages{{ID: "c2", Role: gen.CanonicalMessageRoleDeveloper, Parts: []gen.ContentItem{seen}}})}
+	}}
+	meta, omit := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, cfg, map[string]*recorder{"com.example.injects": injects, "com.example.body": body, "com.example.meta": meta, "com.example.omit": omit}, registration(
+		backendJSON("com.example.injects", u, interceptContent(`{"default":"metadata"}`)),
+		backendJSON("com.example.body", u, interceptContent(`{"default":"body"}`)),
+		backendJSON("com.example.meta", u, interceptContent(`{"default":"metadata"}`)),
+		backendJSON("com.example.omit", u, interceptContent(`{"default":"omit"}`))))
+	res, err := h.TurnStart(context.Background(), turnStart(items))
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+
+	partsOf := func(r *recorder) []string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		require.Len(t, r.intercept, 1)
+		var out []string
+		for _, p := range r.intercept[0].Params.Event.TurnStart.Items[0].Parts {
+			b, err := p.MarshalJSON()
+			require.NoError(t, err)
+			out = append(out, string(b))
+		}
+		return out
+	}
+	const gap = `"selection":"body","gap":{"reason":"body unavailable"}`
+	require.Equal(t, []string{
+		`{"id":"tm","kind":"text","mediaType":"text/plain",` + gap + `,"size":5}`,
+		`{"id":"to","kind":"text","mediaType":"text/plain",` + gap + `,"category":"reasoning"}`,
+		`{"id":"am","kind":"attachment","mediaType":"image/png",` + gap + `,"size":7,"sha256":"` + sha + `"}`,
+		`{"id":"ao","kind":"attachment","mediaType":"application/pdf",` + gap + `}`,
+		`{"id":"tb","kind":"text","mediaType":"text/plain","selection":"body","text":"hello"}`,
+	}, partsOf(body))
+	require.Equal(t, []string{
+		`{"id":"tm","kind":"text","mediaType":"text/plain","selection":"metadata","size":5}`,
+		`{"id":"to","kind":"text","mediaType":"text/plain","selection":"omit","category":"reasoning"}`,
+		`{"id":"am","kind":"attachment","mediaType":"image/png","selection":"metadata","size":7,"sha256":"` + sha + `"}`,
+		`{"id":"ao","kind":"attachment","mediaType":"application/pdf","selection":"omit"}`,
+		`{"id":"tb","kind":"text","mediaType":"text/plain","selection":"metadata","size":5}`,
+	}, partsOf(meta))
+	for _, p := range partsOf(omit) {
+		require.Contains(t, p, `"selection":"omit"`)
+		require.NotContains(t, p, `"size"`)
+		require.NotContains(t, p, `"sha256"`)
+	}
+
+	b := requestStateOf(t, body)
+	require.Len(t, b, 1)
+	require.Contains(t, b[0], `"parts":[{"id":"tm","kind":"text","mediaType":"text/plain",`+gap+`,"size":5}]`)
+	m := requestStateOf(t, meta)
+	require.Len(t, m, 1)
+	require.Contains(t, m[0], `"parts":[{"id":"tm","kind":"text","mediaType":"text/plain","selection":"metadata","size":5}]`)
+
+	require.Len(t, res.Injections, 2)
+	echoed, err := res.Injections[1].Value[0].Parts[0].MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, `{"id":"tm","kind":"text","mediaType":"text/plain","selection":"metadata","size":5}`, string(echoed), "the host's part, not the view's gap")
+}

@@ -294,8 +294,13 @@ func TestReplaceAfterSelectionNotAdmitted(t *testing.T) {
 // offered a whole-list replace of it.
 func TestReplaceNotAdvertisedAfterWithheldMerge(t *testing.T) {
 	const meta = `{"id":"r1","kind":"text","mediaType":"text/plain","selection":"metadata"}`
-	merge := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
-		e, err := gen.ParseEffect([]byte(`{"type":"modify","target":"summary","operation":"merge","value":[` + meta + `]}`))
+	merge := &recorder{effects: func(req *gen.InterceptRequest) []gen.Effect {
+		// The part as this receiver sees it (a body receiver: a body gap).
+		seen, err := req.Params.Event.ContextCompactAfter.Items[0].Parts[0].MarshalJSON()
+		if err != nil {
+			panic(err)
+		}
+		e, err := gen.ParseEffect([]byte(`{"type":"modify","target":"summary","operation":"merge","value":[` + string(seen) + `]}`))
 		if err != nil {
 			panic(err)
 		}
