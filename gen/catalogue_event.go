@@ -26,7 +26,7 @@ type ConfigChangeBeforeEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -227,7 +227,7 @@ type ConfigChangeAfterEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -429,7 +429,7 @@ type UserAttentionEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -580,7 +580,7 @@ type UserElicitationRequestEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -731,7 +731,7 @@ type UserElicitationResultEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -882,7 +882,7 @@ type UserMessageInboundEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -1033,7 +1033,7 @@ type UserMessageOutboundEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -1191,7 +1191,7 @@ type HookFailureEvent struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`

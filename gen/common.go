@@ -273,7 +273,7 @@ type Session struct {
 	Agent *SessionAgent `json:"agent,omitempty"`
 	// Synthesized is the "synthesized" member (optional; nil when absent). True when this object identity was synthesized by the adapter; identity remains stable for its lifetime.
 	Synthesized *bool `json:"synthesized,omitempty"`
-	// Counters is the "counters" member (optional; nil when absent).
+	// Counters is the "counters" member (optional; nil when absent). Host-supplied counters. Omitted means unknown, not zero; SDKs do not infer values.
 	Counters *SessionCounters `json:"counters,omitempty"`
 	// Unknown holds members the schema does not name, in document order.
 	Unknown []Member `json:"-"`

@@ -475,7 +475,7 @@ type AttachmentBodyPart struct {
 	MediaType string `json:"mediaType"`
 	// Selection is the "selection" member (required); always "body", filled in on encoding when empty.
 	Selection string `json:"selection"`
-	// Body is the "body" member (required).
+	// Body is the "body" member (required). Receiver-allocated immutable content reference. ref is opaque, not a URL or authorization grant; access is authorized by credential-derived scope. Upload size and digest belong only in the separate content-upload-receipt, never this event reference.
 	Body ContentReference `json:"body"`
 	// Category is the "category" member (optional; nil when absent).
 	Category *string `json:"category,omitempty"`

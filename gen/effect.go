@@ -356,7 +356,7 @@ type ModifyFormEffect struct {
 	Target string `json:"target"`
 	// Operation is the "operation" member (required). replace substitutes the target value. merge appends canonical message/text-part lists in order, preserving duplicates; actual objects merge shallowly with literal null and whole nested values.
 	Operation EffectOperation `json:"operation"`
-	// Value is the "value" member (required).
+	// Value is the "value" member (required). The submitted form data, only present when action is "accept" and mode was "form". Contains values matching the requested schema. Omitted for out-of-band mode responses.
 	Value OrderedMap[FormAnswerValue] `json:"value"`
 }
 
@@ -1056,7 +1056,7 @@ func (s *ReturnTextEffect) UnmarshalJSON(data []byte) error {
 type ReturnElicitResultEffect struct {
 	// Type is the "type" member (required); always "return", filled in on encoding when empty.
 	Type string `json:"type"`
-	// Value is the "value" member (required).
+	// Value is the "value" member (required). The client's response to an elicitation request.
 	Value MCPElicitationElicitResult `json:"value"`
 }
 

@@ -19,7 +19,7 @@ type ExecutionEventTurnStart struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -251,7 +251,7 @@ type ExecutionEventTurnFinishBefore struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -768,7 +768,7 @@ type ExecutionEventTurnEnd struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -951,7 +951,7 @@ type ExecutionEventError struct {
 	Code *string `json:"code,omitempty"`
 	// Status is the "status" member (optional; nil when absent).
 	Status ExecutionEventErrorStatus `json:"status,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 }
 
@@ -1083,7 +1083,7 @@ type ExecutionEventTurnProgress struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -1099,7 +1099,7 @@ type ExecutionEventTurnProgress struct {
 	Type string `json:"type"`
 	// Item is the "item" member (required).
 	Item ExecutionEventTurnProgressItem `json:"item"`
-	// Delta is the "delta" member (required).
+	// Delta is the "delta" member (required). Shared canonical message in a model-visible slot.
 	Delta ModelVisibleItem `json:"delta"`
 	// Final is the "final" member (required).
 	Final bool `json:"final"`
@@ -1290,7 +1290,7 @@ type ExecutionEventModelRequestBefore struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -1552,7 +1552,7 @@ type ExecutionEventModelResponseAfter struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -2203,7 +2203,7 @@ type ExecutionEventModelError struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -2443,7 +2443,7 @@ type ExecutionEventModelSwitchBefore struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -2671,7 +2671,7 @@ type ExecutionEventModelSwitchAfter struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -2834,7 +2834,7 @@ type ExecutionEventToolPermissionRequest struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -3793,7 +3793,7 @@ type ExecutionEventToolPermissionResolved struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -4027,7 +4027,7 @@ type ExecutionEventToolProgress struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -4049,7 +4049,7 @@ type ExecutionEventToolProgress struct {
 	Path string `json:"path"`
 	// Batch is the "batch" member (optional; nil when absent).
 	Batch *ExecutionEventBatch `json:"batch,omitempty"`
-	// PartialOutput is the "partialOutput" member (required).
+	// PartialOutput is the "partialOutput" member (required). Shared canonical message in a model-visible slot.
 	PartialOutput ModelVisibleItem `json:"partialOutput"`
 	// Backgrounded is the "backgrounded" member (required).
 	Backgrounded bool `json:"backgrounded"`
@@ -4211,7 +4211,7 @@ type ExecutionEventToolBatchAfter struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -4525,7 +4525,7 @@ type ExecutionEventContextCompactBefore struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -4769,7 +4769,7 @@ type ExecutionEventContextCompactAfter struct {
 	Time string `json:"time"`
 	// Session is the "session" member (optional; nil when absent).
 	Session *Session `json:"session,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -4988,9 +4988,9 @@ type ExecutionEventFileChange struct {
 	Change ExecutionEventFileChangeChange `json:"change"`
 	// PreviousPath is the "previousPath" member (optional; nil when absent).
 	PreviousPath *string `json:"previousPath,omitempty"`
-	// Before is the "before" member (optional; nil when absent).
+	// Before is the "before" member (optional; nil when absent). Selection-aware ordered content part. Text is inline in text; only immutable non-text, non-JSON media attachments use body references. Message containers own canonical roles and ordered parts. Reasoning and skills are categories, not part kinds. Native opaque payloads cannot replace this normalized representation.
 	Before *ContentItem `json:"before,omitempty"`
-	// After is the "after" member (optional; nil when absent).
+	// After is the "after" member (optional; nil when absent). Selection-aware ordered content part. Text is inline in text; only immutable non-text, non-JSON media attachments use body references. Message containers own canonical roles and ordered parts. Reasoning and skills are categories, not part kinds. Native opaque payloads cannot replace this normalized representation.
 	After *ContentItem `json:"after,omitempty"`
 }
 

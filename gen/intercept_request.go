@@ -472,7 +472,7 @@ func (s *TextCandidate) UnmarshalJSON(data []byte) error {
 
 // ElicitResultCandidate is the object defined at intercept-request.schema.json#/$defs/ElicitResultCandidate.
 type ElicitResultCandidate struct {
-	// Value is the "value" member (required).
+	// Value is the "value" member (required). The client's response to an elicitation request.
 	Value MCPElicitationElicitResult `json:"value"`
 	// Provenance is the "provenance" member (optional; nil when absent). Optional provenance metadata; subscription identity remains harness-local and is not an authorization claim.
 	Provenance *CandidateProvenance `json:"provenance,omitempty"`

@@ -84,7 +84,7 @@ type MCPElicitationElicitResult struct {
 	Meta json.RawMessage `json:"_meta,omitempty"`
 	// Action is the "action" member (required). The user action in response to the elicitation. - "accept": User submitted the form/confirmed the action - "decline": User explicitly decline the action - "cancel": User dismissed without making an explicit choice
 	Action MCPElicitationElicitResultAction `json:"action"`
-	// Content is the "content" member (optional; nil when absent).
+	// Content is the "content" member (optional; nil when absent). The submitted form data, only present when action is "accept" and mode was "form". Contains values matching the requested schema. Omitted for out-of-band mode responses.
 	Content OrderedMap[FormAnswerValue] `json:"content,omitempty"`
 	// Unknown holds members the schema does not name, in document order.
 	Unknown []Member `json:"-"`

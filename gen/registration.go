@@ -331,7 +331,7 @@ type Backend struct {
 	ID ReverseDNSName `json:"id"`
 	// Transport is the "transport" member (required).
 	Transport Transport `json:"transport"`
-	// Authentication is the "authentication" member (optional; nil when absent).
+	// Authentication is the "authentication" member (optional; nil when absent). Explicit endpoint-bound client identity preset. Omission on HTTP enables standard OAuth protected-resource discovery, not anonymous-only delivery. Runtime trust policy and discovery are defined in spec/draft/capability-auth.md.
 	Authentication *Authentication `json:"authentication,omitempty"`
 	// Subscriptions is the "subscriptions" member (required).
 	Subscriptions []Subscription `json:"subscriptions"`
@@ -648,9 +648,9 @@ type InterceptSubscription struct {
 	FailurePolicy InterceptSubscriptionFailurePolicy `json:"failurePolicy"`
 	// IncludeNative is the "includeNative" member (optional; nil when absent).
 	IncludeNative *bool `json:"includeNative,omitempty"`
-	// Content is the "content" member (required).
+	// Content is the "content" member (required). Select by descriptor category; reasoning takes its own category, otherwise classify by media type, not enclosing message role. Unlisted categories use required default. Selection never grants authorization.
 	Content ContentSelection `json:"content"`
-	// Upload is the "upload" member (optional; nil when absent).
+	// Upload is the "upload" member (optional; nil when absent). Independent upload endpoint and credentials. maxBytes is a local transfer bound, never permission to truncate. POST framing and confirmed availability are specified in spec/draft/content-upload.md.
 	Upload *ContentUpload `json:"upload,omitempty"`
 	// Filters is the "filters" member (optional; nil when absent).
 	Filters *SubscriptionFilters `json:"filters,omitempty"`
@@ -936,9 +936,9 @@ type ObserveSubscription struct {
 	Mode string `json:"mode"`
 	// IncludeNative is the "includeNative" member (optional; nil when absent).
 	IncludeNative *bool `json:"includeNative,omitempty"`
-	// Content is the "content" member (required).
+	// Content is the "content" member (required). Select by descriptor category; reasoning takes its own category, otherwise classify by media type, not enclosing message role. Unlisted categories use required default. Selection never grants authorization.
 	Content ContentSelection `json:"content"`
-	// Upload is the "upload" member (optional; nil when absent).
+	// Upload is the "upload" member (optional; nil when absent). Independent upload endpoint and credentials. maxBytes is a local transfer bound, never permission to truncate. POST framing and confirmed availability are specified in spec/draft/content-upload.md.
 	Upload *ContentUpload `json:"upload,omitempty"`
 	// Filters is the "filters" member (optional; nil when absent).
 	Filters *SubscriptionFilters `json:"filters,omitempty"`
@@ -1208,7 +1208,7 @@ func (u *Subscription) Mode() string {
 type RegistrationContentReceiver struct {
 	// URL is the "url" member (required).
 	URL string `json:"url"`
-	// Authentication is the "authentication" member (optional; nil when absent).
+	// Authentication is the "authentication" member (optional; nil when absent). Explicit endpoint-bound client identity preset. Omission on HTTP enables standard OAuth protected-resource discovery, not anonymous-only delivery. Runtime trust policy and discovery are defined in spec/draft/capability-auth.md.
 	Authentication *Authentication `json:"authentication,omitempty"`
 	// TimeoutMs is the "timeoutMs" member (required).
 	TimeoutMs json.Number `json:"timeoutMs"`

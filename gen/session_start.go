@@ -17,7 +17,7 @@ type SessionStartEvent struct {
 	Time string `json:"time"`
 	// Session is the "session" member (required).
 	Session Session `json:"session"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`

@@ -26,7 +26,7 @@ type TaskWorkspaceEventTaskChangeBefore struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -277,7 +277,7 @@ type TaskWorkspaceEventTaskChangeAfter struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -428,7 +428,7 @@ type TaskWorkspaceEventWorkspaceChangeBefore struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -721,7 +721,7 @@ type TaskWorkspaceEventWorkspaceChangeAfter struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -872,7 +872,7 @@ type TaskWorkspaceEventFileChanged struct {
 	Items []ContentItem `json:"items,omitempty"`
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []Gap `json:"gaps,omitempty"`
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage `json:"native,omitempty"`
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage `json:"extensions,omitempty"`

@@ -33,7 +33,7 @@ type ToolBeforeInput struct {
 	Origin gen.ExecutionEventToolOrigin
 	// MCP is the "tool.mcp" member (optional; nil when absent).
 	MCP *gen.ExecutionEventMCP
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -143,7 +143,7 @@ type ToolAfterInput struct {
 	Origin gen.ExecutionEventToolOrigin
 	// MCP is the "tool.mcp" member (optional; nil when absent).
 	MCP *gen.ExecutionEventMCP
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -258,7 +258,7 @@ type SessionStartInput struct {
 	Time time.Time
 	// Session is the "session" member (required).
 	Session gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -348,7 +348,7 @@ type SessionEndInput struct {
 	Session gen.Session
 	// Outcome is the "outcome" member (required).
 	Outcome gen.SessionEndEventOutcome
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -428,7 +428,7 @@ type ConfigChangeBeforeInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -506,7 +506,7 @@ type ConfigChangeAfterInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -566,7 +566,7 @@ type TurnStartInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -647,7 +647,7 @@ type TurnFinishBeforeInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -734,7 +734,7 @@ type TurnEndInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -814,7 +814,7 @@ type TurnProgressInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -828,7 +828,7 @@ type TurnProgressInput struct {
 	Turn gen.ExecutionEventTurn
 	// Item is the "item" member (required).
 	Item gen.ExecutionEventTurnProgressItem
-	// Delta is the "delta" member (required).
+	// Delta is the "delta" member (required). Shared canonical message in a model-visible slot.
 	Delta gen.ModelVisibleItem
 	// Final is the "final" member (required).
 	Final bool
@@ -888,7 +888,7 @@ type ModelRequestBeforeInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -972,7 +972,7 @@ type ModelResponseAfterInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1065,7 +1065,7 @@ type ModelErrorInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1151,7 +1151,7 @@ type ModelSwitchBeforeInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1238,7 +1238,7 @@ type ModelSwitchAfterInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1312,7 +1312,7 @@ type ToolPermissionRequestInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1428,7 +1428,7 @@ type ToolPermissionResolvedInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1534,7 +1534,7 @@ type ToolProgressInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1564,7 +1564,7 @@ type ToolProgressInput struct {
 	Path string
 	// Batch is the "batch" member (optional; nil when absent).
 	Batch *gen.ExecutionEventBatch
-	// PartialOutput is the "partialOutput" member (required).
+	// PartialOutput is the "partialOutput" member (required). Shared canonical message in a model-visible slot.
 	PartialOutput gen.ModelVisibleItem
 	// Backgrounded is the "backgrounded" member (required).
 	Backgrounded bool
@@ -1640,7 +1640,7 @@ type ToolBatchAfterInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1721,7 +1721,7 @@ type ContextCompactBeforeInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1805,7 +1805,7 @@ type ContextCompactAfterInput struct {
 	Time time.Time
 	// Session is the "session" member (optional; nil when absent).
 	Session *gen.Session
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1900,7 +1900,7 @@ type TaskChangeBeforeInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -1978,7 +1978,7 @@ type TaskChangeAfterInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2046,7 +2046,7 @@ type UserAttentionInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2114,7 +2114,7 @@ type UserElicitationRequestInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2192,7 +2192,7 @@ type UserElicitationResultInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2270,7 +2270,7 @@ type UserMessageInboundInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2348,7 +2348,7 @@ type UserMessageOutboundInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2426,7 +2426,7 @@ type WorkspaceChangeBeforeInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2504,7 +2504,7 @@ type WorkspaceChangeAfterInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2572,7 +2572,7 @@ type FileChangedInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage
@@ -2638,7 +2638,7 @@ type HookFailureInput struct {
 	Items []gen.ContentItem
 	// Gaps is the "gaps" member (optional; nil when absent).
 	Gaps []gen.Gap
-	// Native is the "native" member (optional; nil when absent).
+	// Native is the "native" member (optional; nil when absent). Opaque implementation-defined JSON, delivered only when includeNative is authorized. AHP does not prescribe its shape, completeness, or construction. Native data cannot replace required normalized fields or bypass content selection, inline text and attachment-only uploads, permissions, or credential exclusions.
 	Native json.RawMessage
 	// Extensions is the "extensions" member (optional; nil when absent).
 	Extensions json.RawMessage

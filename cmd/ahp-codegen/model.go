@@ -215,6 +215,43 @@ func describe(n *node) string {
 	return ""
 }
 
+// memberDoc returns the description of an object member: that of the
+// location its type was chosen from, else that of any other location
+// contributing to the member, else that of the definition a $ref at one of
+// them names (followed through further $refs). Empty when the schemas
+// describe none of them.
+func (b *builder) memberDoc(chosen loc, locs []loc) string {
+	order := append([]loc{chosen}, locs...)
+	for _, l := range order {
+		if pn, err := b.set.resolvePointer(l); err == nil {
+			if d := describe(pn); d != "" {
+				return d
+			}
+		}
+	}
+	for _, l := range order {
+		for hop := 0; hop < 8; hop++ {
+			pn, err := b.set.resolvePointer(l)
+			if err != nil {
+				break
+			}
+			ref := pn.Raw.get("$ref")
+			if ref == nil || ref.kind != 's' {
+				break
+			}
+			if l, err = b.set.resolveRef(l, ref.str); err != nil {
+				break
+			}
+			if tn, err := b.set.resolvePointer(l); err == nil {
+				if d := describe(tn); d != "" {
+					return d
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // structural reports whether a schema node says anything about shape (as
 // opposed to pure constraints such as required/not/if).
 func structural(r *rawNode) bool {
@@ -599,8 +636,8 @@ func (b *builder) buildObject(n *node, hint string, _ []*node) *goType {
 			chosen = rawType
 		}
 		f := &field{JSON: k, Go: goName, Type: chosen, Required: v.required[k]}
+		f.Doc = b.memberDoc(chosenLoc, v.props[k])
 		if pn, err := b.set.resolvePointer(chosenLoc); err == nil {
-			f.Doc = describe(pn)
 			if c := pn.Raw.get("const"); c != nil && c.kind == 's' {
 				s := c.str
 				f.Const = &s
