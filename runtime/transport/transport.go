@@ -2,13 +2,20 @@
 // backend. A Transport exchanges a request for its correlated response,
 // sends a one-way notification, and releases what it owns on Close.
 //
-// Three implementations are provided: HTTP (base/transports/http.md,
-// AHP-HTTP-001) over a borrowed *http.Client with redirects disabled and a
-// bounded response; stdio (base/transports/stdio.md, AHP-STDIO-001) over an
-// owned child process, persistent or one per message, with stderr drained and
-// children reaped; and an in-process transport that hands the same bytes to
-// any http.Handler without a socket. Callers may implement Transport
-// themselves; the harness treats every implementation alike.
+// Three implementations are provided: HTTP ([NewHTTP],
+// base/transports/http.md, AHP-HTTP-001) over a borrowed *http.Client with
+// redirects disabled and a bounded response; stdio ([NewStdio],
+// base/transports/stdio.md, AHP-STDIO-001) over an owned child process,
+// persistent or one per message, with stderr drained and children reaped; and
+// an in-process transport ([NewInProcess]) that hands the same bytes to any
+// http.Handler, such as a server.Handler, without a socket. Callers may
+// implement Transport themselves; the harness treats every implementation
+// alike.
+//
+// Hosts rarely construct a transport: hooks.New builds and owns one per
+// backend of the registration. Construct one to hand it to
+// hooks.Config.Transports (borrowed there, so the caller closes it), for
+// instance an in-process backend in tests and examples.
 //
 // Failures are reported as *Error values carrying a Code and a Stage from the
 // one vocabulary defined here (the harness reuses it for its diagnostics).
