@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -295,6 +296,14 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		var own []byte
 		caps, capsJSON = withoutTarget(caps, gen.ModifyTargetContent), &own
 	}
+	if requestWithheld(c.cur, ev) && slices.Contains(caps.Effects, gen.EffectFamilyReturn) {
+		// An answer depends on the form the request body carries (message,
+		// requestedSchema): a receiver that does not see it is not offered
+		// return (metadata and omit selections authorize no body-dependent
+		// effect).
+		var own []byte
+		caps, capsJSON = withoutEffect(caps, gen.EffectFamilyReturn), &own
+	}
 	id := ev.ID()
 	var evJSON []byte
 	if ev == c.cur {
@@ -371,7 +380,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 			return nil, err
 		}
 	}
-	state, err := c.requestState(s)
+	state, err := c.requestState(s, ev)
 	if err != nil {
 		return nil, err
 	}
@@ -389,14 +398,16 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	return append(b, bodyTail...), nil
 }
 
-// requestState encodes the params.state of a request to s: the committed
-// state, with the context messages that earlier interceptors injected and
-// the candidate (returned by an earlier interceptor or supplied by the
-// host) projected for s's content selection (and its attachment
-// references), so that content a receiver does not select cannot reach it
-// as a copy in the state (AHP-CONTENT-002: no duplicate-content bypass). A
+// requestState encodes the params.state of a request to s, whose view of
+// the event is view: the committed state, with the context messages that
+// earlier interceptors injected and the candidate (returned by an earlier
+// interceptor or supplied by the host) projected for s's content selection
+// (and its attachment references), so that content a receiver does not
+// select cannot reach it as a copy in the state (AHP-CONTENT-002: no
+// duplicate-content bypass). A candidate elicitation answer reaches a
+// receiver that does not see the request body with its action only. A
 // candidate that cannot be projected is an error: it is not sent as it is.
-func (c *call) requestState(s *subscription) ([]byte, error) {
+func (c *call) requestState(s *subscription, view *gen.Event) ([]byte, error) {
 	if s != nil && c.stateContent {
 		if st := c.occ.RequestState(); len(st.Injections) > 0 || st.Candidate.Valid {
 			pr := &projector{pol: s.pol}
@@ -407,7 +418,13 @@ func (c *call) requestState(s *subscription) ([]byte, error) {
 				}
 			}
 			var cand json.Marshaler
-			if st.Candidate.Valid {
+			if st.Candidate.Valid && requestWithheld(c.cur, view) {
+				var a gen.MCPElicitationElicitResult
+				if err := a.UnmarshalJSON(st.Candidate.Value.Value); err != nil {
+					return nil, err
+				}
+				cand = gen.MCPElicitationElicitResult{Action: a.Action}
+			} else if st.Candidate.Valid {
 				v, ok, err := walkCandidate(w, c.entry.info.Name, st.Candidate.Value.Value)
 				if err != nil {
 					return nil, err
@@ -851,6 +868,17 @@ func answerWithheld(cur, view *gen.Event) bool {
 		return false
 	}
 	full, seen := cur.UserElicitationResult.Elicitation.Result, view.UserElicitationResult.Elicitation.Result
+	return full != nil && full.Body != nil && (seen == nil || seen.Body == nil)
+}
+
+// requestWithheld reports whether view, a receiver's view of the
+// user.elicitation.request occurrence cur, withholds the request body that
+// cur carries.
+func requestWithheld(cur, view *gen.Event) bool {
+	if view == cur || cur.UserElicitationRequest == nil || view.UserElicitationRequest == nil {
+		return false
+	}
+	full, seen := cur.UserElicitationRequest.Elicitation.Request, view.UserElicitationRequest.Elicitation.Request
 	return full != nil && full.Body != nil && (seen == nil || seen.Body == nil)
 }
 

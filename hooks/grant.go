@@ -561,6 +561,17 @@ func withoutTarget(c gen.Capabilities, target gen.ModifyTarget) gen.Capabilities
 	return out
 }
 
+// withoutEffect returns c without the effect family f. c is not modified;
+// it is returned as it is when it does not grant f.
+func withoutEffect(c gen.Capabilities, f gen.EffectFamily) gen.Capabilities {
+	if !slices.Contains(c.Effects, f) {
+		return c
+	}
+	out := cloneCaps(c)
+	out.Effects = slices.DeleteFunc(out.Effects, func(e gen.EffectFamily) bool { return e == f })
+	return out
+}
+
 // dropEmptyModify removes the modify family from c when it grants no
 // target any more.
 func dropEmptyModify(c *gen.Capabilities) {

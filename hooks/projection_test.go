@@ -345,3 +345,51 @@ func TestBodyReceiverGetsGapForMissingBody(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"id":"tm","kind":"text","mediaType":"text/plain","selection":"metadata","size":5}`, string(echoed), "the host's part, not the view's gap")
 }
+
+// TestSelectionWithholdsElicitationReturn: at user.elicitation.request an
+// answer (return) depends on the form the request body carries; a receiver
+// whose selection withholds that body is not offered return, and the
+// candidate answer an earlier interceptor returned reaches it with its
+// action only, not the answer's content (SDK-FEATURES: metadata and omit
+// selections cannot authorize body-dependent effects; AHP-CONTENT-002). A
+// body receiver gets both.
+func TestSelectionWithholdsElicitationReturn(t *testing.T) {
+	var el gen.InteractionEventUserElicitationRequestElicitation
+	require.NoError(t, json.Unmarshal([]byte(`{"server":"example","mode":"form","request":{"id":"q","kind":"text","mediaType":"text/plain","selection":"body",
+		"text":"{\"message\":\"Choose an answer\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"]}}"}}`), &el))
+	var answer gen.MCPElicitationElicitResult
+	require.NoError(t, json.Unmarshal([]byte(`{"action":"accept","content":{"answer":"`+secretText+`"},"_meta":{"note":"`+secretText+`"}}`), &answer))
+	cfg := selectionConfig()
+	cfg.Capabilities[gen.EventUserElicitationRequest] = hooks.Intercept().Deny().Return().Message().ElicitationForm()
+	answers := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
+		e, err := server.Return(answer)
+		require.NoError(t, err)
+		return []gen.Effect{e}
+	}}
+	meta, body := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	sub := func(content string) string {
+		return `{"events":["user.elicitation.request"],"mode":"intercept","timeoutMs":20000,"failurePolicy":"fail-closed","content":` + content + `}`
+	}
+	h := inproc(t, cfg, map[string]*recorder{"com.example.answers": answers, "com.example.meta": meta, "com.example.body": body}, registration(
+		backendJSON("com.example.answers", u, sub(`{"default":"body"}`)),
+		backendJSON("com.example.meta", u, sub(`{"default":"body","text":"metadata"}`)),
+		backendJSON("com.example.body", u, sub(`{"default":"body"}`))))
+	res, err := h.UserElicitationRequest(context.Background(), hooks.UserElicitationRequestInput{Elicitation: el})
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.True(t, res.Candidate.Present)
+	require.Contains(t, string(res.Candidate.Value), secretText, "the host's Result keeps the answer")
+
+	require.Len(t, answers.intercept, 1)
+	require.Contains(t, answers.intercept[0].Params.Capabilities.Effects, gen.EffectFamilyReturn)
+	require.Len(t, meta.intercept, 1)
+	require.NotNil(t, meta.intercept[0].Params.Event.UserElicitationRequest.Elicitation.Request.Metadata)
+	require.Equal(t, []gen.EffectFamily{gen.EffectFamilyDeny, gen.EffectFamilyMessage}, meta.intercept[0].Params.Capabilities.Effects)
+	m := requestStateOf(t, meta)
+	require.NotContains(t, m[0], secretText)
+	require.Contains(t, m[0], `"candidate":{"value":{"action":"accept"},"provenance":{"requestId":`)
+	require.Len(t, body.intercept, 1)
+	require.Contains(t, body.intercept[0].Params.Capabilities.Effects, gen.EffectFamilyReturn)
+	require.Contains(t, requestStateOf(t, body)[0], `"content":{"answer":"`+secretText+`"}`)
+}
