@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,8 +23,9 @@ const (
 	DefaultMaxBytes = 4 << 20
 	// DefaultLoadTimeout is the default time one materialization may take.
 	DefaultLoadTimeout = 30 * time.Second
-	// DefaultCleanupTimeout bounds the context given to a lazy attachment's
-	// cleanup function.
+	// DefaultCleanupTimeout bounds how long Close waits for the source to
+	// be released (a pending materialization to stop, then the cleanup
+	// function or the stream's Close).
 	DefaultCleanupTimeout = time.Second
 )
 
@@ -33,7 +35,9 @@ const (
 // attachment. The returned reader is read to EOF (at most the byte limit
 // plus one byte) and then closed; its Close may also be called concurrently
 // with a blocked Read to interrupt it, as os.File, net.Conn and io.Pipe
-// allow. A Loader must bound its own allocations.
+// allow. A Loader must bound its own allocations. A panic of the Loader, of
+// the reader's Read or of its Close is recovered: the materialization fails
+// with ErrLoad (wrapping a *PanicError).
 type Loader func(ctx context.Context) (io.ReadCloser, error)
 
 // Option sets a limit or expectation of an attachment.
@@ -72,8 +76,11 @@ func WithLoadTimeout(d time.Duration) Option {
 	}
 }
 
-// WithCleanupTimeout bounds the context given to a lazy attachment's cleanup
-// function (default DefaultCleanupTimeout); d must be positive.
+// WithCleanupTimeout bounds how long Close waits for the source's release
+// (default DefaultCleanupTimeout), and is the deadline of the context given
+// to a lazy attachment's cleanup function; d must be positive. It also
+// bounds how long the last reader leaving a Snapshot waits for the
+// cancelled materialization to stop.
 func WithCleanupTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
@@ -173,7 +180,10 @@ type Attachment struct {
 	closeStream func() error                // kindStream: stream.Close, at most once
 
 	closeOnce sync.Once
-	closeErr  error
+	closeErr  error         // what Close returns (fixed by its first call)
+	closing   chan struct{} // closed when Close starts: waiting readers leave
+	released  chan struct{} // closed when the release has finished
+	relErr    error         // the release's outcome, set before released closes
 
 	mu      sync.Mutex
 	closed  bool
@@ -194,7 +204,7 @@ func newAttachment(mediaType string, k kind, opts []Option) (*Attachment, error)
 	if err := CheckMediaType(mediaType); err != nil {
 		return nil, err
 	}
-	a := &Attachment{mediaType: mediaType, kind: k, opts: options{
+	a := &Attachment{mediaType: mediaType, kind: k, closing: make(chan struct{}), released: make(chan struct{}), opts: options{
 		maxBytes: DefaultMaxBytes, loadTimeout: DefaultLoadTimeout, cleanupTimeout: DefaultCleanupTimeout, expectSize: -1,
 	}}
 	for _, o := range opts {
@@ -254,7 +264,9 @@ func fromBytes(mediaType string, data []byte, clone bool, opts []Option) (*Attac
 // Lazy returns an attachment whose bytes open opens on the first Snapshot.
 // cleanup, if not nil, runs exactly once when the attachment is closed,
 // whether open was ever called or not, with a context bounded by the
-// cleanup timeout; it must honour that context.
+// cleanup timeout; it should honour that context (Close does not wait for
+// it beyond the bound). A panic of cleanup is recovered and reported by
+// Close as ErrCleanup (wrapping a *PanicError).
 func Lazy(mediaType string, open Loader, cleanup func(ctx context.Context) error, opts ...Option) (*Attachment, error) {
 	if open == nil {
 		return nil, invalid("nil loader")
@@ -271,7 +283,9 @@ func Lazy(mediaType string, open Loader, cleanup func(ctx context.Context) error
 // read at most once, to EOF or to one byte past the byte limit. r.Close is
 // called exactly once: after the read, when a pending read is cancelled
 // (concurrently with a blocked Read, to interrupt it), or by Close if r was
-// never read. Close must not block indefinitely.
+// never read. Attachment.Close waits for r.Close at most the cleanup
+// timeout. A panic of r.Read or r.Close is recovered (ErrLoad while
+// reading, ErrCleanup from Attachment.Close, each wrapping a *PanicError).
 func FromStream(mediaType string, r io.ReadCloser, opts ...Option) (*Attachment, error) {
 	if r == nil {
 		return nil, invalid("nil stream")
@@ -281,7 +295,7 @@ func FromStream(mediaType string, r io.ReadCloser, opts ...Option) (*Attachment,
 		return nil, err
 	}
 	a.stream = r
-	a.closeStream = sync.OnceValue(r.Close)
+	a.closeStream = sync.OnceValue(func() error { return callClose(r) })
 	return a, nil
 }
 
@@ -315,7 +329,9 @@ func (a *Attachment) Materialized() (*Snapshot, bool) {
 // time (see the package documentation for how concurrent readers share one
 // materialization). When ctx ends first, Snapshot returns an error wrapping
 // ctx.Err(); the materialization continues for other readers, and is
-// cancelled if none is left.
+// cancelled if none is left: the last reader then waits for it to stop, at
+// most the cleanup timeout (a source that ignores its cancellation is left
+// to Close and Wait).
 func (a *Attachment) Snapshot(ctx context.Context) (*Snapshot, error) {
 	a.mu.Lock()
 	if a.closed {
@@ -359,6 +375,13 @@ func (a *Attachment) Snapshot(ctx context.Context) (*Snapshot, error) {
 		s, err := a.snap, a.err
 		a.mu.Unlock()
 		return s, err
+	case <-a.closing:
+		// Close cancelled the materialization and joins it (within its
+		// bound); a reader does not wait for a source deaf to that.
+		a.mu.Lock()
+		a.readers--
+		a.mu.Unlock()
+		return nil, ErrClosed
 	case <-ctx.Done():
 		a.mu.Lock()
 		a.readers--
@@ -368,13 +391,23 @@ func (a *Attachment) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		a.mu.Unlock()
 		if last {
-			<-j.done // the last reader joins the cancelled materialization
+			// The last reader joins the cancelled materialization, within
+			// the cleanup bound: a source deaf to cancellation cannot hold
+			// it (the attachment still tracks the goroutine; Wait joins it).
+			t := time.NewTimer(a.opts.cleanupTimeout)
+			select {
+			case <-j.done:
+			case <-t.C:
+			}
+			t.Stop()
 		}
 		return nil, fmt.Errorf("content: read attachment: %w", ctx.Err())
 	}
 }
 
-// run is the materialization goroutine.
+// run is the materialization goroutine. The caller's code it runs (the
+// loader, Read, Close) cannot take the process down: load recovers its
+// panics.
 func (a *Attachment) run(ctx context.Context, stop context.CancelFunc, j *job) {
 	data, err := a.load(ctx)
 	var s *Snapshot
@@ -395,10 +428,10 @@ func (a *Attachment) load(ctx context.Context) ([]byte, error) {
 	var closeR func() error
 	switch a.kind {
 	case kindLazy:
-		rc, err := a.open(ctx)
+		rc, err := callOpen(ctx, a.open)
 		if err != nil || rc == nil {
 			if rc != nil {
-				_ = rc.Close()
+				_ = callClose(rc)
 			}
 			if ctx.Err() != nil {
 				return nil, context.Cause(ctx)
@@ -408,7 +441,7 @@ func (a *Attachment) load(ctx context.Context) ([]byte, error) {
 			}
 			return nil, fmt.Errorf("%w: %w", ErrLoad, err)
 		}
-		r, closeR = rc, sync.OnceValue(rc.Close)
+		r, closeR = rc, sync.OnceValue(func() error { return callClose(rc) })
 	case kindStream:
 		r, closeR = a.stream, a.closeStream
 	}
@@ -457,7 +490,10 @@ func (a *Attachment) readAll(ctx context.Context, r io.Reader) ([]byte, error) {
 			copy(nb, buf)
 			buf = nb
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		n, err := callRead(r, buf[len(buf):cap(buf)])
+		if n < 0 || n > cap(buf)-len(buf) {
+			return nil, fmt.Errorf("%w: %w", ErrLoad, errBadRead)
+		}
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
 			return nil, over
@@ -499,35 +535,119 @@ func (a *Attachment) seal(data []byte) (*Snapshot, error) {
 // joined, then the source is released exactly once (a lazy attachment's
 // cleanup runs, a stream is closed), whether it was read or not. Close is
 // idempotent and safe for concurrent use; every call returns the first
-// call's result, an error matching ErrCleanup if the cleanup failed.
+// call's result, an error matching ErrCleanup if the cleanup failed or
+// panicked.
+//
+// Close returns within the cleanup timeout (WithCleanupTimeout, 1 s by
+// default) even when the source does not: the release runs on a goroutine
+// the attachment owns, and if it has not finished by then Close returns an
+// error matching ErrCleanup and context.DeadlineExceeded while the release
+// goes on. Wait joins it and reports its actual outcome.
 func (a *Attachment) Close() error {
 	a.closeOnce.Do(func() {
 		a.mu.Lock()
 		a.closed = true
+		close(a.closing)
 		j := a.job
 		if j != nil && !a.done {
 			j.cancel(ErrClosed)
 		}
 		a.mu.Unlock()
-		if j != nil {
-			<-j.done
+		if j == nil && (a.kind == kindBytes || a.kind == kindLazy && a.cleanup == nil) {
+			close(a.released) // nothing to release: no goroutine
+			return
 		}
-		var err error
-		switch a.kind {
-		case kindLazy:
-			if a.cleanup != nil {
-				ctx, cancel := context.WithTimeout(context.Background(), a.opts.cleanupTimeout)
-				err = a.cleanup(ctx)
-				cancel()
-			}
-		case kindStream:
-			err = a.closeStream()
-		}
-		if err != nil {
-			a.closeErr = fmt.Errorf("%w: %w", ErrCleanup, err)
+		deadline := time.Now().Add(a.opts.cleanupTimeout)
+		go a.release(j, deadline)
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case <-a.released:
+			a.closeErr = a.relErr
+		case <-t.C:
+			a.closeErr = fmt.Errorf("%w: not released within the cleanup timeout: %w", ErrCleanup, context.DeadlineExceeded)
 		}
 	})
 	return a.closeErr
+}
+
+// release is the goroutine of Close: it joins the materialization, then
+// releases the source, and records the outcome.
+func (a *Attachment) release(j *job, deadline time.Time) {
+	defer close(a.released)
+	if j != nil {
+		<-j.done
+	}
+	var err error
+	switch a.kind {
+	case kindLazy:
+		if a.cleanup != nil {
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			err = callCleanup(ctx, a.cleanup)
+			cancel()
+		}
+	case kindStream:
+		err = a.closeStream()
+	}
+	if err != nil {
+		a.relErr = fmt.Errorf("%w: %w", ErrCleanup, err)
+	}
+}
+
+// Wait waits until the attachment has been closed and its source released
+// (see Close), or until ctx ends, and returns the release's outcome: nil,
+// or an error matching ErrCleanup. Unlike Close it is not bounded by the
+// cleanup timeout; it joins a release Close gave up waiting for. When ctx
+// ends first, the error wraps ctx.Err().
+func (a *Attachment) Wait(ctx context.Context) error {
+	select {
+	case <-a.released:
+		return a.relErr
+	case <-ctx.Done():
+		return fmt.Errorf("content: wait for attachment release: %w", ctx.Err())
+	}
+}
+
+// PanicError is a panic of the caller's code (a Loader, a reader's Read or
+// Close, a cleanup function) recovered by the attachment. Its Error text is
+// fixed; Value is the recovered value, for the caller's own diagnosis (it is
+// the caller's value: this package never prints it).
+type PanicError struct {
+	// Value is the value passed to panic.
+	Value any
+}
+
+// Error returns a fixed description, never the panic value.
+func (e *PanicError) Error() string { return "content: attachment source panicked" }
+
+// errBadRead reports a Read that claimed more bytes than it was given room
+// for, or a negative count.
+var errBadRead = errors.New("content: attachment source returned an invalid read count")
+
+func recovered(err *error) {
+	if p := recover(); p != nil {
+		*err = &PanicError{Value: p}
+	}
+}
+
+func callOpen(ctx context.Context, open Loader) (rc io.ReadCloser, err error) {
+	defer recovered(&err)
+	return open(ctx)
+}
+
+func callRead(r io.Reader, p []byte) (n int, err error) {
+	defer recovered(&err)
+	return r.Read(p)
+}
+
+func callClose(c io.Closer) (err error) {
+	defer recovered(&err)
+	return c.Close()
+}
+
+func callCleanup(ctx context.Context, cleanup func(context.Context) error) (err error) {
+	defer recovered(&err)
+	return cleanup(ctx)
 }
 
 // Snapshot is the immutable, verified content of an attachment. It is a

@@ -519,3 +519,261 @@ func TestFileLoaderReleased(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 }
+
+// blocker is a source call that ignores its context and cancellation: it
+// returns only when released (by the test, at the end).
+type blocker struct {
+	entered chan struct{} // closed when the call is blocked
+	release chan struct{}
+	once    sync.Once
+}
+
+func newBlocker() *blocker {
+	return &blocker{entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (b *blocker) block() {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+}
+
+// deafReader is a loader's reader whose Read blocks and whose Close does
+// not interrupt it.
+type deafReader struct{ b *blocker }
+
+func (r deafReader) Read([]byte) (int, error) { r.b.block(); return 0, io.EOF }
+func (r deafReader) Close() error             { return nil }
+
+// returnsWithin fails the test if f has not returned within a generous
+// bound (a hang detector, not a timing assertion) and returns f's error.
+func returnsWithin(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return: the cleanup bound was not applied", what)
+		return nil
+	}
+}
+
+func TestCloseIsBoundedByTheCleanupTimeout(t *testing.T) {
+	bound := content.WithCleanupTimeout(20 * time.Millisecond)
+	cases := []struct {
+		name string
+		// build returns the attachment and whether to start a Snapshot
+		// that blocks in the source first.
+		build    func(b *blocker) (*content.Attachment, bool)
+		finalErr error // Wait's outcome once the source gives up
+	}{
+		{"lazy cleanup ignores its context", func(b *blocker) (*content.Attachment, bool) {
+			a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+				return io.NopCloser(strings.NewReader("x")), nil
+			}, func(context.Context) error { b.block(); return nil }, bound)
+			require.NoError(t, err)
+			return a, false
+		}, nil},
+		{"unread stream Close blocks", func(b *blocker) (*content.Attachment, bool) {
+			a, err := content.FromStream("image/png", &countingCloser{Reader: strings.NewReader("x"), close: func() error {
+				b.block()
+				return errors.New("late close error")
+			}}, bound)
+			require.NoError(t, err)
+			return a, false
+		}, content.ErrCleanup},
+		{"pending materialization deaf to cancellation", func(b *blocker) (*content.Attachment, bool) {
+			a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+				return deafReader{b}, nil
+			}, nil, bound)
+			require.NoError(t, err)
+			return a, true
+		}, nil},
+		{"loader deaf to cancellation", func(b *blocker) (*content.Attachment, bool) {
+			a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+				b.block()
+				return nil, errors.New("too late")
+			}, func(context.Context) error { return nil }, bound)
+			require.NoError(t, err)
+			return a, true
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBlocker()
+			a, read := c.build(b)
+			snapDone := make(chan error, 1)
+			if read {
+				go func() { _, err := a.Snapshot(context.Background()); snapDone <- err }()
+				<-b.entered
+			}
+			err := returnsWithin(t, "Close", a.Close)
+			require.ErrorIs(t, err, content.ErrCleanup)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.Equal(t, err, a.Close(), "every call returns the first call's result")
+			if read {
+				err := returnsWithin(t, "Snapshot", func() error { return <-snapDone })
+				require.ErrorIs(t, err, content.ErrClosed, "the reader is released by Close")
+			}
+			// The release is still owned: Wait sees it running, then joins it.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			require.ErrorIs(t, a.Wait(ctx), context.Canceled)
+			close(b.release)
+			werr := a.Wait(context.Background())
+			if c.finalErr == nil {
+				require.NoError(t, werr)
+			} else {
+				require.ErrorIs(t, werr, c.finalErr)
+			}
+		})
+	}
+}
+
+func TestCloseWithinTheBoundReportsTheRelease(t *testing.T) {
+	a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader("x")), nil
+	}, func(ctx context.Context) error { return errors.New("cleanup failed") })
+	require.NoError(t, err)
+	_, err = a.Snapshot(context.Background())
+	require.NoError(t, err)
+	err = a.Close()
+	require.ErrorIs(t, err, content.ErrCleanup)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, err, a.Wait(context.Background()))
+	b, err := content.FromBytes("image/png", []byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Wait(context.Background()))
+}
+
+func TestLastReaderWaitIsBounded(t *testing.T) {
+	b := newBlocker()
+	a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+		return deafReader{b}, nil
+	}, nil, content.WithCleanupTimeout(20*time.Millisecond))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := a.Snapshot(ctx); errc <- err }()
+	<-b.entered
+	cancel()
+	err = returnsWithin(t, "Snapshot", func() error { return <-errc })
+	require.ErrorIs(t, err, context.Canceled)
+	err = returnsWithin(t, "Close", a.Close)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	close(b.release)
+	require.NoError(t, a.Wait(context.Background()))
+	_, err = a.Snapshot(context.Background())
+	require.ErrorIs(t, err, content.ErrClosed)
+}
+
+// panicky is a reader whose Read or Close panics.
+type panicky struct {
+	readPanics, closePanics bool
+	data                    *strings.Reader
+}
+
+func (p *panicky) Read(b []byte) (int, error) {
+	if p.readPanics {
+		panic("read " + "secret-in-panic")
+	}
+	return p.data.Read(b)
+}
+
+func (p *panicky) Close() error {
+	if p.closePanics {
+		panic("close secret-in-panic")
+	}
+	return nil
+}
+
+// overRead claims to have read more than it was given room for.
+type overRead struct{}
+
+func (overRead) Read(p []byte) (int, error) { return len(p) + 1, nil }
+
+func TestCallerPanicsAreRecovered(t *testing.T) {
+	lazy := func(open content.Loader, cleanup func(context.Context) error) *content.Attachment {
+		a, err := content.Lazy("image/png", open, cleanup)
+		require.NoError(t, err)
+		return a
+	}
+	reader := func(rc io.ReadCloser) content.Loader {
+		return func(context.Context) (io.ReadCloser, error) { return rc, nil }
+	}
+	stream := func(rc io.ReadCloser) *content.Attachment {
+		a, err := content.FromStream("image/png", rc)
+		require.NoError(t, err)
+		return a
+	}
+	cases := []struct {
+		name               string
+		a                  *content.Attachment
+		snapErr, closeErr  error
+		panicked, noSnapOK bool
+	}{
+		{name: "loader", a: lazy(func(context.Context) (io.ReadCloser, error) { panic("loader secret-in-panic") }, nil), snapErr: content.ErrLoad, panicked: true},
+		{name: "loader nil error", a: lazy(func(context.Context) (io.ReadCloser, error) { panic(nil) }, nil), snapErr: content.ErrLoad, panicked: true},
+		{name: "lazy Read", a: lazy(reader(&panicky{readPanics: true}), nil), snapErr: content.ErrLoad, panicked: true},
+		{name: "lazy Close", a: lazy(reader(&panicky{closePanics: true, data: strings.NewReader("x")}), nil), snapErr: content.ErrLoad, panicked: true},
+		{name: "lazy Read count", a: lazy(reader(io.NopCloser(overRead{})), nil), snapErr: content.ErrLoad},
+		{name: "cleanup", a: lazy(reader(io.NopCloser(strings.NewReader("x"))), func(context.Context) error { panic("cleanup secret-in-panic") }), closeErr: content.ErrCleanup, panicked: true},
+		{name: "stream Read", a: stream(&panicky{readPanics: true}), snapErr: content.ErrLoad, panicked: true},
+		{name: "stream Close", a: stream(&panicky{closePanics: true, data: strings.NewReader("x")}), closeErr: content.ErrCleanup, panicked: true},
+		{name: "stream Read count", a: stream(io.NopCloser(overRead{})), snapErr: content.ErrLoad},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.a.Snapshot(context.Background())
+			check := func(err, want error) {
+				if want == nil {
+					require.NoError(t, err)
+					return
+				}
+				require.ErrorIs(t, err, want)
+				require.NotContains(t, err.Error(), "secret-in-panic")
+				var pe *content.PanicError
+				require.Equal(t, c.panicked, errors.As(err, &pe))
+			}
+			check(err, c.snapErr)
+			check(c.a.Close(), c.closeErr)
+		})
+	}
+}
+
+func TestPanickingCloseDuringCancellationIsRecovered(t *testing.T) {
+	// Cancelling a pending read closes the loader's reader from another
+	// goroutine: its panic must not take the process down either.
+	unblock := make(chan struct{})
+	entered := make(chan struct{})
+	a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+		return &countingCloser{Reader: readerFunc(func([]byte) (int, error) {
+			close(entered)
+			<-unblock
+			return 0, io.EOF
+		}), close: func() error {
+			select {
+			case <-unblock:
+			default:
+				close(unblock)
+			}
+			panic("close secret-in-panic")
+		}}, nil
+	}, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := a.Snapshot(ctx); errc <- err }()
+	<-entered
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	require.NoError(t, a.Close())
+	_, err = a.Snapshot(context.Background())
+	require.ErrorIs(t, err, content.ErrClosed)
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

@@ -23,10 +23,22 @@
 //
 // Close releases the source exactly once, whether it was read or not: a lazy
 // attachment's cleanup function runs (with a context bounded by the cleanup
-// timeout, 1 s by default), a stream is closed. The caller that built an
-// attachment owns it and must Close it; a Snapshot stays valid after Close
-// (its bytes are immutable memory), but Snapshot calls on a closed attachment
-// fail with ErrClosed.
+// timeout, 1 s by default), a stream is closed. Close is bounded by the
+// cleanup timeout: the release (joining a cancelled materialization, then
+// the cleanup or the stream's Close) runs on a goroutine the attachment
+// owns, and a source that outlasts the bound makes Close return an error
+// matching ErrCleanup and context.DeadlineExceeded while the release goes on;
+// Wait joins it and reports its real outcome. The last reader leaving a
+// pending materialization likewise waits for it at most the cleanup
+// timeout, and readers waiting when Close is called return ErrClosed at
+// once. The caller that built an attachment owns it and must Close it; a
+// Snapshot stays valid after Close (its bytes are immutable memory), but
+// Snapshot calls on a closed attachment fail with ErrClosed.
+//
+// The caller's code never takes the process down: a panic of a Loader, of a
+// source's Read or Close, or of a cleanup function is recovered and
+// reported as ErrLoad (while reading) or ErrCleanup (from Close), wrapping a
+// *PanicError whose text is fixed.
 //
 // A *Snapshot is a read-only view. It never hands out the owner's slice:
 // NewReader reads it in place and Bytes returns a copy.
