@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/stretchr/testify/require"
 )
@@ -170,4 +171,106 @@ func TestUploadAllCancelledWhileMaterializing(t *testing.T) {
 	require.Equal(t, int32(1), g.closes.Load())
 	require.NoError(t, a.Close())
 	require.Equal(t, int32(1), g.cleans.Load())
+}
+
+func TestCacheReusesOnlyTheSameDestination(t *testing.T) {
+	first, second := &receiver{}, &receiver{}
+	srvA, srvB := newServer(t, first), newServer(t, second)
+	a := attach(t, []byte("abc"))
+	p := &recorder{token: "upload-token"}
+	u := newUploader(t, content.UploaderConfig{Credentials: p})
+	withAuth := func(d content.Destination, auth *gen.Authentication) content.Destination {
+		d.Upload.Auth = auth
+		return d
+	}
+	refX, refY := "vault://x", "vault://y"
+	bearerRef := func(ref *string) *gen.Authentication {
+		return &gen.Authentication{Bearer: &gen.AuthenticationBearer{Type: "bearer", TokenRef: ref}}
+	}
+	var cache content.Cache
+	base := content.Job{Attachment: a, Destination: withAuth(dest(srvA.URL+"/u"), bearerRef(&refX))}
+	out := u.UploadAll(context.Background(), &cache, []content.Job{base})
+	require.NoError(t, out[0].Err)
+	require.Equal(t, 1, cache.Len())
+
+	// The same attachment, backend and subscription index, under another
+	// destination: never the cached reference.
+	cases := []struct {
+		name string
+		d    content.Destination
+		rv   *receiver
+	}{
+		{"another endpoint", withAuth(dest(srvB.URL+"/u"), bearerRef(&refX)), second},
+		{"another path of the same origin", withAuth(dest(srvA.URL+"/v"), bearerRef(&refX)), first},
+		{"another query", withAuth(dest(srvA.URL+"/u?scope=2"), bearerRef(&refX)), first},
+		{"another secret", withAuth(dest(srvA.URL+"/u"), bearerRef(&refY)), first},
+		{"another binding kind", withAuth(dest(srvA.URL+"/u"), bearerEnv("UPLOAD_TOKEN")), first},
+		{"no binding", dest(srvA.URL + "/u"), first},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := c.rv.hits.Load()
+			out := u.UploadAll(context.Background(), &cache, []content.Job{{Attachment: a, Destination: c.d}})
+			require.NoError(t, out[0].Err)
+			require.False(t, out[0].Cached, "a reference confirmed for another destination was reused")
+			require.Equal(t, before+1, c.rv.hits.Load())
+		})
+	}
+	// The original destination still hits.
+	again := u.UploadAll(context.Background(), &cache, []content.Job{base})
+	require.True(t, again[0].Cached)
+	require.Equal(t, out[0].Confirmation, again[0].Confirmation)
+}
+
+func TestUploadAllDuplicatesShareOnlyTheSameDestination(t *testing.T) {
+	first, second := &receiver{}, &receiver{}
+	srvA, srvB := newServer(t, first), newServer(t, second)
+	a := attach(t, []byte("abc"))
+	jobs := []content.Job{{Attachment: a, Destination: dest(srvA.URL)}, {Attachment: a, Destination: dest(srvB.URL)}, {Attachment: a, Destination: dest(srvA.URL)}}
+	out := newUploader(t, content.UploaderConfig{}).UploadAll(context.Background(), nil, jobs)
+	for _, o := range out {
+		require.NoError(t, o.Err)
+	}
+	require.Equal(t, int32(1), first.hits.Load())
+	require.Equal(t, int32(1), second.hits.Load(), "a job to another endpoint took the first job's outcome")
+	require.Equal(t, out[0], out[2])
+}
+
+func TestCacheBelongsToOneUploader(t *testing.T) {
+	rv := &receiver{}
+	srv := newServer(t, rv)
+	a := attach(t, []byte("abc"))
+	jobs := []content.Job{{Attachment: a, Destination: dest(srv.URL)}}
+	var cache content.Cache
+	require.NoError(t, newUploader(t, content.UploaderConfig{}).UploadAll(context.Background(), &cache, jobs)[0].Err)
+	// Another uploader (another credential provider) neither reads nor fills it.
+	other := newUploader(t, content.UploaderConfig{Credentials: &recorder{}})
+	out := other.UploadAll(context.Background(), &cache, jobs)
+	require.NoError(t, out[0].Err)
+	require.False(t, out[0].Cached)
+	require.Equal(t, int32(2), rv.hits.Load())
+	require.Equal(t, 1, cache.Len())
+}
+
+func TestUploadAllInvalidBindingIsNeverCached(t *testing.T) {
+	rv := &receiver{}
+	srv := newServer(t, rv)
+	a := attach(t, []byte("abc"))
+	env := "UPLOAD_TOKEN"
+	u := newUploader(t, content.UploaderConfig{Credentials: &recorder{token: "t"}})
+	good := dest(srv.URL)
+	good.Upload.Auth = bearerEnv(env)
+	var cache content.Cache
+	require.NoError(t, u.UploadAll(context.Background(), &cache, []content.Job{{Attachment: a, Destination: good}})[0].Err)
+	// Both arms set: its encoding would name only the bearer arm.
+	both := dest(srv.URL)
+	both.Upload.Auth = &gen.Authentication{Bearer: good.Upload.Auth.Bearer, Oauth: &gen.AuthenticationOauth{}}
+	none := dest(srv.URL)
+	none.Upload.Auth = &gen.Authentication{}
+	out := u.UploadAll(context.Background(), &cache, []content.Job{{Attachment: a, Destination: both}, {Attachment: a, Destination: none}})
+	for _, o := range out {
+		require.False(t, o.Cached)
+		require.ErrorIs(t, o.Err, content.ErrInvalid)
+	}
+	require.Equal(t, int32(1), rv.hits.Load())
 }

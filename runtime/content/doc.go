@@ -50,8 +50,11 @@
 // sends the snapshot's bytes without copying them.
 //
 // A *Cache holds only confirmed uploads, per (attachment, backend id,
-// subscription index); it is filled by UploadAll and is safe for concurrent
-// use. A *Limiter bounds concurrent uploads (MaxConcurrentUploads, 8 by
+// subscription index, exact endpoint, exact auth binding): a reference is
+// reused only for the same owner and the same receiver authorization
+// context, never for another endpoint or another binding, and a cache
+// belongs to the one uploader (hence credential provider) that filled it.
+// It is filled by UploadAll and is safe for concurrent use. A *Limiter bounds concurrent uploads (MaxConcurrentUploads, 8 by
 // default); one limiter may be shared by several uploaders.
 //
 // # Uploads

@@ -133,6 +133,9 @@ func (u *Uploader) check(cfg gen.ContentUpload) (plan, error) {
 	if err := u.checkEndpoint(cfg.Endpoint); err != nil {
 		return p, err
 	}
+	if cfg.Auth != nil && !oneArm(*cfg.Auth) {
+		return p, invalid("upload auth must set exactly one binding")
+	}
 	ms, huge, ok := jsonInteger(string(cfg.TimeoutMs))
 	if !ok || ms < 1 {
 		return p, invalid("upload timeoutMs must be a positive integer")
