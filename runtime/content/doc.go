@@ -44,9 +44,12 @@
 // NewReader reads it in place and Bytes returns a copy.
 //
 // An *Uploader borrows its *http.Client and its transport.CredentialProvider;
-// it owns only a client copy with redirects disabled (and, when it was given
-// no client, the connections of its own transport, released by
-// CloseIdleConnections). Upload reads the attachment through Snapshot and
+// it owns only a client copy with redirects disabled and without the
+// borrowed client's cookie jar (and, when it was given no client, the
+// connections of its own transport, released by CloseIdleConnections). The
+// borrowed client's Transport, TLS client certificates included, serves
+// every upload: it should be a client meant for upload endpoints, not the
+// event client. Upload reads the attachment through Snapshot and
 // sends the snapshot's bytes without copying them.
 //
 // A *Cache holds only confirmed uploads, per (attachment, backend id,

@@ -24,8 +24,14 @@ const HeaderContentSHA256 = "AHP-Content-SHA256"
 
 // UploaderConfig configures an Uploader. The zero value is usable.
 type UploaderConfig struct {
-	// HTTPClient is borrowed for uploads; redirects are never followed
-	// through it (the uploader uses a copy with its own redirect policy). Nil
+	// HTTPClient is borrowed for uploads. The uploader works on a copy: its
+	// Transport and Timeout are used as they are, its redirect policy is
+	// replaced (redirects are never followed) and its Jar is dropped (no
+	// cookie is sent to or accepted from an upload endpoint: ambient
+	// session state is not an upload credential). The Transport's TLS
+	// configuration, client certificates included, applies to every upload:
+	// pass a client meant for upload endpoints, not the event client
+	// (event authentication must not migrate to an upload resource). Nil
 	// means a client owned by the uploader.
 	HTTPClient *http.Client
 	// Credentials resolves upload credentials (Purpose
@@ -79,6 +85,7 @@ func NewUploader(cfg UploaderConfig) (*Uploader, error) {
 	var c http.Client
 	if cfg.HTTPClient != nil {
 		c = *cfg.HTTPClient // same connection pool, our redirect policy
+		c.Jar = nil         // no cookie reaches an upload endpoint
 	} else {
 		u.owned = http.DefaultTransport.(*http.Transport).Clone()
 		c.Transport = u.owned

@@ -13,7 +13,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -504,4 +506,31 @@ func TestLimiter(t *testing.T) {
 	l.Release()
 	require.ErrorIs(t, l.Acquire(ctx), context.Canceled, "an ended context never gets a permit")
 	require.Zero(t, l.InUse())
+}
+
+func TestUploadSendsNoCookieOfTheBorrowedClient(t *testing.T) {
+	var cookies atomic.Pointer[string]
+	rv := &receiver{answer: func(w http.ResponseWriter, r *http.Request, _ []byte, _ string) bool {
+		c := r.Header.Get("Cookie")
+		cookies.Store(&c)
+		http.SetCookie(w, &http.Cookie{Name: "upload", Value: "from-upload"})
+		return false
+	}}
+	srv := newServer(t, rv)
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	u0, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	// An event session's cookie on the same host.
+	jar.SetCookies(u0, []*http.Cookie{{Name: "session", Value: canary, Path: "/"}})
+	client := &http.Client{Jar: jar}
+	u := newUploader(t, content.UploaderConfig{HTTPClient: client})
+	_, err = u.Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL+"/u"))
+	require.NoError(t, err)
+	require.NotNil(t, cookies.Load())
+	require.Empty(t, *cookies.Load(), "a cookie of the borrowed client reached the upload endpoint")
+	got := jar.Cookies(u0)
+	require.Len(t, got, 1, "the upload answer's cookie was stored in the borrowed jar")
+	require.Equal(t, "session", got[0].Name)
+	require.Same(t, jar, client.Jar, "the borrowed client is left as it was")
 }
