@@ -120,8 +120,13 @@ type Challenge struct {
 	Attempt string
 	// Replay reports whether the request will be replayed once if
 	// Provider.Challenge returns nil. It is true only for a request (an
-	// interception), not yet replayed, whose 401 carries a Bearer challenge.
-	// Observations and uploads are never replayed.
+	// interception), not yet replayed, whose 401 carries a Bearer challenge,
+	// and for an upload sent without a credential to an endpoint without an
+	// upload binding, whatever the 401's challenges: that is the
+	// protected-resource discovery case, and the provider consents to the
+	// replay by returning nil once it has a credential for the endpoint.
+	// Observations are never replayed, nor is an upload whose credential
+	// was rejected.
 	Replay bool
 }
 

@@ -37,8 +37,13 @@
 // same serialized request (same JSON-RPC id, same bytes) with the new
 // token, within the same budget. A second 401, a challenge of another
 // scheme, a provider error or a credential equal to the rejected one ends
-// the delivery with the 401. Observations and uploads are never replayed;
-// their Challenge call (Replay false) only informs the provider.
+// the delivery with the 401. Observations are never replayed; their
+// Challenge call (Replay false) only informs the provider. An upload
+// (runtime/content) is replayed only in the discovery case: its endpoint
+// has no upload binding, the attempt carried no credential, and whatever
+// its challenges (a resource_metadata parameter, or none and the RFC 9728
+// well-known locations) the provider's Challenge returned nil; an upload
+// whose credential was rejected is not replayed.
 //
 // # Errors and secrets
 //

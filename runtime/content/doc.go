@@ -70,17 +70,36 @@
 // an empty body, never chunked) and AHP-Content-SHA256 with the lowercase hex
 // digest. Bytes over the upload's maxBytes fail before anything is sent.
 //
-// Credentials are asked for with transport.PurposeUpload and the upload's
-// own auth binding, never the event endpoint's. Without an upload auth
-// binding the endpoint is first tried without a credential, as the
-// protocol requires; if it answers 401 with a Bearer challenge, the provider
-// is asked once more with an empty binding (neither Bearer nor Oauth set: the
-// OAuth protected-resource discovery case, which the SDK leaves to the
-// provider) and the request is repeated once with its token. A provider
-// that has nothing for that case returns an error, and the upload fails with
-// the 401 (fail closed; the SDK never falls back to another credential).
-// Credential resolution and transfer share one budget: the caller's context
-// shortened by the upload's timeoutMs.
+// Credentials are asked for at every upload with auth.PurposeUpload and the
+// upload's own auth binding, never the event endpoint's (the provider also
+// gets the backend id, its registration entry when the caller gives it in
+// Destination.Backend, and the endpoint). With a binding the provider must
+// produce a token or the upload fails unsent (ErrCredential). Without one
+// it may supply a credential it holds for exactly this endpoint, or none:
+// the endpoint is then tried without a credential, as the protocol
+// requires. Every 401 is reported to the provider's Challenge with the
+// status, the headers, the WWW-Authenticate challenges parsed by
+// auth.ParseWWWAuthenticate (all of them, whatever the schemes around a
+// Bearer challenge; none when the header is absent or refused) and the
+// identity of the credential sent. Only the credential-free attempt is
+// eligible for a replay (Challenge.Replay): that is the protected-resource
+// discovery case, which the provider owns (resource_metadata when the
+// challenge names it, the RFC 9728 well-known locations otherwise); if its
+// Challenge returns nil, a new Credential call supplies the token and the
+// upload is sent once more. A provider that does not consent, or has
+// nothing after it, fails the upload with the 401 (a *StatusError that
+// also matches ErrCredential). A rejected credential is never replayed:
+// the provider is told (Replay false) and the upload fails with the 401.
+// Credential resolution, challenges, discovery and transfer share one
+// budget: the caller's context shortened by the upload's timeoutMs.
+//
+// Every upload with a body carries Expect: 100-continue, so a receiver that
+// rejects from the headers (401, 403, 413, bad framing) answers before any
+// body byte is sent and its answer is not lost to a connection it closes
+// unread. The uploader's own transport, and its clone of a borrowed
+// *http.Transport that sets no ExpectContinueTimeout, wait
+// DefaultExpectContinueTimeout for that verdict before sending the body
+// anyway (a receiver that ignores the header costs that wait).
 //
 // Only a 201 answer with Content-Type application/json and a canonical
 // content-upload-receipt whose size and sha256 equal the bytes actually sent

@@ -7,8 +7,9 @@ import (
 
 // Sentinel errors. Each failure returned by this package matches one of them
 // with errors.Is (a *StatusError matches ErrStatus), possibly beside a
-// context error; a 401 that no discovery credential could answer matches
-// both ErrStatus and ErrCredential.
+// context error; a 401 to the credential-free attempt that discovery could
+// not answer (the provider did not consent to a replay, or had no
+// credential after it) matches both ErrStatus and ErrCredential.
 var (
 	// ErrInvalid reports an invalid argument or option: a negative limit, a
 	// malformed expected digest, a nil loader or stream, an invalid upload

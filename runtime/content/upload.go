@@ -8,15 +8,21 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
 
 // DefaultMaxReceiptBytes is the default bound on a receipt response body.
 const DefaultMaxReceiptBytes = 64 << 10
+
+// DefaultExpectContinueTimeout is how long an upload waits for the
+// receiver's verdict on its headers (100 Continue, or a rejection such as
+// 401, 403 or 413) before sending the body anyway, when the uploader's
+// transport sets no ExpectContinueTimeout of its own.
+const DefaultExpectContinueTimeout = time.Second
 
 // HeaderContentSHA256 is the request header carrying the body's lowercase
 // hex SHA-256.
@@ -34,9 +40,12 @@ type UploaderConfig struct {
 	// (event authentication must not migrate to an upload resource). Nil
 	// means a client owned by the uploader.
 	HTTPClient *http.Client
-	// Credentials resolves upload credentials (Purpose
-	// transport.PurposeUpload). Nil means transport.EnvCredentials. Borrowed.
-	Credentials transport.CredentialProvider
+	// Credentials resolves upload credentials (Purpose auth.PurposeUpload,
+	// the subscription's upload binding, never the event endpoint's) and is
+	// told of every 401 (Provider.Challenge); it owns protected-resource
+	// discovery for an upload endpoint without a binding. Nil means
+	// auth.EnvironmentProvider{}. Borrowed.
+	Credentials auth.Provider
 	// AllowInsecureHTTP permits plain http:// upload endpoints on hosts
 	// other than loopback (explicitly controlled local development only).
 	AllowInsecureHTTP bool
@@ -56,7 +65,7 @@ type UploaderConfig struct {
 type Uploader struct {
 	client   *http.Client
 	owned    *http.Transport
-	creds    transport.CredentialProvider
+	creds    auth.Provider
 	insecure bool
 	lim      *Limiter
 	maxRcpt  int64
@@ -77,7 +86,7 @@ func NewUploader(cfg UploaderConfig) (*Uploader, error) {
 		u.lim = lim
 	}
 	if u.creds == nil {
-		u.creds = transport.EnvCredentials{}
+		u.creds = auth.EnvironmentProvider{}
 	}
 	if u.maxRcpt <= 0 {
 		u.maxRcpt = DefaultMaxReceiptBytes
@@ -86,8 +95,17 @@ func NewUploader(cfg UploaderConfig) (*Uploader, error) {
 	if cfg.HTTPClient != nil {
 		c = *cfg.HTTPClient // same connection pool, our redirect policy
 		c.Jar = nil         // no cookie reaches an upload endpoint
+		if t, ok := c.Transport.(*http.Transport); ok && t.ExpectContinueTimeout == 0 {
+			// Without a timeout net/http sends the body at once despite
+			// Expect: 100-continue; a clone that waits for the receiver's
+			// verdict is the uploader's own (CloseIdleConnections).
+			u.owned = t.Clone()
+			u.owned.ExpectContinueTimeout = DefaultExpectContinueTimeout
+			c.Transport = u.owned
+		}
 	} else {
 		u.owned = http.DefaultTransport.(*http.Transport).Clone()
+		u.owned.ExpectContinueTimeout = DefaultExpectContinueTimeout
 		c.Transport = u.owned
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -99,7 +117,8 @@ func NewUploader(cfg UploaderConfig) (*Uploader, error) {
 func (u *Uploader) Limiter() *Limiter { return u.lim }
 
 // CloseIdleConnections releases the idle connections of the uploader's own
-// client; a borrowed client is left alone.
+// transport (its own client's, or its clone of a borrowed *http.Transport
+// that set no ExpectContinueTimeout); a borrowed transport is left alone.
 func (u *Uploader) CloseIdleConnections() {
 	if u.owned != nil {
 		u.owned.CloseIdleConnections()
@@ -111,6 +130,10 @@ type Destination struct {
 	// BackendID is the registration id of the receiving backend, passed to
 	// the credential provider.
 	BackendID string
+	// Backend is the backend's complete registration entry, passed to the
+	// credential provider (auth.Request.Backend); nil when the caller has
+	// none. It must not be modified.
+	Backend *gen.Backend
 	// SubscriptionIndex is the subscription's index within the backend.
 	SubscriptionIndex int
 	// Upload is the subscription's upload configuration.
@@ -221,74 +244,108 @@ func (u *Uploader) upload(ctx context.Context, a *Attachment, dest Destination) 
 	return u.send(ctx, p, dest, s)
 }
 
-// send performs the POST (and at most one replay after a discovery
-// challenge) within the upload budget.
+// send performs the POST (and at most one replay, in the discovery case)
+// within the upload budget.
+//
+// The provider is asked at every upload, with the upload's own binding or
+// none. Without a binding it may supply a credential it obtained for
+// exactly this resource, or none: the endpoint is then tried without a
+// credential, as the protocol requires. Every 401 goes to the provider's
+// Challenge with the response's status and headers (the parsed
+// WWW-Authenticate challenges included, whatever their schemes) and the
+// identity of the credential sent. Only the credential-free attempt to an
+// endpoint without a binding is eligible for a replay (Challenge.Replay):
+// the provider runs protected-resource discovery (resource_metadata, or
+// the RFC 9728 well-known locations when the challenge names none) and
+// authorizes the replay by returning nil; the replay carries the
+// credential a new Credential call returns. A rejected credential is never
+// replayed.
 func (u *Uploader) send(ctx context.Context, p plan, dest Destination, s *Snapshot) (Confirmation, error) {
 	bctx, cancel := context.WithTimeoutCause(ctx, p.timeout, ErrTimeout)
 	defer cancel()
-	token := ""
+	req := auth.Request{BackendID: dest.BackendID, Backend: dest.Backend, URL: dest.Upload.Endpoint, Purpose: auth.PurposeUpload}
 	if dest.Upload.Auth != nil {
-		t, err := u.credential(ctx, bctx, dest, *dest.Upload.Auth)
-		if err != nil {
-			return Confirmation{}, err
-		}
-		token = t
+		req.Binding = *dest.Upload.Auth
 	}
-	resp, err := u.post(ctx, bctx, p, s, token)
+	cred, err := u.credential(ctx, bctx, req)
 	if err != nil {
 		return Confirmation{}, err
 	}
-	if resp.StatusCode == http.StatusUnauthorized && dest.Upload.Auth == nil && bearerChallenge(resp.Header) {
-		// No binding: the endpoint was tried without a credential, as the
-		// protocol requires; its challenge is the discovery case, which
-		// the provider handles (or refuses, and the upload fails closed).
-		drain(resp.Body)
-		resp.Body.Close()
-		t, err := u.credential(ctx, bctx, dest, gen.Authentication{})
-		if err != nil {
-			if ctx.Err() != nil || bctx.Err() != nil {
-				return Confirmation{}, err
-			}
-			return Confirmation{}, fmt.Errorf("%w: %w", &StatusError{Code: http.StatusUnauthorized}, ErrCredential)
+	resp, err := u.post(ctx, bctx, p, s, cred.Token)
+	if err != nil {
+		return Confirmation{}, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		discovery := !req.HasBinding() && cred.IsZero()
+		if !u.challenge(bctx, req, resp, cred.Identity, discovery) {
+			return Confirmation{}, unauthorized(ctx, bctx, discovery)
 		}
-		if resp, err = u.post(ctx, bctx, p, s, t); err != nil {
+		next, err := u.credential(ctx, bctx, req)
+		if err != nil {
+			if e := budgetErr(ctx, bctx); e != nil {
+				return Confirmation{}, e
+			}
+			return Confirmation{}, unauthorized(ctx, bctx, true)
+		}
+		if next.IsZero() {
+			return Confirmation{}, unauthorized(ctx, bctx, true) // nothing to replay with
+		}
+		if resp, err = u.post(ctx, bctx, p, s, next.Token); err != nil {
 			return Confirmation{}, err
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			u.challenge(bctx, req, resp, next.Identity, false)
+			return Confirmation{}, unauthorized(ctx, bctx, false)
 		}
 	}
 	defer resp.Body.Close()
 	return u.confirm(ctx, bctx, resp, s)
 }
 
-// credential resolves an upload credential; its error never carries the
-// provider's text.
-func (u *Uploader) credential(ctx, bctx context.Context, dest Destination, b gen.Authentication) (string, error) {
-	cred, err := u.creds.Credential(bctx, transport.CredentialRequest{
-		BackendID: dest.BackendID, Binding: b, URL: dest.Upload.Endpoint, Purpose: transport.PurposeUpload,
-	})
-	if err != nil {
-		if e := budgetErr(ctx, bctx); e != nil {
-			return "", e
-		}
-		return "", ErrCredential
-	}
-	if cred.Token == "" || !validToken(cred.Token) {
-		return "", ErrCredential
-	}
-	return cred.Token, nil
+// challenge tells the provider of the 401 resp (whose body it drains and
+// closes, unread) to an upload sent with the credential of identity attempt,
+// and reports whether to replay: only if eligible and the provider agrees
+// within the budget.
+func (u *Uploader) challenge(bctx context.Context, req auth.Request, resp *http.Response, attempt string, eligible bool) bool {
+	drain(resp.Body)
+	resp.Body.Close()
+	ch := auth.Challenge{Status: resp.StatusCode, Header: resp.Header, Attempt: attempt, Replay: eligible}
+	// A header the bounded parser refuses is no challenge; the provider
+	// still sees the raw header and may go to the well-known locations.
+	ch.Challenges, _ = auth.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	err := u.creds.Challenge(bctx, req, ch)
+	return eligible && err == nil && bctx.Err() == nil
 }
 
-// validToken reports whether a token can be sent as a header value: no
-// CR/LF or other control characters, no leading or trailing space.
-func validToken(t string) bool {
-	if strings.TrimSpace(t) != t {
-		return false
+// unauthorized is the failure of an upload answered 401 and not replayed:
+// the end of the budget if that came first, else a *StatusError, which
+// also matches ErrCredential when discovery found no credential for it.
+func unauthorized(ctx, bctx context.Context, discovery bool) error {
+	if e := budgetErr(ctx, bctx); e != nil {
+		return e
 	}
-	for i := 0; i < len(t); i++ {
-		if c := t[i]; c < 0x20 || c == 0x7f {
-			return false
-		}
+	if discovery {
+		return fmt.Errorf("%w: %w", &StatusError{Code: http.StatusUnauthorized}, ErrCredential)
 	}
-	return true
+	return &StatusError{Code: http.StatusUnauthorized}
+}
+
+// credential resolves an upload credential; its error never carries the
+// provider's text. A binding never yields an anonymous upload.
+func (u *Uploader) credential(ctx, bctx context.Context, req auth.Request) (auth.Credential, error) {
+	cred, err := u.creds.Credential(bctx, req)
+	if e := budgetErr(ctx, bctx); e != nil {
+		return auth.Credential{}, e
+	}
+	switch {
+	case err != nil:
+		return auth.Credential{}, ErrCredential
+	case cred.IsZero() && req.HasBinding():
+		return auth.Credential{}, ErrCredential
+	case !cred.IsZero() && !auth.ValidToken(cred.Token):
+		return auth.Credential{}, ErrCredential
+	}
+	return cred, nil
 }
 
 func (u *Uploader) post(ctx, bctx context.Context, p plan, s *Snapshot, token string) (*http.Response, error) {
@@ -302,6 +359,12 @@ func (u *Uploader) post(ctx, bctx context.Context, p plan, s *Snapshot, token st
 		"Content-Type":       {"application/octet-stream"},
 		"Accept":             {"application/json"},
 		"Ahp-Content-Sha256": {s.SHA256()},
+	}
+	if s.Size() > 0 {
+		// The receiver judges the headers (credential, digest, length)
+		// before the body: a rejection arrives before any byte is sent
+		// instead of racing a receiver that closes without reading.
+		req.Header["Expect"] = []string{"100-continue"}
 	}
 	if token != "" {
 		req.Header["Authorization"] = []string{"Bearer " + token}
@@ -362,17 +425,6 @@ func budgetErr(ctx, bctx context.Context) error {
 		return fmt.Errorf("%w: %w", ErrTimeout, context.DeadlineExceeded)
 	}
 	return nil
-}
-
-// bearerChallenge reports whether a 401 carries a Bearer challenge.
-func bearerChallenge(h http.Header) bool {
-	for _, v := range h.Values("WWW-Authenticate") {
-		scheme, _, _ := strings.Cut(strings.TrimSpace(v), " ")
-		if strings.EqualFold(strings.TrimSuffix(scheme, ","), "Bearer") {
-			return true
-		}
-	}
-	return false
 }
 
 // drain reads and discards a bounded amount so the connection can be reused.

@@ -252,49 +252,324 @@ func TestUploadCredentialsAreIndependent(t *testing.T) {
 	require.Equal(t, int32(1), rv.hits.Load())
 }
 
-func TestUploadWithoutBindingTriesAnonymouslyThenAsksOnChallenge(t *testing.T) {
-	rv := &receiver{answer: func(w http.ResponseWriter, r *http.Request, _ []byte, _ string) bool {
-		if r.Header.Get("Authorization") != "Bearer discovered" {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://example.invalid/.well-known/oauth-protected-resource"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return true
-		}
-		return false
-	}}
-	srv := newServer(t, rv)
-	p := &recorder{token: "discovered"}
-	u := newUploader(t, content.UploaderConfig{Credentials: p})
-	c, err := u.Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
-	require.NoError(t, err)
-	require.NotEmpty(t, c.Reference.Ref)
-	reqs := rv.requests()
-	require.Len(t, reqs, 2)
-	require.Empty(t, reqs[0].auth, "first attempt carries no credential")
-	require.Equal(t, []byte("abc"), reqs[1].body)
-	require.Len(t, p.reqs, 1)
-	require.Nil(t, p.reqs[0].Binding.Bearer)
-	require.Nil(t, p.reqs[0].Binding.Oauth)
-	require.Equal(t, transport.PurposeUpload, p.reqs[0].Purpose)
+// discoverer is a provider that owns protected-resource discovery: it has
+// no credential for an endpoint without a binding until its Challenge has
+// run discovery (recorded in path) and consented.
+type discoverer struct {
+	mu         sync.Mutex
+	reqs       []auth.Request
+	chs        []auth.Challenge
+	path       []string // the discovery source used per challenge
+	discovered bool
+	// refuse, if set, is what Challenge returns instead of consenting.
+	refuse error
+	// bound is the token for a request with a binding.
+	bound string
+	// block, if set, makes Challenge wait for its context to end.
+	block bool
+}
 
-	// The default provider has nothing for discovery: fail closed with 401.
-	u2 := newUploader(t, content.UploaderConfig{})
-	_, err = u2.Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
+func (p *discoverer) Credential(_ context.Context, req auth.Request) (auth.Credential, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reqs = append(p.reqs, req)
+	switch {
+	case req.HasBinding():
+		return auth.Bearer(p.bound, "bound-1"), nil
+	case p.discovered:
+		return auth.Bearer("discovered", "discovered-1"), nil
+	}
+	return auth.Credential{}, nil
+}
+
+func (p *discoverer) Challenge(ctx context.Context, req auth.Request, ch auth.Challenge) error {
+	if p.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chs = append(p.chs, ch)
+	src := "well-known" // RFC 9728 locations when the challenge names no metadata
+	if b, ok := ch.Bearer(); ok {
+		if m, ok := b.Param("resource_metadata"); ok {
+			src = m
+		}
+	}
+	p.path = append(p.path, src)
+	if p.refuse != nil {
+		return p.refuse
+	}
+	if ch.Replay && !req.HasBinding() {
+		p.discovered = true
+	}
+	return nil
+}
+
+func (p *discoverer) challenges() []auth.Challenge {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]auth.Challenge(nil), p.chs...)
+}
+
+// challenging answers 401 with the given WWW-Authenticate field lines to
+// any request without "Bearer discovered".
+func challenging(lines ...string) *receiver {
+	return &receiver{answer: func(w http.ResponseWriter, r *http.Request, _ []byte, _ string) bool {
+		if r.Header.Get("Authorization") == "Bearer discovered" {
+			return false
+		}
+		for _, l := range lines {
+			w.Header().Add("WWW-Authenticate", l)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		return true
+	}}
+}
+
+func TestUploadDiscoveryAfterAnyChallenge(t *testing.T) {
+	const meta = "https://rs.example/.well-known/oauth-protected-resource/upload"
+	cases := []struct {
+		name   string
+		lines  []string
+		source string
+	}{
+		{"bearer with resource_metadata", []string{`Bearer resource_metadata="` + meta + `"`}, meta},
+		{"basic then bearer in one value", []string{`Basic realm="r", Bearer resource_metadata="` + meta + `"`}, meta},
+		{"basic then bearer on two lines", []string{`Basic realm="r"`, `Bearer error="invalid_token", resource_metadata="` + meta + `"`}, meta},
+		{"bearer without metadata", []string{`Bearer realm="uploads"`}, "well-known"},
+		{"no challenge", nil, "well-known"},
+		{"basic only", []string{`Basic realm="r"`}, "well-known"},
+		{"malformed", []string{`Bearer ,=,"`}, "well-known"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rv := challenging(c.lines...)
+			srv := newServer(t, rv)
+			p := &discoverer{}
+			u := newUploader(t, content.UploaderConfig{Credentials: p})
+			d := dest(srv.URL + "/up?x=1")
+			d.BackendID = "policy"
+			backend := &gen.Backend{ID: "policy"}
+			d.Backend = backend
+			conf, err := u.Upload(context.Background(), attach(t, []byte("abc")), d)
+			require.NoError(t, err)
+			require.NotEmpty(t, conf.Reference.Ref)
+			reqs := rv.requests()
+			require.Len(t, reqs, 2)
+			require.Empty(t, reqs[0].auth, "the first attempt carries no credential")
+			require.Equal(t, "Bearer discovered", reqs[1].auth)
+			require.Equal(t, []byte("abc"), reqs[1].body)
+
+			chs := p.challenges()
+			require.Len(t, chs, 1, "the provider is told of the 401")
+			ch := chs[0]
+			require.Equal(t, http.StatusUnauthorized, ch.Status)
+			require.Equal(t, c.lines, ch.Header.Values("WWW-Authenticate"))
+			require.Empty(t, ch.Attempt, "the rejected attempt carried no credential")
+			require.True(t, ch.Replay, "the credential-free attempt is the discovery case")
+			require.Equal(t, []string{c.source}, p.path)
+			require.Len(t, p.reqs, 2)
+			for _, r := range p.reqs {
+				require.Equal(t, auth.PurposeUpload, r.Purpose)
+				require.Equal(t, "policy", r.BackendID)
+				require.Same(t, backend, r.Backend)
+				require.Equal(t, srv.URL+"/up?x=1", r.URL)
+				require.False(t, r.HasBinding())
+			}
+		})
+	}
+}
+
+func TestUploadReplayNeedsTheProvidersConsent(t *testing.T) {
+	rv := challenging(`Bearer resource_metadata="https://rs.example/m"`)
+	srv := newServer(t, rv)
 	var se *content.StatusError
+
+	// A provider that would have a credential at its next call, but whose
+	// Challenge does not consent: never a replay.
+	e := &eager{}
+	_, err := newUploader(t, content.UploaderConfig{Credentials: e}).Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusUnauthorized, se.Code)
+	require.Len(t, rv.requests(), 1, "replayed without the provider's consent")
+	require.Equal(t, int32(1), e.challenges.Load())
+
+	// The provider refuses: no second Credential call, no replay.
+	p := &discoverer{refuse: auth.ErrNoReplay}
+	_, err = newUploader(t, content.UploaderConfig{Credentials: p}).Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, http.StatusUnauthorized, se.Code)
 	require.ErrorIs(t, err, content.ErrCredential)
-	require.Len(t, rv.requests(), 3, "no replay without a credential")
+	require.Len(t, p.reqs, 1)
+	require.Len(t, rv.requests(), 2)
 
-	// An explicit binding is never replayed after a 401.
-	p3 := &recorder{token: "wrong"}
-	u3 := newUploader(t, content.UploaderConfig{Credentials: p3})
-	d := dest(srv.URL)
-	d.Upload.Auth = bearerEnv("X")
-	_, err = u3.Upload(context.Background(), attach(t, []byte("abc")), d)
+	// The default provider has nothing for discovery: fail closed with 401.
+	_, err = newUploader(t, content.UploaderConfig{}).Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, http.StatusUnauthorized, se.Code)
-	require.Len(t, p3.reqs, 1)
+	require.ErrorIs(t, err, content.ErrCredential)
+	require.Len(t, rv.requests(), 3)
+
+	// Discovery consents but finds no credential: nothing to replay with.
+	none := &consentOnly{}
+	_, err = newUploader(t, content.UploaderConfig{Credentials: none}).Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, content.ErrCredential)
 	require.Len(t, rv.requests(), 4)
+}
+
+// eager has no credential at its first call and one at every later call;
+// its Challenge never consents.
+type eager struct {
+	calls, challenges atomic.Int32
+}
+
+func (p *eager) Credential(context.Context, auth.Request) (auth.Credential, error) {
+	if p.calls.Add(1) == 1 {
+		return auth.Credential{}, nil
+	}
+	return auth.Bearer("discovered", "later"), nil
+}
+
+func (p *eager) Challenge(context.Context, auth.Request, auth.Challenge) error {
+	p.challenges.Add(1)
+	return auth.ErrNoReplay
+}
+
+// consentOnly consents to every challenge and never has a credential.
+type consentOnly struct{}
+
+func (consentOnly) Credential(context.Context, auth.Request) (auth.Credential, error) {
+	return auth.Credential{}, nil
+}
+func (consentOnly) Challenge(context.Context, auth.Request, auth.Challenge) error { return nil }
+
+func TestUploadRejectedCredentialIsNeverReplayed(t *testing.T) {
+	rv := &receiver{answer: func(w http.ResponseWriter, _ *http.Request, _ []byte, _ string) bool {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="https://rs.example/m"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		return true
+	}}
+	srv := newServer(t, rv)
+	var se *content.StatusError
+
+	// An explicit binding: the provider is told (Replay false) and would
+	// consent, but a rejected credential is not replayed.
+	p := &discoverer{bound: "stale"}
+	d := dest(srv.URL)
+	d.Upload.Auth = bearerEnv("X")
+	_, err := newUploader(t, content.UploaderConfig{Credentials: p}).Upload(context.Background(), attach(t, []byte("abc")), d)
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusUnauthorized, se.Code)
+	require.NotErrorIs(t, err, content.ErrCredential)
+	require.Len(t, rv.requests(), 1)
+	require.Len(t, p.reqs, 1)
+	chs := p.challenges()
+	require.Len(t, chs, 1)
+	require.Equal(t, "bound-1", chs[0].Attempt, "the challenge names the rejected credential")
+	require.False(t, chs[0].Replay)
+	require.True(t, p.reqs[0].HasBinding())
+
+	// Discovery succeeded, the discovered credential is rejected too: one
+	// replay only, and the provider hears of the second 401.
+	p2 := &discoverer{}
+	_, err = newUploader(t, content.UploaderConfig{Credentials: p2}).Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
+	require.ErrorAs(t, err, &se)
+	require.Len(t, rv.requests(), 3)
+	chs = p2.challenges()
+	require.Len(t, chs, 2)
+	require.True(t, chs[0].Replay)
+	require.Empty(t, chs[0].Attempt)
+	require.False(t, chs[1].Replay)
+	require.Equal(t, "discovered-1", chs[1].Attempt)
+
+	// A provider that already holds a credential for the endpoint sends
+	// it at once; its rejection is not replayed either.
+	_, err = newUploader(t, content.UploaderConfig{Credentials: p2}).Upload(context.Background(), attach(t, []byte("abc")), dest(srv.URL))
+	require.ErrorAs(t, err, &se)
+	require.Len(t, rv.requests(), 4)
+	chs = p2.challenges()
+	require.Len(t, chs, 3)
+	require.False(t, chs[2].Replay)
+	require.Equal(t, "discovered-1", chs[2].Attempt)
+}
+
+func TestUploadDiscoveryWithinTheUploadBudget(t *testing.T) {
+	srv := newServer(t, challenging())
+	p := &discoverer{block: true}
+	d := dest(srv.URL)
+	d.Upload.TimeoutMs = "30"
+	_, err := newUploader(t, content.UploaderConfig{Credentials: p}).Upload(context.Background(), attach(t, []byte("abc")), d)
+	require.ErrorIs(t, err, content.ErrTimeout)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// rawRejecter is a receiver that judges the request head, answers 401 and
+// closes the connection without reading the body, as receivers that
+// reject from the headers do.
+type rawRejecter struct {
+	ln    net.Listener
+	heads chan string
+	done  chan struct{}
+}
+
+func newRawRejecter(t *testing.T) *rawRejecter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r := &rawRejecter{ln: ln, heads: make(chan string, 64), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(conn)
+			var head strings.Builder
+			for {
+				line, err := br.ReadString('\n')
+				head.WriteString(line)
+				if err != nil || line == "\r\n" {
+					break
+				}
+			}
+			select {
+			case r.heads <- head.String():
+			default:
+			}
+			_, _ = io.WriteString(conn, "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"u\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-r.done
+	})
+	return r
+}
+
+func TestUploadRejectedFromTheHeadersKeepsThe401(t *testing.T) {
+	data := bytes.Repeat([]byte{0xa5}, 4<<20) // far beyond the socket buffers
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+	}{
+		{"own client", nil},
+		{"borrowed transport without an expect-continue timeout", &http.Client{Transport: &http.Transport{}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rj := newRawRejecter(t)
+			u := newUploader(t, content.UploaderConfig{HTTPClient: c.client, Credentials: &recorder{}})
+			for i := range 20 {
+				_, err := u.Upload(context.Background(), attach(t, data), dest("http://"+rj.ln.Addr().String()+"/u"))
+				var se *content.StatusError
+				require.ErrorAs(t, err, &se, "attempt %d lost the receiver's 401", i)
+				require.Equal(t, http.StatusUnauthorized, se.Code)
+				require.Contains(t, <-rj.heads, "\r\nExpect: 100-continue\r\n")
+			}
+		})
+	}
 }
 
 func TestUploadRejectsUnconfirmedAnswers(t *testing.T) {
