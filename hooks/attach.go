@@ -168,7 +168,7 @@ func (c *call) uploadFor(subs []*subscription, timeout time.Duration) {
 	}
 	jobs := make([]content.Job, len(needs))
 	for i, n := range needs {
-		jobs[i] = content.Job{Attachment: n.at.a, Destination: content.Destination{BackendID: n.s.b.id, SubscriptionIndex: n.s.index, Upload: *n.s.upload}}
+		jobs[i] = content.Job{Attachment: n.at.a, Destination: content.Destination{BackendID: n.s.b.id, Backend: n.s.b.entry, SubscriptionIndex: n.s.index, Upload: *n.s.upload}}
 	}
 	uctx := c.h.timeouts.start(c.ctx, timeout)
 	outs := c.h.uploader.UploadAll(uctx, &c.cache, jobs)

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/server"
@@ -299,4 +301,77 @@ func TestAttachmentInputErrors(t *testing.T) {
 		})
 	}
 	require.Zero(t, opens.Load())
+}
+
+// countingRoundTripper counts the requests it carries, by URL path.
+type countingRoundTripper struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (c *countingRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.paths = append(c.paths, r.URL.Path)
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (c *countingRoundTripper) seen() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.paths...)
+}
+
+// uploadRequests records the upload credential requests; it has no
+// credential for an endpoint without a binding.
+type uploadRequests struct {
+	mu   sync.Mutex
+	reqs []auth.Request
+}
+
+func (p *uploadRequests) Credential(_ context.Context, req auth.Request) (auth.Credential, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reqs = append(p.reqs, req)
+	return auth.Credential{}, nil
+}
+
+func (p *uploadRequests) Challenge(context.Context, auth.Request, auth.Challenge) error {
+	return auth.ErrNoReplay
+}
+
+// TestAttachmentUploadClient: uploads go through UploadHTTPClient (or a
+// client of the Hooks' own), never through the event client HTTPClient,
+// and the provider is asked with the backend's registration entry.
+func TestAttachmentUploadClient(t *testing.T) {
+	for _, withUploadClient := range []bool{true, false} {
+		up := newUploadReceivers(t, "body")
+		event, upload := &countingRoundTripper{}, &countingRoundTripper{}
+		cfg := selectionConfig()
+		cfg.HTTPClient = &http.Client{Transport: event}
+		if withUploadClient {
+			cfg.UploadHTTPClient = &http.Client{Transport: upload}
+		}
+		p := &uploadRequests{}
+		cfg.AuthProvider = p
+		body := &recorder{}
+		h := inproc(t, cfg, map[string]*recorder{"com.example.body": body}, registration(
+			backendJSON("com.example.body", httpTransport("http://127.0.0.1:1/x"), uploadSub("intercept", `{"default":"body"}`, up.endpoint("body")))))
+		var opens atomic.Int32
+		_, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+		require.NoError(t, err)
+		require.NotNil(t, imagePart(t, body.intercept[0].Params.Event.TurnStart.Items).AttachmentBodyPart)
+		require.Empty(t, event.seen(), "an upload went through the event client")
+		if withUploadClient {
+			require.Equal(t, []string{"/upload/body"}, upload.seen())
+		}
+		p.mu.Lock()
+		require.Len(t, p.reqs, 1)
+		req := p.reqs[0]
+		p.mu.Unlock()
+		require.Equal(t, auth.PurposeUpload, req.Purpose)
+		require.NotNil(t, req.Backend, "the provider gets the backend's registration entry")
+		require.Equal(t, "com.example.body", string(req.Backend.ID))
+		require.Equal(t, up.srv.URL+"/upload/body", req.URL)
+	}
 }

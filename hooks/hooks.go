@@ -41,9 +41,18 @@ type Config struct {
 	// transport.NewInProcess or a custom implementation. They are borrowed:
 	// Close does not close them.
 	Transports map[string]transport.Transport
-	// HTTPClient is borrowed for HTTP backends; redirects are never
-	// followed through it. Nil means a client owned by the Hooks.
+	// HTTPClient is borrowed for HTTP backends' event endpoints; redirects
+	// are never followed through it. It is never used for content uploads
+	// (see UploadHTTPClient). Nil means a client owned by the Hooks.
 	HTTPClient *http.Client
+	// UploadHTTPClient is borrowed for content uploads to subscriptions'
+	// upload endpoints (runtime/content.UploaderConfig.HTTPClient: its
+	// transport, TLS client certificates included, serves every upload; its
+	// cookie jar is never used; redirects are never followed). Nil means a
+	// client owned by the Hooks, never HTTPClient: event authentication,
+	// client certificates and cookies included, does not migrate to an
+	// upload resource.
+	UploadHTTPClient *http.Client
 	// AuthProvider resolves the credentials of HTTP backends at delivery
 	// time and is told of their 401 challenges; after a Bearer challenge to
 	// an interception it may have the request replayed once, same id and
@@ -64,7 +73,7 @@ type Config struct {
 
 	// MaxConcurrentUploads bounds the content uploads in flight across all
 	// calls (attachments given with WithAttachment); 0 means
-	// content.DefaultMaxConcurrentUploads. Uploads use HTTPClient,
+	// content.DefaultMaxConcurrentUploads. Uploads use UploadHTTPClient,
 	// AuthProvider (with auth.PurposeUpload and the subscription's upload
 	// auth, never the event endpoint's) and AllowInsecureHTTP.
 	MaxConcurrentUploads int
@@ -198,6 +207,10 @@ type backend struct {
 	id    string
 	tr    transport.Transport
 	owned bool
+	// entry is the backend's registration entry as the credential
+	// provider sees it (auth.Request.Backend): shared by its event and
+	// upload requests; nil when neither needs it.
+	entry *gen.Backend
 }
 
 // subscription is one registration subscription.

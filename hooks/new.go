@@ -70,7 +70,7 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 	if h.cfg.ObserveTimeout <= 0 {
 		h.cfg.ObserveTimeout = DefaultObserveTimeout
 	}
-	if h.uploader, err = content.NewUploader(content.UploaderConfig{HTTPClient: cfg.HTTPClient, Credentials: cfg.AuthProvider,
+	if h.uploader, err = content.NewUploader(content.UploaderConfig{HTTPClient: cfg.UploadHTTPClient, Credentials: cfg.AuthProvider,
 		AllowInsecureHTTP: cfg.AllowInsecureHTTP, MaxConcurrentUploads: cfg.MaxConcurrentUploads}); err != nil {
 		return nil, configError("config", "/MaxConcurrentUploads", "minimum", "MaxConcurrentUploads must not be negative")
 	}
@@ -202,6 +202,18 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 					return nil, err
 				}
 			}
+			if sub.upload != nil {
+				// The provider sees the backend's entry with its upload
+				// requests, and the binding of the same copy.
+				if be.entry == nil {
+					be.entry = cloneBackend(b)
+				}
+				if c := be.entry.Subscriptions[j]; c.Intercept != nil && c.Intercept.Upload != nil {
+					sub.upload = c.Intercept.Upload
+				} else if c.Observe != nil && c.Observe.Upload != nil {
+					sub.upload = c.Observe.Upload
+				}
+			}
 			if filters != nil {
 				sub.kinds, sub.paths = filters.ToolKinds, filters.Paths
 			}
@@ -277,6 +289,7 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 		}
 		// The provider's own copy of the entry, shared by its requests.
 		entry := cloneBackend(b)
+		be.entry = entry
 		return transport.NewHTTP(b.Transport.HTTP.URL, transport.HTTPOptions{
 			BackendID:        be.id,
 			Backend:          entry,
