@@ -64,6 +64,14 @@ func (u *uploadReceivers) bytesOf(t *testing.T, id, ref string) []byte {
 	return data
 }
 
+// uploadConfig is selectionConfig for the plain http loopback upload
+// receivers of these tests: an explicitly configured loopback test.
+func uploadConfig() hooks.Config {
+	cfg := selectionConfig()
+	cfg.AllowLoopbackHTTPUploads = true
+	return cfg
+}
+
 // countingImage is a lazy attachment whose loader counts its opens.
 func countingImage(t *testing.T, opens *atomic.Int32) *content.Attachment {
 	a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
@@ -120,7 +128,7 @@ func TestAttachmentUploads(t *testing.T) {
 	body := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Deny("no")} }}
 	meta, noUpload, owed, observer := &recorder{}, &recorder{}, &recorder{}, &recorder{}
 	u := httpTransport("http://127.0.0.1:1/x")
-	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.noupload": noUpload, "com.example.body": body, "com.example.owed": owed, "com.example.observer": observer}, registration(
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.noupload": noUpload, "com.example.body": body, "com.example.owed": owed, "com.example.observer": observer}, registration(
 		backendJSON("com.example.meta", u, uploadSub("intercept", `{"default":"metadata"}`, up.endpoint("meta"))),
 		backendJSON("com.example.noupload", u, uploadSub("intercept", `{"default":"body"}`, "")),
 		backendJSON("com.example.body", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("body"))),
@@ -176,7 +184,7 @@ func TestAttachmentNotReadWithoutBodySelection(t *testing.T) {
 	up := newUploadReceivers(t, "meta", "omit")
 	meta, omit := &recorder{}, &recorder{}
 	u := httpTransport("http://127.0.0.1:1/x")
-	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.omit": omit}, registration(
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.omit": omit}, registration(
 		backendJSON("com.example.meta", u, uploadSub("intercept", `{"default":"body","images":"metadata"}`, up.endpoint("meta"))),
 		backendJSON("com.example.omit", u, uploadSub("observe", `{"default":"omit"}`, up.endpoint("omit")))))
 	var opens atomic.Int32
@@ -196,7 +204,7 @@ func TestAttachmentUploadFailure(t *testing.T) {
 	up := newUploadReceivers(t)
 	icpt, observer := &recorder{}, &recorder{}
 	u := httpTransport("http://127.0.0.1:1/x")
-	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.i": icpt, "com.example.o": observer}, registration(
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.i": icpt, "com.example.o": observer}, registration(
 		backendJSON("com.example.i", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("broken"))),
 		backendJSON("com.example.o", u, uploadSub("observe", `{"default":"body"}`, up.endpoint("broken")))))
 	var opens atomic.Int32
@@ -216,6 +224,27 @@ func TestAttachmentUploadFailure(t *testing.T) {
 	require.Equal(t, int32(1), opens.Load())
 }
 
+// TestAttachmentLoopbackHTTPUploadIsOptIn: without
+// Config.AllowLoopbackHTTPUploads a plain http upload endpoint, loopback
+// included, is not used: the body is a gap for an observer, nothing
+// reaches the receiver and the source is not read.
+func TestAttachmentLoopbackHTTPUploadIsOptIn(t *testing.T) {
+	up := newUploadReceivers(t, "observer")
+	observer := &recorder{}
+	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.o": observer}, registration(
+		backendJSON("com.example.o", httpTransport("http://127.0.0.1:1/x"), uploadSub("observe", `{"default":"body"}`, up.endpoint("observer")))))
+	var opens atomic.Int32
+	res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	require.Len(t, res.Diagnostics, 1)
+	require.Equal(t, "upload", res.Diagnostics[0].Reason)
+	require.Len(t, observer.observed, 1)
+	p := imagePart(t, observer.observed[0].Params.Event.TurnStart.Items)
+	require.NotNil(t, p.AttachmentGapPart)
+	require.Zero(t, up.storage["observer"].Len())
+	require.Zero(t, opens.Load(), "the endpoint is refused before the source is read")
+}
+
 // TestAttachmentRepeatedByBackend: a backend that repeats its own
 // reference in a message-list effect repeats the established attachment
 // (accepted), and the next receiver sees the attachment under its own
@@ -228,7 +257,7 @@ func TestAttachmentRepeatedByBackend(t *testing.T) {
 			Value: gen.CanonicalMessages{{ID: "again", Role: gen.CanonicalMessageRoleUser, Parts: []gen.ContentItem{p}}}}}}
 	}
 	first, second := &recorder{effects: repeat}, &recorder{}
-	cfg := selectionConfig()
+	cfg := uploadConfig()
 	u := httpTransport("http://127.0.0.1:1/x")
 	h := inproc(t, cfg, map[string]*recorder{"com.example.first": first, "com.example.second": second}, registration(
 		backendJSON("com.example.first", u, uploadSub("intercept", `{"default":"body"}`, up.endpoint("first"))),
@@ -272,7 +301,7 @@ func TestAttachmentRepeatedByBackend(t *testing.T) {
 // TestAttachmentInputErrors: an attachment must name one attachment body
 // part of the event without a reference.
 func TestAttachmentInputErrors(t *testing.T) {
-	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.a": {}}, registration(
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.a": {}}, registration(
 		backendJSON("com.example.a", httpTransport("http://127.0.0.1:1/x"), interceptContent(`{"default":"body"}`))))
 	var opens atomic.Int32
 	img := countingImage(t, &opens)
@@ -347,7 +376,7 @@ func TestAttachmentUploadClient(t *testing.T) {
 	for _, withUploadClient := range []bool{true, false} {
 		up := newUploadReceivers(t, "body")
 		event, upload := &countingRoundTripper{}, &countingRoundTripper{}
-		cfg := selectionConfig()
+		cfg := uploadConfig()
 		cfg.HTTPClient = &http.Client{Transport: event}
 		if withUploadClient {
 			cfg.UploadHTTPClient = &http.Client{Transport: upload}

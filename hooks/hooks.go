@@ -64,8 +64,14 @@ type Config struct {
 	// checked by New. Borrowed.
 	AuthProvider auth.Provider
 	// AllowInsecureHTTP permits plain http:// endpoints on hosts other than
-	// loopback (explicitly controlled local development only).
+	// loopback (explicitly controlled local development only); for content
+	// uploads it permits plain http on any host.
 	AllowInsecureHTTP bool
+	// AllowLoopbackHTTPUploads permits plain http:// upload endpoints on
+	// loopback hosts: the explicitly configured loopback tests of the
+	// content upload binding. Without it (or AllowInsecureHTTP) an upload
+	// endpoint must be https, and a plain http one fails the upload.
+	AllowLoopbackHTTPUploads bool
 	// Preparer is an optional host step run before each delivery, after the
 	// SDK has projected the event for the receiver's content selection; it
 	// can only narrow that view. Nil delivers the SDK's view.
@@ -75,7 +81,8 @@ type Config struct {
 	// calls (attachments given with WithAttachment); 0 means
 	// content.DefaultMaxConcurrentUploads. Uploads use UploadHTTPClient,
 	// AuthProvider (with auth.PurposeUpload and the subscription's upload
-	// auth, never the event endpoint's) and AllowInsecureHTTP.
+	// auth, never the event endpoint's), AllowLoopbackHTTPUploads and
+	// AllowInsecureHTTP.
 	MaxConcurrentUploads int
 
 	// StdioEnv is the complete environment of stdio backends; nil means a

@@ -71,7 +71,7 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 		h.cfg.ObserveTimeout = DefaultObserveTimeout
 	}
 	if h.uploader, err = content.NewUploader(content.UploaderConfig{HTTPClient: cfg.UploadHTTPClient, Credentials: cfg.AuthProvider,
-		AllowInsecureHTTP: cfg.AllowInsecureHTTP, MaxConcurrentUploads: cfg.MaxConcurrentUploads}); err != nil {
+		AllowInsecureHTTP: cfg.AllowInsecureHTTP, AllowLoopbackHTTP: cfg.AllowLoopbackHTTPUploads, MaxConcurrentUploads: cfg.MaxConcurrentUploads}); err != nil {
 		return nil, configError("config", "/MaxConcurrentUploads", "minimum", "MaxConcurrentUploads must not be negative")
 	}
 	for _, info := range gen.Events() {

@@ -28,8 +28,9 @@ func TestUploadReceiverWithSDKUploader(t *testing.T) {
 
 	env := map[string]string{"UPLOAD_TOKEN": tokenA, "OUTSIDER_TOKEN": tokenOutsider, "WRONG_TOKEN": "not-a-token"}
 	up, err := content.NewUploader(content.UploaderConfig{
-		HTTPClient:  srv.Client(),
-		Credentials: transport.EnvCredentials{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }},
+		HTTPClient:        srv.Client(),
+		AllowLoopbackHTTP: true, // a plain http loopback test receiver
+		Credentials:       transport.EnvCredentials{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }},
 	})
 	require.NoError(t, err)
 	dest := func(tokenEnv string) content.Destination {

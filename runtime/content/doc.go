@@ -64,8 +64,11 @@
 //
 // Upload posts the exact bytes to the exact configured endpoint (no route is
 // appended; path and query are preserved; redirects are never followed),
-// over HTTPS unless the host is loopback (transport.IsLoopbackHost) or the
-// uploader explicitly allows insecure HTTP. The request carries
+// over HTTPS, with the receiver's certificate verified by the client's TLS
+// configuration; plain HTTP only when the uploader is explicitly configured
+// for it: AllowLoopbackHTTP for a loopback host (transport.IsLoopbackHost,
+// the protocol's loopback tests), AllowInsecureHTTP for any host. The
+// request carries
 // Content-Type: application/octet-stream, an exact Content-Length (also for
 // an empty body, never chunked) and AHP-Content-SHA256 with the lowercase hex
 // digest. Bytes over the upload's maxBytes fail before anything is sent.

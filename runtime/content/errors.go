@@ -40,7 +40,8 @@ var (
 	ErrCleanup = errors.New("content: attachment cleanup failed")
 
 	// ErrEndpoint reports an upload endpoint that may not be used: not an
-	// absolute http(s) URL, plain http to a non-loopback host, credentials
+	// absolute http(s) URL, plain http the uploader is not configured for
+	// (AllowLoopbackHTTP, AllowInsecureHTTP), credentials
 	// in the URL, or control characters.
 	ErrEndpoint = errors.New("content: upload endpoint not allowed")
 	// ErrCredential reports that the upload credential could not be obtained

@@ -37,7 +37,9 @@ func ExampleUploader_UploadAll() {
 	}
 	defer a.Close() // the creator owns the attachment
 
-	u, err := content.NewUploader(content.UploaderConfig{})
+	// The receiver of this example is a plain http loopback server: an
+	// explicitly configured loopback test.
+	u, err := content.NewUploader(content.UploaderConfig{AllowLoopbackHTTP: true})
 	if err != nil {
 		panic(err)
 	}

@@ -46,8 +46,13 @@ type UploaderConfig struct {
 	// discovery for an upload endpoint without a binding. Nil means
 	// auth.EnvironmentProvider{}. Borrowed.
 	Credentials auth.Provider
-	// AllowInsecureHTTP permits plain http:// upload endpoints on hosts
-	// other than loopback (explicitly controlled local development only).
+	// AllowLoopbackHTTP permits plain http:// upload endpoints on loopback
+	// hosts (transport.IsLoopbackHost): the explicitly configured loopback
+	// tests the protocol allows. Without it, or AllowInsecureHTTP, every
+	// upload endpoint must be https.
+	AllowLoopbackHTTP bool
+	// AllowInsecureHTTP permits plain http:// upload endpoints on any host,
+	// loopback included (explicitly controlled local development only).
 	AllowInsecureHTTP bool
 	// Limiter bounds concurrent uploads and may be shared. Nil means a new
 	// limiter of MaxConcurrentUploads.
@@ -67,13 +72,14 @@ type Uploader struct {
 	owned    *http.Transport
 	creds    auth.Provider
 	insecure bool
+	loopback bool
 	lim      *Limiter
 	maxRcpt  int64
 }
 
 // NewUploader returns an uploader; it performs no I/O.
 func NewUploader(cfg UploaderConfig) (*Uploader, error) {
-	u := &Uploader{creds: cfg.Credentials, insecure: cfg.AllowInsecureHTTP, lim: cfg.Limiter, maxRcpt: cfg.MaxReceiptBytes}
+	u := &Uploader{creds: cfg.Credentials, insecure: cfg.AllowInsecureHTTP, loopback: cfg.AllowLoopbackHTTP, lim: cfg.Limiter, maxRcpt: cfg.MaxReceiptBytes}
 	if u.lim == nil {
 		n := cfg.MaxConcurrentUploads
 		if n == 0 {
@@ -199,7 +205,7 @@ func (u *Uploader) checkEndpoint(raw string) error {
 	switch e.Scheme {
 	case "https":
 	case "http":
-		if !u.insecure && !transport.IsLoopbackHost(e.Hostname()) {
+		if !u.insecure && !(u.loopback && transport.IsLoopbackHost(e.Hostname())) {
 			return ErrEndpoint
 		}
 	default:

@@ -136,7 +136,11 @@ func (p *recorder) Challenge(context.Context, transport.CredentialRequest, auth.
 	return auth.ErrNoReplay
 }
 
+// newUploader returns an uploader for the loopback test receivers: plain
+// http to loopback is explicitly allowed (TestUploadLoopbackHTTPIsOptIn
+// covers the default).
 func newUploader(t *testing.T, cfg content.UploaderConfig) *content.Uploader {
+	cfg.AllowLoopbackHTTP = true
 	u, err := content.NewUploader(cfg)
 	require.NoError(t, err)
 	t.Cleanup(u.CloseIdleConnections)
@@ -808,4 +812,29 @@ func TestUploadSendsNoCookieOfTheBorrowedClient(t *testing.T) {
 	require.Len(t, got, 1, "the upload answer's cookie was stored in the borrowed jar")
 	require.Equal(t, "session", got[0].Name)
 	require.Same(t, jar, client.Jar, "the borrowed client is left as it was")
+}
+
+func TestUploadLoopbackHTTPIsOptIn(t *testing.T) {
+	rv := &receiver{}
+	srv := newServer(t, rv)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	eps := []string{srv.URL, fmt.Sprintf("http://localhost:%d/u", port)}
+	u, err := content.NewUploader(content.UploaderConfig{})
+	require.NoError(t, err)
+	defer u.CloseIdleConnections()
+	for _, ep := range eps {
+		_, err := u.Upload(context.Background(), attach(t, []byte("abc")), dest(ep))
+		require.ErrorIs(t, err, content.ErrEndpoint, "plain http to loopback without the explicit loopback-test configuration: %s", ep)
+	}
+	require.Zero(t, rv.hits.Load())
+	for _, cfg := range []content.UploaderConfig{{AllowLoopbackHTTP: true}, {AllowInsecureHTTP: true}} {
+		u, err := content.NewUploader(cfg)
+		require.NoError(t, err)
+		for _, ep := range eps {
+			_, err := u.Upload(context.Background(), attach(t, []byte("abc")), dest(ep))
+			require.NoError(t, err, ep)
+		}
+		u.CloseIdleConnections()
+	}
+	require.Equal(t, int32(4), rv.hits.Load())
 }
