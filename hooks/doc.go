@@ -40,8 +40,9 @@
 // application JSON). Attachment bytes stay owned by the caller: pass a
 // *content.Attachment (package runtime/content) with [WithAttachment]; the
 // SDK reads it at most once, only for subscriptions that select the body,
-// uploads it to their upload endpoints and gives each receiver its own
-// reference; the caller closes it after the call returns.
+// uploads it to their upload endpoints (through [Config.UploadHTTPClient],
+// never the event client [Config.HTTPClient]) and gives each receiver its
+// own reference; the caller closes it after the call returns.
 //
 // Backends are reached over the registration's HTTP or stdio transport, or
 // over caller-owned transports set in [Config.Transports] (for example
