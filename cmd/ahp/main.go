@@ -1,13 +1,16 @@
 /*
-Command ahp checks AHP documents and lists the event catalogue.
+Command ahp checks AHP documents, probes backends, lists the event
+catalogue and runs a fake backend for testing hosts.
 
 Usage:
 
 	ahp check [--schema NAME] [--format text|json] FILE...
+	ahp probe --event FILE [flags] (URL | -- COMMAND ARGS...)
 	ahp events [--format text|json]
+	ahp fake-backend [--http ADDR] --mode MODE
 
 Every subcommand has -h. Exit status: 0 for a valid result (every document
-valid), 1 for an invalid document or an operational
+valid, a backend that answered), 1 for an invalid document or an operational
 failure, 2 for a usage or configuration error. With --format json, each
 attempt is one JSON object on standard output.
 */
@@ -48,7 +51,9 @@ const topUsage = `ahp: the Agent Hooks Protocol command
 
 Usage:
   ahp check [--schema NAME] [--format text|json] FILE...   validate documents (- is stdin)
+  ahp probe --event FILE [flags] (URL | -- COMMAND ARGS...)  send one event to a backend
   ahp events [--format text|json]                          list the event catalogue
+  ahp fake-backend [--http ADDR] --mode MODE               run a backend with controllable faults
 
 Run "ahp COMMAND -h" for a command's flags.
 Exit status: 0 valid, 1 invalid document or operational failure, 2 usage or configuration error.
@@ -72,8 +77,12 @@ func run(e *env, args []string) int {
 		return exitOK
 	case "check":
 		err = runCheck(e, args[1:])
+	case "probe":
+		err = runProbe(e, args[1:])
 	case "events":
 		err = runEvents(e, args[1:])
+	case "fake-backend":
+		err = runFake(e, args[1:])
 	default:
 		fmt.Fprintf(e.stderr, "ahp: unknown command %q\n\n%s", args[0], topUsage)
 		return exitUsage

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	}
 	ahpBin = filepath.Join(dir, "ahp")
 	guardBin = filepath.Join(dir, "guard-backend")
-	for bin, pkg := range map[string]string{ahpBin: "."} {
+	for bin, pkg := range map[string]string{ahpBin: ".", guardBin: "../../examples/guard-backend"} {
 		build := exec.Command(goTool, "build", "-o", bin, pkg)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
@@ -101,7 +101,7 @@ const goodRegistration = `{"protocolVersion":"draft","hooks":[{"id":"com.example
  "subscriptions":[{"events":["tool.before"],"mode":"intercept","timeoutMs":500,"failurePolicy":"fail-open","content":{"default":"metadata"}}]}]}`
 
 func TestHelpForEverySubcommand(t *testing.T) {
-	for _, sub := range []string{"check", "events"} {
+	for _, sub := range []string{"check", "probe", "events", "fake-backend"} {
 		t.Run(sub, func(t *testing.T) {
 			o := ahp(t, "", sub, "-h")
 			require.Equal(t, 0, o.code, o.stderr)
