@@ -19,13 +19,23 @@ import (
 // without a reference and never causes the source to be read; one that
 // selects the body but has no upload endpoint, or whose upload failed, gets
 // a content gap (and a failed upload is a preparation failure of an
-// interceptor under its failure policy, a diagnostic of an observer).
+// interceptor under its failure policy, a diagnostic of an observer). The
+// call reads the attachment at most once, and no upload outlives it.
+//
+// Ownership passes to the call: the caller must not use or close a for
+// itself once the method is called. When the call returns a Result without
+// error, the Result owns a (Result.Attachments: readable after Hooks.Close,
+// until Result.Close, which the caller must call). When the call returns an
+// error (invalid input, ErrClosed, the end of ctx), it has closed a before
+// returning, with an interrupted Result if there is one. Either way a is
+// closed exactly once, whether its source was read or not. Create a new
+// attachment for each call.
 //
 // In the Result, and in the effects it reports, such a part carries the
-// reference "ahp:attachment:" followed by partID; a backend that repeats
-// its own reference in a message-list effect repeats that part. The call
-// reads the attachment at most once; the caller keeps owning it and closes
-// it after the call returns (no upload outlives the call).
+// reference AttachmentRef(partID) ("ahp:attachment:" followed by partID),
+// which AttachmentPartID maps back; no backend ever sees it. A backend
+// that repeats its own reference in a message-list effect repeats that
+// part.
 func WithAttachment(partID string, a *content.Attachment) CallOption {
 	return optionFunc(func(o *callOptions) {
 		o.attachments = append(o.attachments, attachmentOption{partID: partID, a: a})
@@ -50,6 +60,7 @@ type attached struct {
 
 // attachments are the attachment parts of one call and their uploads.
 type attachments struct {
+	list    []*attached          // in option order
 	byRef   map[string]*attached // canonical reference → part
 	uploads map[uploadKey]uploadResult
 	issued  map[*subscription]map[string]string // receiver's reference → canonical reference
@@ -84,6 +95,7 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 		}
 		at := &attached{partID: o.partID, a: o.a, ref: attachmentRefPrefix + o.partID}
 		byPart[o.partID] = at
+		att.list = append(att.list, at)
 		att.byRef[at.ref] = at
 	}
 	var bad string
@@ -276,4 +288,18 @@ func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) {
 // uploadError is the failure of a delivery whose upload failed.
 func uploadError() *transport.Error {
 	return &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: "upload"}
+}
+
+// release closes the attachments of a call that returns an error: those of
+// its options and, through res, the interrupted Result's. Their cleanup
+// errors are dropped: the call's error is what the caller gets.
+func (c *call) release(res *Result) {
+	for _, o := range c.opts.attachments {
+		if o.a != nil {
+			_ = o.a.Close()
+		}
+	}
+	if res != nil {
+		_ = res.attachments.Close()
+	}
 }

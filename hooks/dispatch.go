@@ -84,11 +84,30 @@ type call struct {
 
 // dispatch runs one occurrence: build and validate the canonical event,
 // serial interception, settlement, observation.
-func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error)) (*Result, error) {
+//
+// The call owns the attachments of its options from the start: a Result
+// returned without error takes them over, and any other return closes them
+// first (before the call counts as finished, so Close waits for it).
+func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error)) (res *Result, err error) {
+	// One allocation holds the call, its options and the fill the input
+	// conversion reads.
+	c := &call{h: h, ctx: ctx}
+	o := &c.opts
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(o)
+		}
+	}
 	if !h.enter() {
+		c.release(nil)
 		return nil, ErrClosed
 	}
 	defer h.calls.Done()
+	defer func() {
+		if err != nil {
+			c.release(res)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("hooks: %s: %w", name, err)
 	}
@@ -96,15 +115,7 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	if e == nil || !e.declared {
 		return nil, inputError("event", "/type", "declared", "the manifest does not declare this event")
 	}
-	// One allocation holds the call, its options and the fill the input
-	// conversion reads.
-	c := &call{h: h, ctx: ctx, entry: e}
-	o := &c.opts
-	for _, opt := range opts {
-		if opt != nil {
-			opt.apply(o)
-		}
-	}
+	c.entry = e
 	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest}
 	ev, err := build(&c.fill)
 	if err != nil {
@@ -628,6 +639,9 @@ func (c *call) result() *Result {
 		ContinuationCount:      st.ContinuationCount,
 		RemainingContinuations: st.RemainingContinuations,
 		event:                  c.cur,
+	}
+	if c.att != nil {
+		r.attachments = c.att.result(c.cur)
 	}
 	if r.Permission == "" {
 		r.Permission = gen.PermissionNone

@@ -6,7 +6,9 @@ import (
 )
 
 // Sentinel errors. Every error the package returns matches exactly one of
-// them with errors.Is, or wraps the caller's context error.
+// them with errors.Is, or wraps the caller's context error, except the
+// errors of a Result's attachments (Attachments.Read and Close), which wrap
+// the errors of runtime/content.
 var (
 	// ErrClosed is returned by calls made after Close and by calls that
 	// Close interrupted.
@@ -27,6 +29,9 @@ var (
 	// ErrNoInput is returned by Result.DecodeInput when the event has no
 	// tool input.
 	ErrNoInput = errors.New("hooks: the event has no input")
+	// ErrNoAttachment is returned by Attachments.Read for a part id the
+	// Result holds no attachment for.
+	ErrNoAttachment = errors.New("hooks: no attachment for this part id")
 )
 
 // ValidationError locates a rejected document member. Pointer is an RFC 6901

@@ -115,6 +115,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ToolBefore(ctx context.Context, in ToolBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolBefore, opts, in.wire)
@@ -240,6 +244,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ToolAfter(ctx context.Context, in ToolAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolAfter, opts, in.wire)
@@ -328,6 +336,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) SessionStart(ctx context.Context, in SessionStartInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventSessionStart, opts, in.wire)
@@ -402,6 +414,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) SessionEnd(ctx context.Context, in SessionEndInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventSessionEnd, opts, in.wire)
@@ -480,6 +496,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ConfigChangeBefore(ctx context.Context, in ConfigChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventConfigChangeBefore, opts, in.wire)
@@ -548,6 +568,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ConfigChangeAfter(ctx context.Context, in ConfigChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventConfigChangeAfter, opts, in.wire)
@@ -629,6 +653,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) TurnStart(ctx context.Context, in TurnStartInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnStart, opts, in.wire)
@@ -716,6 +744,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) TurnFinishBefore(ctx context.Context, in TurnFinishBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnFinishBefore, opts, in.wire)
@@ -796,6 +828,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) TurnEnd(ctx context.Context, in TurnEndInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnEnd, opts, in.wire)
@@ -870,6 +906,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) TurnProgress(ctx context.Context, in TurnProgressInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTurnProgress, opts, in.wire)
@@ -954,6 +994,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ModelRequestBefore(ctx context.Context, in ModelRequestBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelRequestBefore, opts, in.wire)
@@ -1047,6 +1091,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ModelResponseAfter(ctx context.Context, in ModelResponseAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelResponseAfter, opts, in.wire)
@@ -1133,6 +1181,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ModelError(ctx context.Context, in ModelErrorInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelError, opts, in.wire)
@@ -1220,6 +1272,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ModelSwitchBefore(ctx context.Context, in ModelSwitchBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelSwitchBefore, opts, in.wire)
@@ -1294,6 +1350,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ModelSwitchAfter(ctx context.Context, in ModelSwitchAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventModelSwitchAfter, opts, in.wire)
@@ -1410,6 +1470,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ToolPermissionRequest(ctx context.Context, in ToolPermissionRequestInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolPermissionRequest, opts, in.wire)
@@ -1516,6 +1580,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ToolPermissionResolved(ctx context.Context, in ToolPermissionResolvedInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolPermissionResolved, opts, in.wire)
@@ -1622,6 +1690,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ToolProgress(ctx context.Context, in ToolProgressInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolProgress, opts, in.wire)
@@ -1703,6 +1775,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ToolBatchAfter(ctx context.Context, in ToolBatchAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventToolBatchAfter, opts, in.wire)
@@ -1787,6 +1863,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ContextCompactBefore(ctx context.Context, in ContextCompactBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventContextCompactBefore, opts, in.wire)
@@ -1874,6 +1954,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) ContextCompactAfter(ctx context.Context, in ContextCompactAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventContextCompactAfter, opts, in.wire)
@@ -1952,6 +2036,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) TaskChangeBefore(ctx context.Context, in TaskChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTaskChangeBefore, opts, in.wire)
@@ -2020,6 +2108,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) TaskChangeAfter(ctx context.Context, in TaskChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventTaskChangeAfter, opts, in.wire)
@@ -2088,6 +2180,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) UserAttention(ctx context.Context, in UserAttentionInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserAttention, opts, in.wire)
@@ -2166,6 +2262,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) UserElicitationRequest(ctx context.Context, in UserElicitationRequestInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserElicitationRequest, opts, in.wire)
@@ -2244,6 +2344,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) UserElicitationResult(ctx context.Context, in UserElicitationResultInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserElicitationResult, opts, in.wire)
@@ -2322,6 +2426,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) UserMessageInbound(ctx context.Context, in UserMessageInboundInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserMessageInbound, opts, in.wire)
@@ -2400,6 +2508,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) UserMessageOutbound(ctx context.Context, in UserMessageOutboundInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventUserMessageOutbound, opts, in.wire)
@@ -2478,6 +2590,10 @@ Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
 context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) WorkspaceChangeBefore(ctx context.Context, in WorkspaceChangeBeforeInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventWorkspaceChangeBefore, opts, in.wire)
@@ -2546,6 +2662,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) WorkspaceChangeAfter(ctx context.Context, in WorkspaceChangeAfterInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventWorkspaceChangeAfter, opts, in.wire)
@@ -2614,6 +2734,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) FileChanged(ctx context.Context, in FileChangedInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventFileChanged, opts, in.wire)
@@ -2682,6 +2806,10 @@ concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
 cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.
 */
 func (h *Hooks) HookFailure(ctx context.Context, in HookFailureInput, opts ...CallOption) (*Result, error) {
 	return h.dispatch(ctx, gen.EventHookFailure, opts, in.wire)

@@ -79,6 +79,14 @@ type Accepted struct {
 // operation. Permission none is not approval; ask needs the host's approval;
 // deny (explicit or synthetic) and an interrupted call never authorize
 // execution.
+//
+// A Result of a call given attachments (WithAttachment) owns them; see
+// Attachments. Its attachment parts carry the harness's own reference,
+// AttachmentRef(partID), in Event, Targets, Injections and Accepted, never
+// a receiver's reference; AttachmentPartID maps it back and
+// Attachments().Read returns the bytes. The caller must Close such a
+// Result when done with its content; a Result returned with an error has
+// already released its attachments.
 type Result struct {
 	// Permission is the settled permission (none, allow, ask, deny).
 	Permission gen.Permission
@@ -125,7 +133,8 @@ type Result struct {
 	// reported only in Diagnostics.
 	Interrupted bool
 
-	event *gen.Event
+	event       *gen.Event
+	attachments *Attachments // nil when the call was given none
 }
 
 // Event returns a detached copy of the effective canonical event: the event

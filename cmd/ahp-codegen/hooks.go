@@ -268,7 +268,11 @@ settlement it takes at most the least of the remaining ctx budget and
 Config.ObserveTimeout (an owed observation's timeoutMs only shortens its
 own delivery), plus the time the transports, in-process handlers and the
 Preparer take to give up what was cut short: they must honour their
-context. Nothing the call started runs after it returns.`, ev.GoName, ev.Name)
+context. Nothing the call started runs after it returns.
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.`, ev.GoName, ev.Name)
 	} else {
 		doc = fmt.Sprintf(`%s delivers a %s occurrence to matching observe subscriptions
 (the event is observe-only: nothing is intercepted and the Result carries
@@ -281,7 +285,11 @@ short and returns the error with an interrupted Result. The observations run
 concurrently and the call waits for them: it takes at most the least of the
 remaining ctx budget and Config.ObserveTimeout, plus the time the
 transports, in-process handlers and the Preparer take to give up what was
-cut short (they must honour their context).`, ev.GoName, ev.Name)
+cut short (they must honour their context).
+
+The call takes over the attachments given with WithAttachment: a Result
+returned without error owns them (Result.Attachments; the caller releases
+them with Result.Close), and a call that returns an error has closed them.`, ev.GoName, ev.Name)
 	}
 	f.Comment(doc)
 	f.Func().Params(jen.Id("h").Op("*").Id("Hooks")).Id(ev.GoName).Params(
