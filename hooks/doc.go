@@ -7,8 +7,8 @@
 // built from [Intercept] or [Observe] grants, or a complete
 // [Config.Manifest]). New validates everything and performs no I/O. Then call
 // one method per event, such as [Hooks.ToolBefore] with a [ToolBeforeInput]
-// that holds only the occurrence's facts (the SDK fills the type, source, id
-// and time). Intercept subscriptions are called serially in registration
+// that holds only the occurrence's facts (the SDK fills the type and source,
+// and the id and time when they are empty). Intercept subscriptions are called serially in registration
 // order, observers are notified once the decision is settled. Release the
 // Hooks with [Hooks.Close], which waits for the calls in flight and reaps the
 // processes it started.
