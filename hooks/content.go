@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 )
@@ -187,10 +188,51 @@ func (p *contentPolicy) forPart(category *string, text bool, mediaType string) l
 }
 
 // textDigest returns the SHA-256 (64 lowercase hex digits) and the size of
-// the UTF-8 bytes of text.
+// text as the event carries it (sentText).
 func textDigest(text string) (sha string, size json.Number) {
+	text = sentText(text)
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:]), json.Number(strconv.Itoa(len(text)))
+}
+
+// sentText is text as the event carries it: a Go string may hold invalid
+// UTF-8, which the encoder sends as U+FFFD, one for each invalid byte. The
+// size and digest of a text part are those of the UTF-8 bytes a receiver
+// decodes, not of the Go string.
+func sentText(text string) string {
+	if utf8.ValidString(text) {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(sentLen(text))
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(text[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// sentLen is len(sentText(text)), without building it.
+func sentLen(text string) int {
+	if utf8.ValidString(text) {
+		return len(text)
+	}
+	n := 0
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += utf8.RuneLen(utf8.RuneError)
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // textMeta is the metadata view of one text body part with the storage of
@@ -211,10 +253,11 @@ type projector struct {
 }
 
 // textMetadata returns the metadata view of s: its identity and the size
-// of its text (spelled by finish), without the text. It carries no digest:
-// a SHA-256 of short text is a way to confirm a guess of the text that the
-// selection withholds, and the digest is optional (content-upload.md:
-// "These views may disclose optional size/hash metadata").
+// of its text as sent (sentLen; spelled by finish), without the text. It
+// carries no digest: a SHA-256 of short text is a way to confirm a guess of
+// the text that the selection withholds, and the digest is optional
+// (content-upload.md: "These views may disclose optional size/hash
+// metadata").
 func (pr *projector) textMetadata(s *gen.TextBodyPart) *gen.TextMetadataPart {
 	left := 1
 	if pr.w != nil {
@@ -225,7 +268,7 @@ func (pr *projector) textMetadata(s *gen.TextBodyPart) *gen.TextMetadataPart {
 	}
 	m := &pr.slab[0]
 	pr.slab = pr.slab[1:]
-	m.n = len(s.Text)
+	m.n = sentLen(s.Text)
 	m.part = gen.TextMetadataPart{ID: s.ID, Category: s.Category, Synthesized: s.Synthesized, Size: &m.size}
 	if pr.pending == nil {
 		pr.pending = make([]*textMeta, 0, left)

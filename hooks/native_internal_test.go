@@ -68,3 +68,18 @@ func TestWithoutNativeEveryFixture(t *testing.T) {
 	}
 	require.Positive(t, errors, "some fixture events carry an error object")
 }
+
+// TestSentTextMatchesEncoder: sentText and sentLen are the text a receiver
+// decodes from the event's encoding, for valid and invalid UTF-8 alike.
+func TestSentTextMatchesEncoder(t *testing.T) {
+	for _, s := range []string{"", "plain", "caf\u00e9 \u2028\u2029", "a\xffb", "\xff\xfe", "\xe2\x82", "ok\xed\xa0\x80", "\xf4\x90\x80\x80", "\"\\\n\x00"} {
+		b, err := gen.ContentItem{TextBodyPart: &gen.TextBodyPart{ID: "p", Text: s}}.MarshalJSON()
+		require.NoError(t, err)
+		var got struct {
+			Text string `json:"text"`
+		}
+		require.NoError(t, json.Unmarshal(b, &got))
+		require.Equal(t, got.Text, sentText(s), "%q", s)
+		require.Equal(t, len(got.Text), sentLen(s), "%q", s)
+	}
+}

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -392,4 +393,69 @@ func TestSelectionWithholdsElicitationReturn(t *testing.T) {
 	require.Len(t, body.intercept, 1)
 	require.Contains(t, body.intercept[0].Params.Capabilities.Effects, gen.EffectFamilyReturn)
 	require.Contains(t, requestStateOf(t, body)[0], `"content":{"answer":"`+secretText+`"}`)
+}
+
+// TestWithheldAttachmentKeepsReplace pins the reading of composition.md
+// ("A whole-list replacement MUST NOT be advertised or accepted when the
+// target contains text withheld by metadata/omit selection or a content
+// gap"): an attachment the receiver's selection withholds (its metadata or
+// omit view) does not take replace away, since replacement never preserves
+// attachment slots anyway; a content gap does, an attachment gap included
+// (a body receiver's view of an attachment the host gave without its
+// body).
+func TestWithheldAttachmentKeepsReplace(t *testing.T) {
+	cfg := selectionConfig()
+	cfg.Capabilities[gen.EventTurnStart] = hooks.Intercept().ModifyPrompt(hooks.Replace, hooks.Merge)
+	imagesMeta, imagesOmit, body := &recorder{}, &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, cfg, map[string]*recorder{"com.example.meta": imagesMeta, "com.example.omit": imagesOmit, "com.example.body": body}, registration(
+		backendJSON("com.example.meta", u, interceptContent(`{"default":"body","images":"metadata"}`)),
+		backendJSON("com.example.omit", u, interceptContent(`{"default":"body","images":"omit"}`)),
+		backendJSON("com.example.body", u, interceptContent(`{"default":"body"}`))))
+	replace := func(r *recorder, i int) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.intercept[i].Params.Capabilities.Modify.Prompt.Replace
+	}
+	for i, image := range []string{
+		`{"id":"i","kind":"attachment","mediaType":"image/png","selection":"body","body":{"ref":"ref-img"}}`,
+		`{"id":"i","kind":"attachment","mediaType":"image/png","selection":"metadata","size":3}`,
+	} {
+		var items []gen.ModelVisibleItem
+		require.NoError(t, json.Unmarshal([]byte(`[{"id":"m","role":"user","parts":[
+			{"id":"t","kind":"text","mediaType":"text/plain","selection":"body","text":"hello"},`+image+`]}]`), &items))
+		res, err := h.TurnStart(context.Background(), turnStart(items))
+		require.NoError(t, err)
+		require.Empty(t, res.Diagnostics)
+		require.True(t, replace(imagesMeta, i), "the metadata view of an attachment keeps replace")
+		require.True(t, replace(imagesOmit, i), "the omit view of an attachment keeps replace")
+		require.Equal(t, i == 0, replace(body, i), "an attachment gap takes replace away")
+	}
+}
+
+// TestMetadataSizeIsOfTextAsSent: the size of a metadata view is the byte
+// length of the UTF-8 text the event carries: a Go string holding invalid
+// UTF-8 is sent with U+FFFD for each invalid byte (3 bytes each), and the
+// size says so, equal to the length of the text a body receiver gets.
+func TestMetadataSizeIsOfTextAsSent(t *testing.T) {
+	meta, body := &recorder{}, &recorder{}
+	u := httpTransport("http://127.0.0.1:1/x")
+	h := inproc(t, selectionConfig(), map[string]*recorder{"com.example.meta": meta, "com.example.body": body}, registration(
+		backendJSON("com.example.meta", u, interceptContent(`{"default":"metadata"}`)),
+		backendJSON("com.example.body", u, interceptContent(`{"default":"body"}`))))
+	for _, text := range []string{"plain", "caf\u00e9 \u2028", "a\xffb", "\xff\xfe", "\xe2\x82", "ok\xed\xa0\x80"} {
+		items := []gen.ModelVisibleItem{{ID: "m", Role: gen.CanonicalMessageRoleUser, Parts: []gen.ContentItem{{TextBodyPart: &gen.TextBodyPart{ID: "p", Text: text}}}}}
+		res, err := h.TurnStart(context.Background(), turnStart(items))
+		require.NoError(t, err)
+		require.Empty(t, res.Diagnostics)
+	}
+	require.Len(t, meta.intercept, 6)
+	require.Len(t, body.intercept, 6)
+	for i := range meta.intercept {
+		sent := body.intercept[i].Params.Event.TurnStart.Items[0].Parts[0].TextBodyPart.Text
+		m := meta.intercept[i].Params.Event.TurnStart.Items[0].Parts[0].TextMetadataPart
+		require.NotNil(t, m)
+		require.NotNil(t, m.Size)
+		require.Equal(t, strconv.Itoa(len(sent)), m.Size.String(), "%q", sent)
+	}
 }
