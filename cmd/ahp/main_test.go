@@ -204,3 +204,19 @@ func TestEventsListsTheCatalogue(t *testing.T) {
 		require.Equal(t, strs(info.ModifyTargets), evs[i].ModifyTargets)
 	}
 }
+
+// TestCheckDetectsEveryValidFixture: every valid protocol fixture is
+// recognized from its shape and passes, a registration through hooks.New.
+func TestCheckDetectsEveryValidFixture(t *testing.T) {
+	files, err := filepath.Glob(fixtures + "*/*.valid.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	o := ahp(t, "", append([]string{"check", "--format", "json"}, files...)...)
+	require.Equal(t, 0, o.code, o.stdout)
+	reps := jsonLines[checkReport](t, o.stdout)
+	require.Len(t, reps, len(files))
+	for _, r := range reps {
+		require.True(t, r.Valid, r.File)
+		require.NotEmpty(t, r.Schema, r.File)
+	}
+}

@@ -499,7 +499,14 @@ func classify(a *attempt, res *hooks.Result, err error, c *probeConfig) {
 	default:
 		names := make([]string, 0, len(a.Effects))
 		for _, f := range a.Effects {
-			names = append(names, map[string]string{"deny": "explicit deny", "modify": "modification"}[f]+map[bool]string{true: f}[f != "deny" && f != "modify"])
+			switch f {
+			case "deny":
+				names = append(names, "explicit deny")
+			case "modify":
+				names = append(names, "modification")
+			default:
+				names = append(names, f)
+			}
 		}
 		a.Outcome = strings.Join(names, ", ")
 	}

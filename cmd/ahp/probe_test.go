@@ -233,6 +233,8 @@ func TestProbeBearerTokenAndExport(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "outcome: explicit deny")
+	require.Contains(t, string(out), `  > {"jsonrpc":"2.0","id":"evt_1","method":"hooks/intercept"`, "--verbose prints the raw request")
+	require.Contains(t, string(out), `  < {"jsonrpc":"2.0","id":"evt_1","result":`, "--verbose prints the raw response")
 	require.NotContains(t, string(out), token)
 
 	data, err := os.ReadFile(bundlePath)
