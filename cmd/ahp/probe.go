@@ -226,7 +226,12 @@ func runProbe(e *env, args []string) error {
 	}
 	// The event is validated before anything is started or sent.
 	if probs := validateProblems("event.schema.json", data); len(probs) > 0 {
-		printCheck(e.stderr, checkReport{File: c.eventFile, Problems: probs})
+		r := checkReport{File: c.eventFile, Schema: "event.schema.json", Problems: probs}
+		if c.format == "json" {
+			_ = json.NewEncoder(e.stdout).Encode(r)
+		} else {
+			printCheck(e.stderr, r)
+		}
 		return errFailed
 	}
 	var head struct {

@@ -297,6 +297,16 @@ func TestProbeValidatesBeforeIO(t *testing.T) {
 	o = ahp(t, `{"type":"tool.before"}`, "probe", "--event", "-", url)
 	require.Equal(t, 1, o.code)
 	require.Contains(t, o.stderr, `<stdin>:(root): missing required member "id"`)
+	o = ahp(t, `{"type":"tool.before"}`, "probe", "--format", "json", "--event", "-", url)
+	require.Equal(t, 1, o.code)
+	reps := jsonLines[checkReport](t, o.stdout)
+	require.Len(t, reps, 1)
+	require.False(t, reps[0].Valid)
+	members := []string{}
+	for _, p := range reps[0].Problems {
+		members = append(members, p.Member)
+	}
+	require.Contains(t, members, "id")
 	require.Zero(t, hits.Load())
 
 	usage := [][]string{
