@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
 	"github.com/agenthooks/agenthooks-go/server"
 )
 
@@ -61,7 +62,7 @@ func probeJSON(t *testing.T, stdin string, args ...string) (outcome, []attempt) 
 	t.Helper()
 	// A generous default deadline for a loaded machine; a later --timeout
 	// wins.
-	o := ahp(t, stdin, append([]string{"probe", "--format", "json", "--timeout", "30s"}, args...)...)
+	o := ahp(t, stdin, append([]string{"probe", "--format", "json", "--timeout", "60s"}, args...)...)
 	if strings.TrimSpace(o.stdout) == "" {
 		return o, nil
 	}
@@ -92,7 +93,7 @@ func TestProbeGuardBackendOverBothBindings(t *testing.T) {
 			require.Equal(t, "none", atts[0].Settled.Permission)
 
 			// Human output.
-			o = ahp(t, shellEvent, append([]string{"probe", "--event", "-"}, target...)...)
+			o = ahp(t, shellEvent, append([]string{"probe", "--timeout", "60s", "--event", "-"}, target...)...)
 			require.Equal(t, 0, o.code, o.stderr)
 			require.Contains(t, o.stdout, "outcome: explicit deny")
 			require.Contains(t, o.stdout, `settled: permission deny ("shell command blocked by guard policy (rule 0)")`)
@@ -208,6 +209,9 @@ func tokenBackend(t *testing.T, token string, hits *atomic.Int32) string {
 		return server.InterceptResult{Effects: []gen.Effect{server.Deny("token accepted")}}, nil
 	}}
 	require.NoError(t, h.Validate())
+	// Compile the canonical validator before the first request: under the
+	// race detector on a loaded machine it takes seconds.
+	require.NoError(t, validate.Default().Validate("intercept-request.schema.json", []byte(`{"jsonrpc":"2.0","id":"x","method":"hooks/intercept","params":{"protocolVersion":"draft","event":`+listEvent+`,"capabilities":{"effects":["deny"]},"state":{"permission":"none","candidate":null,"flow":"none"}}}`)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		if r.Header.Get("Authorization") != "Bearer "+token || r.Header.Get("X-Probe") != "yes" {
@@ -227,7 +231,7 @@ func TestProbeBearerTokenAndExport(t *testing.T) {
 	dir := t.TempDir()
 	bundlePath := filepath.Join(dir, "bundle.json")
 
-	cmd := exec.Command(ahpBin, "probe", "--event", "-", "--bearer-token-env", "PROBE_TOKEN", "--header", "X-Probe: yes", "--export", bundlePath, "--verbose", url)
+	cmd := exec.Command(ahpBin, "probe", "--timeout", "60s", "--event", "-", "--bearer-token-env", "PROBE_TOKEN", "--header", "X-Probe: yes", "--export", bundlePath, "--verbose", url)
 	cmd.Env = append(os.Environ(), "PROBE_TOKEN="+token)
 	cmd.Stdin = strings.NewReader(listEvent)
 	out, err := cmd.CombinedOutput()
