@@ -119,9 +119,11 @@ func internMethod(inner []byte) string {
 // AHP methods further require an object, checked by the method layer);
 // "error" must be an object with an integer "code" and a string "message";
 // a response has exactly one of "result" and "error"; member names must be
-// unique, in the envelope and in its error object; unknown members are
+// unique, in the envelope, in its error object and at any depth below; unknown members are
 // ignored (AHP-CORE-003). Nested params and result content is validated as
-// JSON syntax only.
+// JSON syntax, and a repeated member name anywhere in it (RFC 7493, I-JSON)
+// is [ErrDuplicateMember] as in the envelope. Scanning is linear in the
+// size of the message, whatever its members and nesting.
 //
 // On an envelope error the returned Envelope has Kind [KindInvalid] and, if
 // the message had exactly one valid id member, that ID, so a server may echo
@@ -146,6 +148,10 @@ func Classify(data []byte) (Envelope, error) {
 		return Envelope{}, ErrNotObject
 	}
 	s.pos++
+	// Member values are scanned by the shared lexer, which also finds
+	// repeated member names at any depth (RFC 7493).
+	lx := getLexer()
+	defer putLexer(lx)
 
 	var (
 		env     Envelope
@@ -181,10 +187,16 @@ func Classify(data []byte) (Envelope, error) {
 			s.pos++
 			s.skipWS()
 			valStart := s.pos
-			if !s.skipValue(1) {
-				return Envelope{}, parseError(s.pos)
+			end, ok := lx.Value(data, s.pos, 1)
+			if !ok {
+				return Envelope{}, parseError(end)
 			}
+			s.pos = end
 			val := data[valStart:s.pos]
+			if _, dup := lx.Dup(); dup {
+				note(ErrDuplicateMember)
+				lx.Reset()
+			}
 
 			var member int
 			var name string

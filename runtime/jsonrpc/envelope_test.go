@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 const fixtureDir = "../../testdata/fixtures/draft"
@@ -45,7 +47,7 @@ func TestClassify(t *testing.T) {
 			kind: KindNotification, id: "<absent>", method: "m"},
 		{name: "notification", in: `{"jsonrpc":"2.0","method":"hooks/observe","params":{}}`,
 			kind: KindNotification, id: "<absent>", method: MethodObserve, params: `{}`},
-		{name: "notification unknown members ignored", in: `{"jsonrpc":"2.0","method":"m","x":1,"y":{"id":2,"id":3}}`,
+		{name: "notification unknown members ignored", in: `{"jsonrpc":"2.0","method":"m","x":1,"y":{"id":2,"z":{"id":3}}}`,
 			kind: KindNotification, id: "<absent>", method: "m"},
 		{name: "success response", in: `{"jsonrpc":"2.0","id":"a","result":{"ok":true}}`,
 			kind: KindResponse, id: `"a"`, result: `{"ok":true}`},
@@ -95,6 +97,14 @@ func TestClassify(t *testing.T) {
 		{name: "duplicate jsonrpc", in: `{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m"}`, wantErr: ErrDuplicateMember},
 		{name: "duplicate unknown", in: `{"jsonrpc":"2.0","method":"m","x":1,"x":2}`, wantErr: ErrDuplicateMember},
 		{name: "duplicate result", in: `{"jsonrpc":"2.0","id":1,"result":1,"result":2}`, wantErr: ErrDuplicateMember, id: `1`},
+		{name: "duplicate in unknown member", in: `{"jsonrpc":"2.0","method":"m","x":1,"y":{"id":2,"id":3}}`, wantErr: ErrDuplicateMember},
+		{name: "duplicate in params", in: `{"jsonrpc":"2.0","id":"a","method":"m","params":{"event":{"type":"deny","type":"allow"}}}`,
+			wantErr: ErrDuplicateMember, id: `"a"`},
+		{name: "duplicate deep in result", in: `{"jsonrpc":"2.0","id":"a","result":{"effects":[{"type":"deny"}],"effects":[{"type":"allow"}]}}`,
+			wantErr: ErrDuplicateMember, id: `"a"`},
+		{name: "duplicate escaped in result", in: `{"jsonrpc":"2.0","id":"a","result":{"e":[{"type":"deny","\u0074ype":"allow"}]}}`,
+			wantErr: ErrDuplicateMember, id: `"a"`},
+		{name: "duplicate in error data", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"","data":{"a":1,"a":1}}}`, wantErr: ErrDuplicateMember, id: `1`},
 		{name: "duplicate in error object", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"code":2,"message":""}}`, wantErr: ErrDuplicateMember, id: `1`},
 		{name: "id float", in: `{"jsonrpc":"2.0","id":1.5,"method":"m"}`, wantErr: ErrInvalidID},
 		{name: "id float integral", in: `{"jsonrpc":"2.0","id":1.0,"method":"m"}`, wantErr: ErrInvalidID},
@@ -334,4 +344,35 @@ func TestClassifyStdioFixtures(t *testing.T) {
 		}
 		require.Equal(t, strings.Count(string(data), "\n"), lines)
 	})
+}
+
+// TestClassifyLargeMessages checks that Classify finds a repeated name at
+// the end of an object of thousands of members, deep down, and after one
+// of those a syntax error still wins.
+func TestClassifyLargeMessages(t *testing.T) {
+	for _, c := range []struct {
+		name, value string
+		wantErr     error
+	}{
+		{"large object", hostile.Object(50000), nil},
+		{"large object with a repeat at the end", hostile.ObjectDup(50000), ErrDuplicateMember},
+		{"large array", hostile.Array(50000), nil},
+		{"deep", hostile.Deep(5000, hostile.Object(100)), nil},
+		{"deep with a repeat", hostile.Deep(5000, hostile.ObjectDup(100)), ErrDuplicateMember},
+		{"many large objects with the same names", "[" + strings.Repeat(hostile.Object(100)+",", 500) + "1]", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := []byte(`{"jsonrpc":"2.0","id":"a","method":"m","params":{"v":` + c.value + `}}`)
+			env, err := Classify(msg)
+			if c.wantErr == nil {
+				require.NoError(t, err)
+				require.Equal(t, KindRequest, env.Kind)
+				return
+			}
+			require.ErrorIs(t, err, c.wantErr)
+			require.Equal(t, `"a"`, env.ID.String())
+			_, err = Classify(append(msg[:len(msg)-1:len(msg)-1], ',', '}'))
+			require.ErrorIs(t, err, ErrParse)
+		})
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 // fixtureSeeds returns every fixture file and every line of the stdio
@@ -58,8 +60,17 @@ func FuzzClassify(f *testing.F) {
 	for _, s := range classifySeeds {
 		f.Add([]byte(s))
 	}
+	for _, v := range hostile.Values() {
+		f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"hooks/intercept","params":` + v + `}`))
+		f.Add([]byte(`{"jsonrpc":"2.0","id":"a","result":{"effects":[` + v + `]}}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		env, err := Classify(data)
+
+		// A repeated member name at any depth is an invalid request.
+		if err == nil && hostile.HasDuplicate(data) {
+			t.Fatalf("classified a message with a repeated member name")
+		}
 
 		// Classify agrees with encoding/json and utf8 on what is JSON.
 		wellFormed := json.Valid(data) && utf8.Valid(data)
@@ -252,6 +263,9 @@ func FuzzMembers(f *testing.F) {
 	f.Add([]byte(`{"protocolVersion":"draft","event":{"type":"tool.before"},"a":1,"\u0061":2}`))
 	f.Add([]byte(`{"event":1,"event":{"type":"x"}}`))
 	f.Add([]byte(`{"a":[1,2,{"b":"c"}],"b":null}`))
+	for _, v := range hostile.Values() {
+		f.Add([]byte(`{"protocolVersion":"draft","event":` + v + `,"a":` + v + `}`))
+	}
 	names := []string{"protocolVersion", "event", "a", "b"}
 	f.Fuzz(func(t *testing.T, obj []byte) {
 		values := make([][]byte, len(names))

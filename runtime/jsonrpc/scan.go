@@ -1,12 +1,32 @@
 package jsonrpc
 
 import (
+	"sync"
 	"unicode/utf8"
+
+	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 )
 
 // maxDepth is the maximum nesting depth of arrays and objects, the same limit
 // encoding/json applies, so that Classify and json.Valid agree.
-const maxDepth = 10000
+const maxDepth = jsonlex.MaxDepth
+
+// lexers recycles the shared lexer's scanners, which keep the member names
+// of the objects being scanned, so that classifying a message does not
+// allocate.
+var lexers = sync.Pool{New: func() any { return &jsonlex.Scanner{Dups: true, MaxDepth: maxDepth} }}
+
+// maxPooledLexer bounds the storage of a scanner kept for reuse.
+const maxPooledLexer = 1 << 16
+
+func getLexer() *jsonlex.Scanner { return lexers.Get().(*jsonlex.Scanner) }
+
+func putLexer(s *jsonlex.Scanner) {
+	s.Reset()
+	if s.Footprint() <= maxPooledLexer {
+		lexers.Put(s)
+	}
+}
 
 // scanner is a validating JSON scanner over a byte slice. It never allocates.
 type scanner struct {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"unicode/utf8"
+
+	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 )
 
 // decode parses doc as exactly one JSON value, keeping numbers as
@@ -40,6 +42,22 @@ func decodeStd(doc []byte) (any, *Error) {
 		}
 	}
 	return value, nil
+}
+
+// findDuplicate looks for a repeated member name in doc, which must be
+// one valid JSON value, and returns the offset of the first repeat.
+func findDuplicate(doc []byte) (int, bool) {
+	s := jsonlex.Scanner{Dups: true}
+	if _, ok := s.Value(doc, jsonlex.SkipSpace(doc, 0), 0); !ok {
+		return 0, false
+	}
+	return s.Dup()
+}
+
+// duplicate is the error for a document whose member name at offset at
+// repeats an earlier member of its object.
+func duplicate(key string, doc []byte, at int) *Error {
+	return &Error{Schema: key, Pointer: jsonlex.Pointer(doc, at), Keyword: KeywordDuplicateMember, Offset: int64(at)}
 }
 
 func malformed(offset int64) *Error {

@@ -24,6 +24,18 @@ var ErrInvalid = errors.New("ahp: invalid document")
 // decoded JSON cannot.
 var ErrMalformedJSON = errors.New("ahp: malformed JSON")
 
+// ErrDuplicateMember is matched (via [errors.Is]) by an [*Error] whose
+// Keyword is [KeywordDuplicateMember]: an object of the document has two
+// members with the same name (after unescaping), which RFC 7493 (I-JSON)
+// forbids and which readers would resolve differently (first or last
+// wins).
+var ErrDuplicateMember = errors.New("ahp: duplicate member name")
+
+// KeywordDuplicateMember is the Keyword of an [*Error] reporting an object
+// with two members of the same name. Its Pointer is that of the second
+// member and its Offset the byte offset of the second name.
+const KeywordDuplicateMember = "duplicateMember"
+
 // KeywordJSON is the Keyword of an [*Error] reporting input that is not
 // well-formed JSON, or a value passed to [Validator.ValidateValue] that is
 // not a decoded JSON value.
@@ -44,7 +56,7 @@ type Error struct {
 	Pointer string
 	// Keyword is the failing schema keyword, such as "const",
 	// "required", "oneOf", "format" or "additionalProperties", or
-	// KeywordJSON for malformed input.
+	// KeywordJSON for malformed input, or KeywordDuplicateMember.
 	Keyword string
 	// SchemaLocation is the location of the failing keyword, relative to
 	// schemas.BaseURI, e.g. "common.schema.json#/$defs/x/properties/type/const".
@@ -56,7 +68,7 @@ type Error struct {
 	Missing []string
 	// Offset is, when Keyword is KeywordJSON and the input was bytes, the
 	// byte offset at (or, for syntax errors, just after) which decoding
-	// failed.
+	// failed; for KeywordDuplicateMember, the offset of the repeated name.
 	Offset int64
 	// Causes lists every relevant failure, the primary one (repeated in the
 	// fields above) first. Where a oneOf or anyOf failed, only the branch that
@@ -93,6 +105,10 @@ func (e *Error) Error() string {
 		return b.String()
 	}
 	b.WriteString(displayPointer(e.Pointer))
+	if e.Keyword == KeywordDuplicateMember && e.SchemaLocation == "" {
+		b.WriteString(": duplicate member name")
+		return b.String()
+	}
 	b.WriteString(": keyword ")
 	b.WriteString(strconv.Quote(e.Keyword))
 	b.WriteString(" failed")
@@ -112,14 +128,16 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is [ErrInvalid], or [ErrMalformedJSON] for
-// malformed input.
+// Is reports whether target is [ErrInvalid], [ErrMalformedJSON] for
+// malformed input, or [ErrDuplicateMember] for a repeated member name.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrInvalid:
 		return true
 	case ErrMalformedJSON:
 		return e.Keyword == KeywordJSON
+	case ErrDuplicateMember:
+		return e.Keyword == KeywordDuplicateMember
 	}
 	return false
 }

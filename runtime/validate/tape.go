@@ -6,6 +6,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 )
 
 // A tape is a JSON document parsed into one flat slice of tokens, the form
@@ -24,8 +26,9 @@ import (
 // parse accepts exactly the documents that encoding/json with UseNumber
 // accepts as one value followed by whitespace, and the tree it describes
 // (see value) is the one encoding/json builds, except that an object may
-// hold duplicate keys; such a tape is marked dup, and the fast path leaves
-// it to v6, which sees encoding/json's last-member-wins map. Inputs whose
+// hold duplicate keys; such a tape is marked dup (with the offset of the
+// first repeated key), which Validate rejects. Duplicates are found in time
+// linear in the members of an object, whatever the keys. Inputs whose
 // handling by encoding/json differs from a plain reading (invalid UTF-8,
 // escaped lone surrogates, very deep nesting) make parse report false, and
 // the caller decodes with encoding/json instead.
@@ -58,13 +61,29 @@ const maxTapeBytes = math.MaxUint32 - 1
 // tape is a document parsed by parse, or a value put on a tape by
 // fromValue (see above).
 type tape struct {
-	src  []byte // the document (nil for a tape built by fromValue)
-	buf  []byte // decoded escaped strings; every string and number for fromValue
-	toks []tok
-	dup  bool // some object has two members with the same key
+	src   []byte // the document (nil for a tape built by fromValue)
+	buf   []byte // decoded escaped strings; every string and number for fromValue
+	toks  []tok
+	dup   bool // some object has two members with the same key
+	dupAt int  // with dup: offset in src of the first repeated key
 
-	keys []uint32 // parse scratch: key tokens of the objects being parsed
+	keys  []uint32    // parse scratch: key tokens of the objects being parsed
+	keyAt []uint32    // parse scratch: the offset in src of each of keys
+	set   jsonlex.Set // parse scratch: finds repeated keys of large objects
 }
+
+// noteDup records a repeated key at offset at of src, keeping the first
+// in document order.
+func (t *tape) noteDup(at int) {
+	if !t.dup || at < t.dupAt {
+		t.dup, t.dupAt = true, at
+	}
+}
+
+// maxPairwiseKeys is the number of keys up to which an object's keys are
+// compared pairwise (when their hashes may collide) to find duplicates;
+// the keys of larger objects go into a hash table.
+const maxPairwiseKeys = 32
 
 // Pooled tapes whose slices grew beyond these capacities are dropped rather
 // than kept for reuse.
@@ -88,15 +107,16 @@ func putTape(t *tape) {
 
 // reusable reports whether t is small enough to keep in the pool.
 func reusable(t *tape) bool {
-	return cap(t.toks) <= maxPooledToks && cap(t.buf) <= maxPooledBuf && cap(t.keys) <= maxPooledToks
+	return cap(t.toks) <= maxPooledToks && cap(t.buf) <= maxPooledBuf && cap(t.keys) <= maxPooledToks &&
+		t.set.Footprint() <= maxPooledToks
 }
 
 func (t *tape) reset(src []byte) {
 	t.src = src
 	t.buf = t.buf[:0]
 	t.toks = t.toks[:0]
-	t.keys = t.keys[:0]
-	t.dup = false
+	t.keys, t.keyAt = t.keys[:0], t.keyAt[:0]
+	t.dup, t.dupAt = false, 0
 }
 
 // bytes returns the bytes of string or number token i: a string's decoded
@@ -192,6 +212,7 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			return p, false
 		}
 		k := uint32(len(t.toks))
+		at := p
 		var ok bool
 		if p, ok = t.scanString(p); !ok {
 			return p, false
@@ -199,19 +220,20 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 		key := t.bytes(k)
 		h := keyHash(key)
 		t.toks[k].hash = h
-		if !t.dup {
+		if n < maxPairwiseKeys {
 			bit := uint64(1) << (h & 63)
 			if seen&bit != 0 {
 				for _, prev := range t.keys[keysStart:] {
 					if string(t.bytes(prev)) == string(key) {
-						t.dup = true
+						t.noteDup(at)
 						break
 					}
 				}
 			}
 			seen |= bit
-			t.keys = append(t.keys, k)
 		}
+		t.keys = append(t.keys, k)
+		t.keyAt = append(t.keyAt, uint32(at))
 		p = skipSpace(src, p)
 		if p >= len(src) || src[p] != ':' {
 			return p, false
@@ -229,7 +251,16 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			p = skipSpace(src, p+1)
 			continue
 		case '}':
-			t.keys = t.keys[:keysStart]
+			if n > maxPairwiseKeys {
+				// Past a few dozen keys nearly every bit of seen is set:
+				// the keys are looked up in a hash table instead, which
+				// keeps the object linear in its members.
+				keys := t.keys[keysStart:]
+				if d, found := t.set.Repeat(len(keys), func(j int) []byte { return t.bytes(keys[j]) }); found {
+					t.noteDup(int(t.keyAt[keysStart+d]))
+				}
+			}
+			t.keys, t.keyAt = t.keys[:keysStart], t.keyAt[:keysStart]
 			t.toks[i].n = n
 			t.toks[i].end = uint32(len(t.toks))
 			return p + 1, true

@@ -217,7 +217,8 @@ func TestTapeDuplicateKeys(t *testing.T) {
 		{`{"items":{"required":["b"]}}`, `[{"b":1},{"a":1,"a":2}]`, false, true},
 	})
 
-	// Through Validate: the verdict is v6's on the last-wins tree.
+	// Through Validate: a duplicate is an error whichever occurrence would
+	// be valid, named by the pointer of the second occurrence.
 	v, err := newValidator(true)
 	require.NoError(t, err)
 	const ref = "intercept-request.schema.json"
@@ -225,13 +226,18 @@ func TestTapeDuplicateKeys(t *testing.T) {
 	require.NoError(t, err)
 	body := bytes.TrimPrefix(bytes.TrimSpace(raw), []byte("{"))
 	lastValid := append([]byte(`{"jsonrpc":"1.0",`), body...)
-	require.NoError(t, v.Validate(ref, lastValid))
 	lastInvalid := append(append([]byte{}, bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("}"))...), `,"jsonrpc":"1.0"}`...)
-	err = v.Validate(ref, lastInvalid)
-	var verr *Error
-	require.ErrorAs(t, err, &verr)
-	require.Equal(t, "/jsonrpc", verr.Pointer)
-	require.Equal(t, "const", verr.Keyword)
+	for _, doc := range [][]byte{lastValid, lastInvalid} {
+		err = v.Validate(ref, doc)
+		var verr *Error
+		require.ErrorAs(t, err, &verr)
+		require.ErrorIs(t, err, ErrDuplicateMember)
+		require.ErrorIs(t, err, ErrInvalid)
+		require.NotErrorIs(t, err, ErrMalformedJSON)
+		require.Equal(t, "/jsonrpc", verr.Pointer)
+		require.Equal(t, KeywordDuplicateMember, verr.Keyword)
+		require.Equal(t, `"jsonrpc"`, string(doc[verr.Offset:verr.Offset+9]))
+	}
 }
 
 func TestTapeDepth(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 // stdDecode is the reference: encoding/json with UseNumber, one value,
@@ -47,6 +49,12 @@ func checkTape(t testing.TB, doc []byte) {
 		require.True(t, wantOK, "tape accepted what encoding/json rejects: %q", doc)
 		require.Equal(t, want, got, "trees differ for %q", doc)
 		require.Equal(t, hasDuplicateKey(tp, 0), tp.dup, "dup flag for %q", doc)
+		// The tape and the shared lexer name the same first repeat.
+		at, dup := findDuplicate(doc)
+		require.Equal(t, dup, tp.dup, "shared lexer's dup for %q", doc)
+		if dup {
+			require.Equal(t, at, tp.dupAt, "first repeat of %q", doc)
+		}
 	}
 }
 
@@ -114,6 +122,9 @@ func TestTapeMatchesEncodingJSON(t *testing.T) {
 func FuzzTape(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9"],"b":{"c":null,"d":true}}`, `"\ud83d\ude00"`, `[{"":""}]`, `-0.0e-0`} {
 		f.Add([]byte(s))
+	}
+	for _, h := range hostile.Values() {
+		f.Add([]byte(h))
 	}
 	root := filepath.Join("..", "..", "testdata", "fixtures", "draft", "http")
 	entries, _ := os.ReadDir(root)

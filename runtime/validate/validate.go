@@ -113,8 +113,12 @@ func Default() *Validator {
 // same with [schemas.BaseURI] left out, such as
 // "effect.schema.json#/$defs/InjectEffect". An unknown ref yields an error
 // wrapping [ErrUnknownSchema]. Malformed JSON yields an [*Error] with Keyword
-// "json" (matching [ErrMalformedJSON]); a schema violation yields an [*Error]
-// matching [ErrInvalid].
+// "json" (matching [ErrMalformedJSON]); an object anywhere in doc with two
+// members of the same name (RFC 7493, I-JSON) yields an [*Error] with
+// Keyword [KeywordDuplicateMember] (matching [ErrDuplicateMember]) and the
+// pointer of the second one; a schema violation yields an [*Error]
+// matching [ErrInvalid]. Duplicates are looked for before the schema is
+// applied, so their error wins over any schema violation.
 func (v *Validator) Validate(ref string, doc []byte) error {
 	key, sch, err := v.schema(ref)
 	if err != nil {
@@ -124,6 +128,9 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 	defer putTape(t)
 	var value any
 	if t.parse(doc) {
+		if t.dup {
+			return duplicate(key, doc, t.dupAt)
+		}
 		if v.fastSchema(key).validTape(t) {
 			return nil
 		}
@@ -133,6 +140,11 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 		if value, derr = decodeStd(doc); derr != nil {
 			derr.Schema = key
 			return derr
+		}
+		// A document the tape does not take (deep nesting, escaped lone
+		// surrogates) is searched for duplicate names on its own.
+		if at, ok := findDuplicate(doc); ok {
+			return duplicate(key, doc, at)
 		}
 	}
 	return check(key, sch, value)

@@ -1,0 +1,75 @@
+package jsonlex
+
+import (
+	"bytes"
+	"hash/maphash"
+)
+
+// pairwise is the number of names up to which [Set.Repeat] compares each
+// name with every earlier one instead of hashing.
+const pairwise = 8
+
+// Set finds a repeated name among the member names of one object, in time
+// linear in their number whatever they are: beyond a few names they are
+// put in an open-addressing table under a seeded hash (hash/maphash), so
+// crafted names cannot make them collide. The table is kept for the next
+// object; a Set holds no pointers into the names.
+//
+// The zero Set is ready for use. A Set is not safe for concurrent use.
+type Set struct {
+	tab    []uint64 // hash<<32 | index+1 of the name; 0 is empty
+	seed   maphash.Seed
+	seeded bool
+}
+
+// Repeat reports the smallest i such that name(i) equals name(j) for some
+// j < i, among the n names name(0) … name(n-1).
+func (s *Set) Repeat(n int, name func(i int) []byte) (int, bool) {
+	if n <= pairwise {
+		for i := 1; i < n; i++ {
+			a := name(i)
+			for j := range i {
+				if bytes.Equal(a, name(j)) {
+					return i, true
+				}
+			}
+		}
+		return 0, false
+	}
+	size := 64
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(s.tab) < size {
+		s.tab = make([]uint64, size)
+	} else {
+		s.tab = s.tab[:size]
+		clear(s.tab)
+	}
+	if !s.seeded {
+		s.seed, s.seeded = maphash.MakeSeed(), true
+	}
+	mask := uint64(size - 1)
+	for i := range n {
+		a := name(i)
+		h := maphash.Bytes(s.seed, a)
+		tag := h >> 32 << 32
+		j := h & mask
+		for {
+			e := s.tab[j]
+			if e == 0 {
+				s.tab[j] = tag | uint64(i+1)
+				break
+			}
+			if e>>32<<32 == tag && bytes.Equal(a, name(int(uint32(e))-1)) {
+				return i, true
+			}
+			j = (j + 1) & mask
+		}
+	}
+	return 0, false
+}
+
+// Footprint is the number of table entries s holds, a measure of its
+// memory.
+func (s *Set) Footprint() int { return cap(s.tab) }
