@@ -174,18 +174,22 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 			if !inputOwn {
 				next.input, inputOwn = slices.Clone(next.input), true
 			}
+			var idx map[string]int // by name, when a linear search could grow long
+			if len(next.input)+len(s.members) > smallMembers {
+				idx = make(map[string]int, len(next.input)+len(s.members))
+				for k, m := range next.input {
+					idx[m.name] = k
+				}
+			}
 			for _, m := range s.members {
-				found := false
-				for k := range next.input {
-					if next.input[k].name == m.name {
-						next.input[k].value = m.value
-						found = true
-						break
-					}
+				if k := findMember(next.input, idx, m.name); k >= 0 {
+					next.input[k].value = m.value
+					continue
 				}
-				if !found {
-					next.input = append(next.input, m)
+				if idx != nil {
+					idx[m.name] = len(next.input)
 				}
+				next.input = append(next.input, m)
 			}
 		case e.ModifyMessages != nil, e.ModifyText != nil:
 			modified = i
@@ -549,7 +553,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 // ("Validate supplied values against the active boundary, not merely the
 // generic effect envelope", base/composition.md).
 func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
-	if len(trimWS(v)) == 0 || !json.Valid(v) {
+	if len(trimWS(v)) == 0 || checkJSON(v) != nil {
 		return ReasonInvalidEffect
 	}
 	switch o.b.ret {

@@ -2,11 +2,14 @@ package settle_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 )
 
@@ -99,4 +102,59 @@ func TestBenchChainSettles(t *testing.T) {
 	require.Equal(t, gen.PermissionNone, s.Permission, "the third merge changed the input after the allow")
 	require.False(t, s.Candidate.Present, "the fourth merge changed the input after the return")
 	require.Equal(t, []string{"rewrote path", "done"}, s.Messages)
+}
+
+// BenchmarkSettleLargeInput settles a tool.before whose input has n
+// members against a merge and then a replace of n members each (the
+// replace in another order, so equality is structural): ns/member should
+// stay flat from 4k to 40k members. The baseline decodes the same
+// responses into map[string]any.
+func BenchmarkSettleLargeInput(b *testing.B) {
+	for _, n := range []int{4000, 40000} {
+		ev := event(b, gen.EventToolBefore)
+		ev.ToolBefore.Tool.Input = json.RawMessage(hostile.Object(n))
+		g := fullGrant(b, gen.EventToolBefore)
+		reversed := make([]string, n)
+		for i := range n {
+			reversed[n-1-i] = fmt.Sprintf(`"k%d":%d`, i, i)
+		}
+		raws := [][]byte{
+			[]byte(`{"jsonrpc":"2.0","id":"e","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":` + hostile.Object(n) + `}]}}`),
+			[]byte(`{"jsonrpc":"2.0","id":"e","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"replace","value":{` + strings.Join(reversed, ",") + `}}]}}`),
+		}
+		var results []*gen.InterceptResponse
+		for _, raw := range raws {
+			r, err := gen.ParseInterceptResponse(raw)
+			require.NoError(b, err)
+			results = append(results, r)
+		}
+		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				o, err := settle.New(ev, settle.Initial{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range results {
+					if err := o.Apply(g, &r.Result); err != nil {
+						b.Fatal(err)
+					}
+				}
+				_ = o.State()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/member")
+		})
+		b.Run(fmt.Sprintf("members=%d/baseline-map-decode", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, raw := range raws {
+					var m map[string]any
+					if err := json.Unmarshal(raw, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/member")
+		})
+	}
 }

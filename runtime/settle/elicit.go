@@ -162,10 +162,23 @@ func answersEqual(a, b gen.OrderedMap[gen.FormAnswerValue]) bool {
 	return membersEqual(am, bm)
 }
 
+// answerMembers lists the answers as members; a repeated name keeps its
+// first place and its last value.
 func answerMembers(m gen.OrderedMap[gen.FormAnswerValue]) []member {
 	out := make([]member, 0, len(m))
+	var idx map[string]int
+	if len(m) > smallMembers {
+		idx = make(map[string]int, len(m))
+	}
 	for _, e := range m {
-		out = setMember(out, member{name: e.Name, value: json.RawMessage(e.Value)})
+		if k := findMember(out, idx, e.Name); k >= 0 {
+			out[k].value = json.RawMessage(e.Value)
+			continue
+		}
+		if idx != nil {
+			idx[e.Name] = len(out)
+		}
+		out = append(out, member{name: e.Name, value: json.RawMessage(e.Value)})
 	}
 	return out
 }

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
-	"unicode/utf8"
+
+	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 )
 
 // errNotObject reports a JSON value that is not an object where one is
-// required; errMalformed reports bytes that are not one JSON value.
+// required; errMalformed reports bytes that are not one JSON value;
+// errDuplicate reports an object with two members of the same name.
 var (
 	errNotObject = errors.New("not a JSON object")
 	errMalformed = errors.New("malformed JSON")
+	errDuplicate = errors.New("duplicate member name")
 )
 
 // member is one top-level member of a JSON object: its decoded name, its
@@ -47,149 +50,131 @@ func jsonKind(b []byte) byte {
 }
 
 // splitObject splits a JSON object into its members, in document order.
-// A name that occurs more than once keeps its first position and its last
-// value, as a JSON decoder would. The result aliases data; it validates the
-// whole text when validate is set (callers skip that for text that was
-// already decoded once, such as json.RawMessage from a codec).
+// The result aliases data. It rejects malformed text and an object with
+// two members of the same name, at the top or (when validate is set) at
+// any depth below (RFC 7493), in time linear in the size of data. Callers
+// clear validate for text that was already checked once, such as
+// json.RawMessage from a codec.
 func splitObject(data []byte, validate bool) ([]member, error) {
-	if validate && !json.Valid(data) {
-		return nil, errMalformed
-	}
-	b := trimWS(data)
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+	b := data
+	i := jsonlex.SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		if validate && !validJSON(b) {
+			return nil, errMalformed
+		}
 		return nil, errNotObject
 	}
-	b = trimWS(b[1 : len(b)-1])
+	sc := jsonlex.Scanner{Dups: validate}
 	var out []member
-	for len(b) > 0 {
-		if b[0] != '"' {
-			return nil, errMalformed
-		}
-		n, err := scanString(b)
-		if err != nil {
-			return nil, err
-		}
-		key := b[:n]
-		b = trimWS(b[n:])
-		if len(b) == 0 || b[0] != ':' {
-			return nil, errMalformed
-		}
-		b = trimWS(b[1:])
-		m, err := scanValue(b)
-		if err != nil {
-			return nil, err
-		}
-		value := b[:m]
-		b = trimWS(b[m:])
-		if len(b) > 0 {
-			if b[0] != ',' {
+	i = jsonlex.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
 				return nil, errMalformed
 			}
-			b = trimWS(b[1:])
-			if len(b) == 0 {
+			end, esc, ok := jsonlex.String(b, i)
+			if !ok {
 				return nil, errMalformed
 			}
-		}
-		name, err := decodeKey(key)
-		if err != nil {
-			return nil, err
-		}
-		dup := false
-		for i := range out {
-			if out[i].name == name {
-				out[i].value = value
-				dup = true
-				break
+			key := b[i:end]
+			name := string(key[1 : len(key)-1])
+			if esc {
+				name = string(jsonlex.AppendUnquote(nil, key))
 			}
+			i = jsonlex.SkipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return nil, errMalformed
+			}
+			v := jsonlex.SkipSpace(b, i+1)
+			if i, ok = sc.Value(b, v, 1); !ok {
+				return nil, errMalformed
+			}
+			out = append(out, member{name: name, key: key, value: b[v:i]})
+			i = jsonlex.SkipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = jsonlex.SkipSpace(b, i+1)
+				continue
+			}
+			if i >= len(b) || b[i] != '}' {
+				return nil, errMalformed
+			}
+			i++
+			break
 		}
-		if !dup {
-			out = append(out, member{name: name, key: key, value: value})
-		}
+	}
+	if jsonlex.SkipSpace(b, i) != len(b) {
+		return nil, errMalformed
+	}
+	if _, dup := sc.Dup(); dup || repeatsName(out) {
+		return nil, errDuplicate
 	}
 	return out, nil
 }
 
-// setMember replaces the value of the member called m.name, or appends m.
-// It never writes into the backing array of ms: a replacement copies first.
-func setMember(ms []member, m member) []member {
+// validJSON reports whether b is one JSON value with optional surrounding
+// whitespace.
+func validJSON(b []byte) bool {
+	var sc jsonlex.Scanner
+	end, ok := sc.Value(b, jsonlex.SkipSpace(b, 0), 0)
+	return ok && jsonlex.SkipSpace(b, end) == len(b)
+}
+
+// checkJSON checks that b is one JSON value with optional surrounding
+// whitespace (errMalformed) without a repeated member name at any depth
+// (errDuplicate).
+func checkJSON(b []byte) error {
+	sc := jsonlex.Scanner{Dups: true}
+	end, ok := sc.Value(b, jsonlex.SkipSpace(b, 0), 0)
+	if !ok || jsonlex.SkipSpace(b, end) != len(b) {
+		return errMalformed
+	}
+	if _, dup := sc.Dup(); dup {
+		return errDuplicate
+	}
+	return nil
+}
+
+// repeatsName reports whether two of ms have the same name.
+func repeatsName(ms []member) bool {
+	var set jsonlex.Set
+	_, dup := set.Repeat(len(ms), func(i int) []byte { return []byte(ms[i].name) })
+	return dup
+}
+
+// smallMembers is the number of members up to which objects are searched
+// by name linearly rather than through an index.
+const smallMembers = 8
+
+// memberIndex indexes ms by name (the last of repeated names) when it is
+// large enough to need it, and returns nil otherwise.
+func memberIndex(ms []member) map[string]int {
+	if len(ms) <= smallMembers {
+		return nil
+	}
+	idx := make(map[string]int, len(ms))
+	for i, m := range ms {
+		idx[m.name] = i
+	}
+	return idx
+}
+
+// findMember returns the index of the member of ms called name, using idx
+// (from memberIndex) when it is not nil, or -1.
+func findMember(ms []member, idx map[string]int, name string) int {
+	if idx != nil {
+		if i, ok := idx[name]; ok {
+			return i
+		}
+		return -1
+	}
 	for i := range ms {
-		if ms[i].name == m.name {
-			out := make([]member, len(ms))
-			copy(out, ms)
-			out[i].value = m.value
-			return out
+		if ms[i].name == name {
+			return i
 		}
 	}
-	return append(ms[:len(ms):len(ms)], m)
-}
-
-// decodeKey decodes a quoted JSON string.
-func decodeKey(q []byte) (string, error) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return "", errMalformed
-	}
-	if inner := q[1 : len(q)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), nil
-	}
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return "", errMalformed
-	}
-	return s, nil
-}
-
-// scanString returns the length of the quoted string at the start of b.
-func scanString(b []byte) (int, error) {
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, nil
-		}
-	}
-	return 0, errMalformed
-}
-
-// scanValue returns the length of the JSON value at the start of b. It
-// tracks nesting and strings only; full validity is checked elsewhere.
-func scanValue(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, errMalformed
-	}
-	switch b[0] {
-	case '"':
-		return scanString(b)
-	case '{', '[':
-		depth := 0
-		for i := 0; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				n, err := scanString(b[i:])
-				if err != nil {
-					return 0, err
-				}
-				i += n - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, nil
-				}
-			}
-		}
-		return 0, errMalformed
-	default:
-		i := 0
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !isWS(b[i]) {
-			i++
-		}
-		if i == 0 {
-			return 0, errMalformed
-		}
-		return i, nil
-	}
+	return -1
 }
 
 // encodeObject writes members as a JSON object.
@@ -224,22 +209,17 @@ func cloneMembers(ms []member) []member {
 }
 
 // membersEqual reports whether two objects are deeply equal, ignoring
-// member order (interop §5: key order is irrelevant).
+// member order (interop §5: key order is irrelevant). Neither may repeat a
+// name.
 func membersEqual(a, b []member) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	idx := memberIndex(b)
 	for i := range a {
 		j := i
-		if j >= len(b) || b[j].name != a[i].name {
-			j = -1
-			for k := range b {
-				if b[k].name == a[i].name {
-					j = k
-					break
-				}
-			}
-			if j < 0 {
+		if b[j].name != a[i].name {
+			if j = findMember(b, idx, a[i].name); j < 0 {
 				return false
 			}
 		}
@@ -251,15 +231,16 @@ func membersEqual(a, b []member) bool {
 }
 
 // maxEqualDepth bounds the nesting jsonEqual compares structurally; deeper
-// values compare unequal, which only ever invalidates (the safe side).
+// values are equal only when their texts are, which only ever invalidates
+// (the safe side).
 const maxEqualDepth = 1000
 
 // jsonEqual reports whether two JSON texts denote the same value: object
 // member order and insignificant whitespace are ignored and numbers compare
-// by value. Malformed text is never equal to anything.
-func jsonEqual(a, b []byte) bool { return rawEqual(a, b, 0) }
-
-func rawEqual(a, b []byte, depth int) bool {
+// by value. Malformed text (invalid UTF-8 included), and text with a
+// repeated member name, is never equal to anything but its own bytes. Each text is scanned once, so the
+// comparison is linear in their sizes whatever their nesting.
+func jsonEqual(a, b []byte) bool {
 	a, b = trimWS(a), trimWS(b)
 	if len(a) == 0 || len(b) == 0 {
 		return false
@@ -267,111 +248,116 @@ func rawEqual(a, b []byte, depth int) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	if depth > maxEqualDepth {
+	ta, ok := tokens(a)
+	if !ok {
 		return false
 	}
-	switch a[0] {
-	case '"':
-		if b[0] != '"' {
+	tb, ok := tokens(b)
+	if !ok {
+		return false
+	}
+	e := equality{a: a, b: b, ta: ta, tb: tb}
+	return e.equal(0, 0, 0)
+}
+
+// tokens scans one JSON value (trimmed) into tokens; it fails for
+// malformed text and for repeated member names.
+func tokens(v []byte) ([]jsonlex.Token, bool) {
+	sc := jsonlex.Scanner{Dups: true, Tokenize: true}
+	end, ok := sc.Value(v, 0, 0)
+	if _, dup := sc.Dup(); !ok || dup || end != len(v) {
+		return nil, false
+	}
+	return sc.Tokens, true
+}
+
+// equality compares the values of two scanned texts.
+type equality struct {
+	a, b   []byte
+	ta, tb []jsonlex.Token
+}
+
+func (e *equality) equal(i, j int32, depth int) bool {
+	x, y := &e.ta[i], &e.tb[j]
+	if x.Kind != y.Kind {
+		return false
+	}
+	xs, ys := e.a[x.Start:x.End], e.b[y.Start:y.End]
+	switch x.Kind {
+	case jsonlex.KindString:
+		if !x.Escaped && !y.Escaped {
+			return bytes.Equal(xs, ys)
+		}
+		return bytes.Equal(jsonlex.AppendUnquote(nil, xs), jsonlex.AppendUnquote(nil, ys))
+	case jsonlex.KindNumber:
+		if bytes.Equal(xs, ys) {
+			return true
+		}
+		sx, sy := string(xs), string(ys)
+		if !smallExponent(sx) || !smallExponent(sy) {
 			return false
 		}
-		sa, err := decodeKey(a)
-		if err != nil {
+		rx, okx := new(big.Rat).SetString(sx)
+		ry, oky := new(big.Rat).SetString(sy)
+		return okx && oky && rx.Cmp(ry) == 0
+	case jsonlex.KindArray:
+		if x.N != y.N {
 			return false
 		}
-		sb, err := decodeKey(b)
-		return err == nil && sa == sb
-	case '{':
-		if b[0] != '{' {
+		if depth >= maxEqualDepth {
+			return bytes.Equal(xs, ys)
+		}
+		for c, d := i+1, j+1; c < x.Next; c, d = e.ta[c].Next, e.tb[d].Next {
+			if !e.equal(c, d, depth+1) {
+				return false
+			}
+		}
+		return true
+	case jsonlex.KindObject:
+		if x.N != y.N {
 			return false
 		}
-		ma, err := splitObject(a, false)
-		if err != nil {
-			return false
+		if depth >= maxEqualDepth {
+			return bytes.Equal(xs, ys)
 		}
-		mb, err := splitObject(b, false)
-		if err != nil || len(ma) != len(mb) {
-			return false
+		var idx map[string]int32
+		if y.N > smallMembers {
+			idx = make(map[string]int32, y.N)
+			for d := j + 1; d < y.Next; d = e.tb[d+1].Next {
+				idx[e.name(e.b, &e.tb[d])] = d
+			}
 		}
-		for i := range ma {
-			j := i
-			if mb[j].name != ma[i].name {
-				j = -1
-				for k := range mb {
-					if mb[k].name == ma[i].name {
-						j = k
+		for c := i + 1; c < x.Next; c = e.ta[c+1].Next {
+			name := e.name(e.a, &e.ta[c])
+			d := int32(-1)
+			if idx != nil {
+				if k, ok := idx[name]; ok {
+					d = k
+				}
+			} else {
+				for k := j + 1; k < y.Next; k = e.tb[k+1].Next {
+					if e.name(e.b, &e.tb[k]) == name {
+						d = k
 						break
 					}
 				}
-				if j < 0 {
-					return false
-				}
 			}
-			if !rawEqual(ma[i].value, mb[j].value, depth+1) {
+			if d < 0 || !e.equal(c+1, d+1, depth+1) {
 				return false
 			}
 		}
 		return true
-	case '[':
-		if b[0] != '[' {
-			return false
-		}
-		ea, err := splitArray(a)
-		if err != nil {
-			return false
-		}
-		eb, err := splitArray(b)
-		if err != nil || len(ea) != len(eb) {
-			return false
-		}
-		for i := range ea {
-			if !rawEqual(ea[i], eb[i], depth+1) {
-				return false
-			}
-		}
-		return true
-	case 't', 'f', 'n':
-		return false // literals are equal only byte for byte
-	default:
-		if b[0] != '-' && (b[0] < '0' || b[0] > '9') {
-			return false
-		}
-		x, y := string(a), string(b)
-		if !smallExponent(x) || !smallExponent(y) {
-			return false
-		}
-		rx, okx := new(big.Rat).SetString(x)
-		ry, oky := new(big.Rat).SetString(y)
-		return okx && oky && rx.Cmp(ry) == 0
 	}
+	return true // null, true and false: the kind is the value
 }
 
-// splitArray splits a JSON array into its element texts.
-func splitArray(data []byte) ([]json.RawMessage, error) {
-	b := trimWS(data)
-	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
-		return nil, errMalformed
+// name decodes the member name at token k of text v.
+func (e *equality) name(v []byte, k *jsonlex.Token) string {
+	s := v[k.Start:k.End]
+	if k.Escaped {
+		return string(jsonlex.AppendUnquote(nil, s))
 	}
-	b = trimWS(b[1 : len(b)-1])
-	var out []json.RawMessage
-	for len(b) > 0 {
-		n, err := scanValue(b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b[:n])
-		b = trimWS(b[n:])
-		if len(b) > 0 {
-			if b[0] != ',' {
-				return nil, errMalformed
-			}
-			b = trimWS(b[1:])
-			if len(b) == 0 {
-				return nil, errMalformed
-			}
-		}
-	}
-	return out, nil
+	return string(s[1 : len(s)-1])
 }
 
 // smallExponent reports whether a number's exponent is small enough to

@@ -93,7 +93,7 @@ func (o *Occurrence) initState(in Initial) error {
 	}
 	o.cur.injections = copyInjections(in.Injections)
 	if in.Candidate.Present {
-		if len(in.Candidate.Value) == 0 || !json.Valid(in.Candidate.Value) {
+		if len(in.Candidate.Value) == 0 || checkJSON(in.Candidate.Value) != nil {
 			return invalid("initial candidate", nil)
 		}
 		o.cur.cand = Candidate{Present: true, Value: bytes.Clone(in.Candidate.Value)}
@@ -257,10 +257,11 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 	}
 	if o.checkOnly {
 		// What splitObject(src, true) accepts: valid JSON (escapes
-		// included) whose value is an object.
+		// included) without repeated member names whose value is an
+		// object.
 		b := trimWS(src)
-		if !json.Valid(b) {
-			return invalid("tool input", errMalformed)
+		if err := checkJSON(b); err != nil {
+			return invalid("tool input", err)
 		}
 		if b[0] != '{' {
 			return invalid("tool input", errNotObject)
