@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/fixtures"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 // decodeRoot is one root type under differential test: its UnmarshalJSON
@@ -68,10 +69,18 @@ func anyJSON(data []byte) (any, error) {
 // semantically equal to the document (numbers compared as exact text).
 func checkDecode(t *testing.T, data []byte) {
 	t.Helper()
+	dup := hostile.HasDuplicate(data)
 	for _, r := range decodeRoots {
 		out, derr := r.decode(data)
 		if derr != nil && !errors.Is(derr, gen.ErrInvalid) {
 			t.Fatalf("%s: UnmarshalJSON or Encode error %v does not match gen.ErrInvalid", r.name, derr)
+		}
+		if dup {
+			// A repeated member name anywhere: both refuse it (RFC 7493).
+			if derr == nil || r.parse(data) == nil {
+				t.Fatalf("%s: a document with a repeated member name was accepted", r.name)
+			}
+			continue
 		}
 		if r.parse(data) != nil {
 			continue
@@ -122,7 +131,7 @@ func decodeSeeds(tb testing.TB) [][]byte {
 		`{"id":"\ud800","x":[1,{"y":"\u00e9"}]}`, `{"type":"tool.before","type":"x"}`, "{\"k\":\"\xff\"}"} {
 		seeds = append(seeds, []byte(s))
 	}
-	return seeds
+	return append(seeds, hostileMessages()...)
 }
 
 // TestDecodeFixtures runs the differential property on the seed corpus.

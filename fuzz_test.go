@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/fixtures"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 // seedFromFixtures adds every fixture message of the given schema file.
@@ -29,6 +30,28 @@ func seedFromFixtures(f *testing.F, schema string) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1`))
 	f.Add([]byte(`[`))
+	for _, m := range hostileMessages() {
+		f.Add(m)
+	}
+}
+
+// hostileMessages wraps each hostile value (thousands of members or
+// elements, deep nesting, repeated names) into an intercept request (as
+// tool input and as an unknown member), an intercept response (as an
+// input replacement) and a registration (as an unknown member).
+func hostileMessages() [][]byte {
+	var out [][]byte
+	for _, v := range hostile.Values() {
+		out = append(out,
+			[]byte(`{"jsonrpc":"2.0","id":"e1","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":"e1",`+
+				`"source":"https://h.example/","type":"tool.before","time":"2026-08-24T08:51:14Z","session":{"id":"s"},`+
+				`"tool":{"name":"w","input":`+v+`,"origin":"native"},"call":{"id":"c"},"path":"x","x":`+v+`},`+
+				`"capabilities":{"effects":["deny"]}}}`),
+			[]byte(`{"jsonrpc":"2.0","id":"e1","result":{"protocolVersion":"draft","effects":[`+
+				`{"type":"modify","target":"input","operation":"replace","value":`+v+`}]}}`),
+			[]byte(`{"protocolVersion":"draft","hooks":[],"x":`+v+`}`))
+	}
+	return out
 }
 
 // fuzzRoot checks a root codec on arbitrary bytes: Parse never panics and

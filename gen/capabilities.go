@@ -90,7 +90,7 @@ func (s *Capabilities) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Capabilities) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // EffectFamily is the open string enumeration defined at capabilities.schema.json#/properties/effects/items.
@@ -240,7 +240,7 @@ func (s *CapabilitiesModify) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModify) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyInput is the object defined at capabilities.schema.json#/properties/modify/properties/input.
@@ -287,7 +287,7 @@ func (s *CapabilitiesModifyInput) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInput) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyOutput is the object defined at capabilities.schema.json#/properties/modify/properties/output.
@@ -334,7 +334,7 @@ func (s *CapabilitiesModifyOutput) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyOutput) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyPrompt is the object defined at capabilities.schema.json#/properties/modify/properties/prompt.
@@ -381,7 +381,7 @@ func (s *CapabilitiesModifyPrompt) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyPrompt) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyRequest is the object defined at capabilities.schema.json#/properties/modify/properties/request.
@@ -428,7 +428,7 @@ func (s *CapabilitiesModifyRequest) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyResponse is the object defined at capabilities.schema.json#/properties/modify/properties/response.
@@ -475,7 +475,7 @@ func (s *CapabilitiesModifyResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyContent is the object defined at capabilities.schema.json#/properties/modify/properties/content.
@@ -522,7 +522,7 @@ func (s *CapabilitiesModifyContent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyContent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyInstructions is the object defined at capabilities.schema.json#/properties/modify/properties/instructions.
@@ -569,7 +569,7 @@ func (s *CapabilitiesModifyInstructions) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyInstructions) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifySummary is the object defined at capabilities.schema.json#/properties/modify/properties/summary.
@@ -616,7 +616,7 @@ func (s *CapabilitiesModifySummary) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifySummary) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesModifyWorkspace is the object defined at capabilities.schema.json#/properties/modify/properties/workspace.
@@ -663,7 +663,7 @@ func (s *CapabilitiesModifyWorkspace) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesModifyWorkspace) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesFlow is the object defined at capabilities.schema.json#/properties/flow.
@@ -742,7 +742,7 @@ func (s *CapabilitiesFlow) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesFlow) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // FlowOperation is the closed string enumeration defined at capabilities.schema.json#/properties/flow/properties/operations/items.
@@ -805,7 +805,7 @@ func (s *CapabilitiesInject) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInject) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesInjectContext is the object defined at capabilities.schema.json#/properties/inject/properties/context.
@@ -863,7 +863,7 @@ func (s *CapabilitiesInjectContext) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesInjectContext) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // DeliverAt is the closed string enumeration defined at capabilities.schema.json#/properties/inject/properties/context/properties/deliverAt/items.
@@ -936,7 +936,7 @@ func (s *CapabilitiesElicitation) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesElicitation) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // SessionStartCapabilities is Capabilities, as constrained at capabilities.schema.json#/$defs/session.start.

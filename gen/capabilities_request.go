@@ -38,7 +38,7 @@ func (s *CapabilitiesRequestParams) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesRequestParams) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CapabilitiesRequest is the object defined at capabilities-request.schema.json#.
@@ -105,7 +105,7 @@ func (s *CapabilitiesRequest) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ParseCapabilitiesRequest validates data against the canonical schema capabilities-request.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -49,7 +49,7 @@ func (s *CapabilitiesResponseResult) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // StaticCapabilityManifest is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest.
@@ -215,7 +215,7 @@ func (s *StaticCapabilityManifest) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifest) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // StaticCapabilityManifestEvent is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/events/items.
@@ -282,7 +282,7 @@ func (s *StaticCapabilityManifestEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // StaticCapabilityManifestEventEvent is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/events/items/properties/event.
@@ -433,7 +433,7 @@ func (s *Gap) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Gap) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // StaticCapabilityManifestTransport is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/transports/items.
@@ -550,7 +550,7 @@ func (s *StaticCapabilityManifestLimits) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestLimits) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // StaticCapabilityManifestManagedPolicy is the object defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/managedPolicy.
@@ -608,7 +608,7 @@ func (s *StaticCapabilityManifestManagedPolicy) decode(b []byte, i int) (int, er
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestManagedPolicy) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // StaticCapabilityManifestManagedPolicyScope is the closed string enumeration defined at capabilities-response.schema.json#/allOf/1/properties/result/properties/manifest/properties/managedPolicy/properties/scopes/items.
@@ -689,7 +689,7 @@ func (s *CapabilitiesResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ParseCapabilitiesResponse validates data against the canonical schema capabilities-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

@@ -156,7 +156,7 @@ func (s *ConfigChangeBeforeEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // Turn is the object defined at catalogue-event.schema.json#/$defs/config.change.before/allOf/0/properties/turn.
@@ -206,7 +206,7 @@ func (s *Turn) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Turn) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ConfigChangeAfterEvent is the object defined at catalogue-event.schema.json#/$defs/config.change.after.
@@ -357,7 +357,7 @@ func (s *ConfigChangeAfterEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeAfterEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnStartEvent is ExecutionEventTurnStart, as constrained at catalogue-event.schema.json#/$defs/turn.start.
@@ -559,7 +559,7 @@ func (s *UserAttentionEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserAttentionEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserElicitationRequestEvent is the object defined at catalogue-event.schema.json#/$defs/user.elicitation.request.
@@ -710,7 +710,7 @@ func (s *UserElicitationRequestEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserElicitationResultEvent is the object defined at catalogue-event.schema.json#/$defs/user.elicitation.result.
@@ -861,7 +861,7 @@ func (s *UserElicitationResultEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageInboundEvent is the object defined at catalogue-event.schema.json#/$defs/user.message.inbound.
@@ -1012,7 +1012,7 @@ func (s *UserMessageInboundEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageOutboundEvent is the object defined at catalogue-event.schema.json#/$defs/user.message.outbound.
@@ -1163,7 +1163,7 @@ func (s *UserMessageOutboundEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // WorkspaceChangeBeforeEvent is TaskWorkspaceEventWorkspaceChangeBefore, as constrained at catalogue-event.schema.json#/$defs/workspace.change.before.
@@ -1320,7 +1320,7 @@ func (s *HookFailureEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *HookFailureEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CatalogueEvent is the union defined at catalogue-event.schema.json#; exactly one arm is set.
@@ -1529,7 +1529,7 @@ func (u *CatalogueEvent) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *CatalogueEvent) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

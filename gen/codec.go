@@ -135,19 +135,20 @@ func (m OrderedMap[T]) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *OrderedMap[T]) UnmarshalJSON(data []byte) error {
 	saved := *m
-	return restore(m, saved, decodeAll(data, func(b []byte, i int) (int, error) { return decMap(m, b, i) }))
+	return restore(m, saved, decodeDoc(data, func(b []byte, i int) (int, error) { return decMap(m, b, i) }))
 }
 
 // parseRoot validates data against schema and decodes it, for Parse<Root>.
 func parseRoot[T any, P interface {
 	*T
-	UnmarshalJSON([]byte) error
+	decode(b []byte, i int) (int, error)
 }](root, schema string, data []byte) (P, error) {
 	if err := validateDocument(root, schema, data); err != nil {
 		return nil, err
 	}
+	// Validation rejected repeated member names already: decode directly.
 	v := P(new(T))
-	if err := v.UnmarshalJSON(data); err != nil {
+	if err := decodeAll(data, v.decode); err != nil {
 		return nil, decodeFailure(root, err)
 	}
 	return v, nil
@@ -185,9 +186,10 @@ func validateDocument(root, schema string, data []byte) error {
 	return pe
 }
 
-// validArm reports whether data is valid for the union arm at schema.
-func validArm(schema string, data []byte) bool {
-	return validate.Default().Validate(schema, data) == nil
+// firstValidArm returns the index in schemas of the first union arm data
+// is valid for, or -1; data is parsed once for all of them.
+func firstValidArm(schemas []string, data []byte) int {
+	return validate.Default().FirstValid(schemas, data)
 }
 
 // decodeFailure converts a decoding error into a ParseError.
@@ -206,6 +208,7 @@ type decodeError struct {
 	path    []string // innermost last after reversal
 	keyword string
 	msg     string
+	at      string // the pointer of the failure inside the innermost path segment
 }
 
 func (e *decodeError) Error() string {
@@ -220,6 +223,7 @@ func (e *decodeError) pointer() string {
 		sb.WriteByte('/')
 		sb.WriteString(strings.ReplaceAll(strings.ReplaceAll(e.path[i], "~", "~0"), "/", "~1"))
 	}
+	sb.WriteString(e.at)
 	return sb.String()
 }
 
@@ -262,6 +266,21 @@ func skipSpace(b []byte, i int) int {
 // value and returns the index just after it. Only values kept as JSON text
 // (unknown members, raw values) are skipped over, by skipValue, which checks
 // their syntax, and then copied.
+
+// decodeDoc decodes the JSON document data with dec, for UnmarshalJSON.
+// It first rejects a member name repeated in any object (RFC 7493), which
+// decoding alone would read last-wins; the check is linear in the size of
+// data.
+func decodeDoc(data []byte, dec func(b []byte, i int) (int, error)) error {
+	if err := validate.UniqueMembers(data); err != nil {
+		var ve *validate.Error
+		if errors.As(err, &ve) && ve.Keyword == validate.KeywordDuplicateMember {
+			return &decodeError{keyword: ve.Keyword, msg: "duplicate member name", at: ve.Pointer}
+		}
+		// Malformed input: decoding reports it, with its location.
+	}
+	return decodeAll(data, dec)
+}
 
 // decodeAll decodes the JSON value of data with dec; only whitespace may
 // surround it.
@@ -555,16 +574,27 @@ func decArray[T any](p *[]T, b []byte, i int, dec func(*T, []byte, int) (int, er
 }
 
 // decMap decodes the object at b[i] into an OrderedMap, each member value
-// with encoding/json.
+// with its type's own decoder when it has one, as a number into a
+// json.Number, and otherwise with encoding/json.
 func decMap[T any](p *OrderedMap[T], b []byte, i int) (int, error) {
 	out := OrderedMap[T]{}
 	j, err := decObject(b, i, func(k, b []byte, i int) (int, error) {
-		j, err := skipValue(b, i)
-		if err != nil {
-			return j, err
-		}
 		var val T
-		if err := json.Unmarshal(b[i:j], &val); err != nil {
+		var j int
+		var err error
+		switch d := any(&val).(type) {
+		case interface {
+			decode(b []byte, i int) (int, error)
+		}:
+			j, err = d.decode(b, i)
+		case *json.Number:
+			j, err = decNumAt(d, b, i)
+		default:
+			if j, err = skipValue(b, i); err == nil {
+				err = json.Unmarshal(b[i:j], &val)
+			}
+		}
+		if err != nil {
 			return j, err
 		}
 		out = append(out, MapEntry[T]{Name: string(k), Value: val})
@@ -1028,10 +1058,13 @@ func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 	case 1:
 		return cand[0], nil
 	}
+	var refBuf [8]string
+	refs := refBuf[:0]
 	for _, i := range cand {
-		if validArm(arms[i].schema, m.obj) {
-			return i, nil
-		}
+		refs = append(refs, arms[i].schema)
+	}
+	if k := firstValidArm(refs, m.obj); k >= 0 {
+		return cand[k], nil
 	}
 	return -1, decodeErr("oneOf", "no union arm matches")
 }

@@ -68,7 +68,7 @@ func (s *JSONRPCRequest) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // JSONRPCID is the value defined at common.schema.json#/$defs/jsonRpcId: one of integer, string, kept as its exact JSON text. A nil value is absent.
@@ -188,7 +188,7 @@ func (s *JSONRPCSuccessResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCSuccessResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // JSONRPCResponseID is the value defined at common.schema.json#/$defs/jsonRpcResponseId: one of integer, null, string, kept as its exact JSON text. A nil value is absent.
@@ -357,7 +357,7 @@ func (s *Session) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Session) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // SessionAgent is the object defined at common.schema.json#/$defs/session/properties/agent.
@@ -407,7 +407,7 @@ func (s *SessionAgent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionAgent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // SessionCounters is the object defined at common.schema.json#/$defs/SessionCounters. Host-supplied counters. Omitted means unknown, not zero; SDKs do not infer values.
@@ -487,7 +487,7 @@ func (s *SessionCounters) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionCounters) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // JSONRPCNotification is the object defined at common.schema.json#/$defs/notification.
@@ -544,7 +544,7 @@ func (s *JSONRPCNotification) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCNotification) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // JSONRPCErrorResponse is the object defined at common.schema.json#/$defs/errorResponse.
@@ -601,7 +601,7 @@ func (s *JSONRPCErrorResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // JSONRPCErrorResponseError is the object defined at common.schema.json#/$defs/errorResponse/properties/error.
@@ -656,5 +656,5 @@ func (s *JSONRPCErrorResponseError) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *JSONRPCErrorResponseError) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }

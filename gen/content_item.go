@@ -97,7 +97,7 @@ func (s *TextBodyPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextBodyPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TextGapPart is the object defined at content-item.schema.json#/$defs/textGapPart.
@@ -207,7 +207,7 @@ func (s *TextGapPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextGapPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // GapPartGap is the object defined at content-item.schema.json#/$defs/textGapPart/properties/gap.
@@ -254,7 +254,7 @@ func (s *GapPartGap) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *GapPartGap) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TextMetadataPart is the object defined at content-item.schema.json#/$defs/textMetadataPart.
@@ -358,7 +358,7 @@ func (s *TextMetadataPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextMetadataPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TextOmittedPart is the object defined at content-item.schema.json#/$defs/textOmittedPart.
@@ -462,7 +462,7 @@ func (s *TextOmittedPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TextOmittedPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // AttachmentBodyPart is the object defined at content-item.schema.json#/$defs/attachmentBodyPart.
@@ -550,7 +550,7 @@ func (s *AttachmentBodyPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentBodyPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // AttachmentGapPart is the object defined at content-item.schema.json#/$defs/attachmentGapPart.
@@ -656,7 +656,7 @@ func (s *AttachmentGapPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentGapPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // AttachmentMetadataPart is the object defined at content-item.schema.json#/$defs/attachmentMetadataPart.
@@ -756,7 +756,7 @@ func (s *AttachmentMetadataPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentMetadataPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // AttachmentOmittedPart is the object defined at content-item.schema.json#/$defs/attachmentOmittedPart.
@@ -856,7 +856,7 @@ func (s *AttachmentOmittedPart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *AttachmentOmittedPart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContentItem is the union defined at content-item.schema.json#; exactly one arm is set. Selection-aware ordered content part. Text is inline in text; only immutable non-text, non-JSON media attachments use body references. Message containers own canonical roles and ordered parts. Reasoning and skills are categories, not part kinds. Native opaque payloads cannot replace this normalized representation.
@@ -945,7 +945,7 @@ func (u *ContentItem) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContentItem) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1145,7 +1145,7 @@ func (s *CanonicalMessage) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *CanonicalMessage) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // CanonicalMessageRole is the closed string enumeration defined at content-item.schema.json#/$defs/message/properties/role.
@@ -1241,7 +1241,7 @@ func (u *TextPart) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TextPart) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1360,7 +1360,7 @@ func (a *TextParts) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (a *TextParts) UnmarshalJSON(data []byte) error {
 	saved := *a
-	return restore(a, saved, decodeAll(data, a.decode))
+	return restore(a, saved, decodeDoc(data, a.decode))
 }
 
 // CanonicalMessages is the array defined at content-item.schema.json#/$defs/messages.
@@ -1389,7 +1389,7 @@ func (a *CanonicalMessages) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (a *CanonicalMessages) UnmarshalJSON(data []byte) error {
 	saved := *a
-	return restore(a, saved, decodeAll(data, a.decode))
+	return restore(a, saved, decodeDoc(data, a.decode))
 }
 
 // ParseContentItem validates data against the canonical schema content-item.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

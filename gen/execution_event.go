@@ -165,7 +165,7 @@ func (s *ExecutionEventTurnStart) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventTurn is the object defined at execution-event.schema.json#/$defs/turn.start/properties/turn.
@@ -212,7 +212,7 @@ func (s *ExecutionEventTurn) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventTurnStartTrigger is the closed string enumeration defined at execution-event.schema.json#/$defs/turn.start/properties/trigger.
@@ -412,7 +412,7 @@ func (s *ExecutionEventTurnFinishBefore) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // Outcome is the closed string enumeration defined at execution-event.schema.json#/$defs/turn.finish.before/properties/outcome.
@@ -485,7 +485,7 @@ func (s *LastAssistantItem) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventUsage is the object defined at execution-event.schema.json#/$defs/usage.
@@ -586,7 +586,7 @@ func (s *ExecutionEventUsage) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsage) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventUsageKind is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/kind.
@@ -728,7 +728,7 @@ func (s *ExecutionEventUsageCost) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventUsageCost) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventUsageCostBasis is the closed string enumeration defined at execution-event.schema.json#/$defs/usage/properties/cost/properties/basis.
@@ -938,7 +938,7 @@ func (s *ExecutionEventTurnEnd) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventError is the object defined at execution-event.schema.json#/$defs/error.
@@ -1007,7 +1007,7 @@ func (s *ExecutionEventError) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventError) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventErrorStatus is the value defined at execution-event.schema.json#/$defs/error/properties/status: one of integer, string, kept as its exact JSON text. A nil value is absent.
@@ -1230,7 +1230,7 @@ func (s *ExecutionEventTurnProgress) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventTurnProgressItem is the object defined at execution-event.schema.json#/$defs/turn.progress/properties/item.
@@ -1277,7 +1277,7 @@ func (s *ExecutionEventTurnProgressItem) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModelRequestBefore is the object defined at execution-event.schema.json#/$defs/model.request.before.
@@ -1442,7 +1442,7 @@ func (s *ExecutionEventModelRequestBefore) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModel is the object defined at execution-event.schema.json#/$defs/model.
@@ -1486,7 +1486,7 @@ func (s *ExecutionEventModel) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModel) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventAttempt is the object defined at execution-event.schema.json#/$defs/attempt.
@@ -1539,7 +1539,7 @@ func (s *ExecutionEventAttempt) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventAttempt) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModelResponseAfter is the object defined at execution-event.schema.json#/$defs/model.response.after.
@@ -1728,7 +1728,7 @@ func (s *ExecutionEventModelResponseAfter) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecutionExecuted is the object defined at execution-event.schema.json#/$defs/execution/oneOf/0.
@@ -1770,7 +1770,7 @@ func (s *ExecutionEventExecutionExecuted) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionExecuted) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedSuppliedResult is the object defined at execution-event.schema.json#/$defs/execution/oneOf/1.
@@ -1822,7 +1822,7 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) decode(b []byte, i int) (
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedSuppliedResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedPolicy is the object defined at execution-event.schema.json#/$defs/execution/oneOf/2.
@@ -1883,7 +1883,7 @@ func (s *ExecutionEventExecutionSkippedPolicy) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedPolicy) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedCancelled is the object defined at execution-event.schema.json#/$defs/execution/oneOf/3.
@@ -1944,7 +1944,7 @@ func (s *ExecutionEventExecutionSkippedCancelled) decode(b []byte, i int) (int, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedCancelled) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedTimeout is the object defined at execution-event.schema.json#/$defs/execution/oneOf/4.
@@ -2005,7 +2005,7 @@ func (s *ExecutionEventExecutionSkippedTimeout) decode(b []byte, i int) (int, er
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedTimeout) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecutionSkippedOther is the object defined at execution-event.schema.json#/$defs/execution/oneOf/5.
@@ -2066,7 +2066,7 @@ func (s *ExecutionEventExecutionSkippedOther) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedOther) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventExecution is the union defined at execution-event.schema.json#/$defs/execution; exactly one arm is set.
@@ -2143,7 +2143,7 @@ func (u *ExecutionEventExecution) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEventExecution) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2386,7 +2386,7 @@ func (s *ExecutionEventModelError) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModelErrorExecution is the object defined at execution-event.schema.json#/$defs/model.error/properties/execution.
@@ -2430,7 +2430,7 @@ func (s *ExecutionEventModelErrorExecution) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelErrorExecution) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModelSwitchBefore is the object defined at execution-event.schema.json#/$defs/model.switch.before.
@@ -2602,7 +2602,7 @@ func (s *ExecutionEventModelSwitchBefore) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModelSwitchBeforePricing is the object defined at execution-event.schema.json#/$defs/model.switch.before/properties/pricing.
@@ -2658,7 +2658,7 @@ func (s *ExecutionEventModelSwitchBeforePricing) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBeforePricing) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventModelSwitchAfter is the object defined at execution-event.schema.json#/$defs/model.switch.after.
@@ -2821,7 +2821,7 @@ func (s *ExecutionEventModelSwitchAfter) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolPermissionRequest is the object defined at execution-event.schema.json#/$defs/tool.permission.request.
@@ -3016,7 +3016,7 @@ func (s *ExecutionEventToolPermissionRequest) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // Call is the object defined at execution-event.schema.json#/$defs/tool.permission.request/properties/call.
@@ -3063,7 +3063,7 @@ func (s *Call) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Call) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventTool is the object defined at execution-event.schema.json#/$defs/tool.
@@ -3131,7 +3131,7 @@ func (s *ExecutionEventTool) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTool) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolOrigin is the closed string enumeration defined at execution-event.schema.json#/$defs/tool/properties/origin.
@@ -3209,7 +3209,7 @@ func (s *ExecutionEventMCP) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCP) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPServer is the object defined at execution-event.schema.json#/$defs/mcp/properties/server.
@@ -3256,7 +3256,7 @@ func (s *ExecutionEventMCPServer) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPServer) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPProvenance is the closed string enumeration defined at execution-event.schema.json#/$defs/mcp/properties/provenance.
@@ -3344,7 +3344,7 @@ func (s *ExecutionEventMCPConnectionHTTP) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionHTTP) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionGap is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/0/properties/gaps/items.
@@ -3388,7 +3388,7 @@ func (s *ExecutionEventMCPConnectionGap) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionGap) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionSSE is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/1.
@@ -3454,7 +3454,7 @@ func (s *ExecutionEventMCPConnectionSSE) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionSSE) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionStdio is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/2.
@@ -3544,7 +3544,7 @@ func (s *ExecutionEventMCPConnectionStdio) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionStdio) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPConnectionExtension is the object defined at execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/3.
@@ -3615,7 +3615,7 @@ func (s *ExecutionEventMCPConnectionExtension) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionExtension) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventMCPConnection is the union defined at execution-event.schema.json#/$defs/mcp/properties/connection; exactly one arm is set.
@@ -3680,7 +3680,7 @@ func (u *ExecutionEventMCPConnection) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEventMCPConnection) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3780,7 +3780,7 @@ func (s *ExecutionEventBatch) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventBatch) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolPermissionResolved is the object defined at execution-event.schema.json#/$defs/tool.permission.resolved.
@@ -3964,7 +3964,7 @@ func (s *ExecutionEventToolPermissionResolved) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolPermissionResolvedDecision is the closed string enumeration defined at execution-event.schema.json#/$defs/tool.permission.resolved/properties/decision.
@@ -4198,7 +4198,7 @@ func (s *ExecutionEventToolProgress) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolBatchAfter is the object defined at execution-event.schema.json#/$defs/tool.batch.after.
@@ -4366,7 +4366,7 @@ func (s *ExecutionEventToolBatchAfter) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolBatchAfterBatch is the object defined at execution-event.schema.json#/$defs/tool.batch.after/properties/batch.
@@ -4413,7 +4413,7 @@ func (s *ExecutionEventToolBatchAfterBatch) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventToolBatchAfterCall is the object defined at execution-event.schema.json#/$defs/tool.batch.after/properties/calls/items.
@@ -4484,7 +4484,7 @@ func (s *ExecutionEventToolBatchAfterCall) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterCall) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventOutcome is the closed string enumeration defined at execution-event.schema.json#/$defs/tool.batch.after/properties/calls/items/properties/outcome.
@@ -4682,7 +4682,7 @@ func (s *ExecutionEventContextCompactBefore) decode(b []byte, i int) (int, error
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventContextCompactBeforeTrigger is the closed string enumeration defined at execution-event.schema.json#/$defs/context.compact.before/properties/trigger.
@@ -4756,7 +4756,7 @@ func (s *ExecutionEventTokenCounts) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventTokenCounts) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventContextCompactAfter is the object defined at execution-event.schema.json#/$defs/context.compact.after. A generated or supplied compaction result exists. Applicable result interceptors settle before downstream installation or consumption; this event does not confirm a context update.
@@ -4939,7 +4939,7 @@ func (s *ExecutionEventContextCompactAfter) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventContextCompactAfterRemovedItem is the object defined at execution-event.schema.json#/$defs/context.compact.after/properties/removed/items.
@@ -4977,7 +4977,7 @@ func (s *ExecutionEventContextCompactAfterRemovedItem) decode(b []byte, i int) (
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfterRemovedItem) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventFileChange is the object defined at execution-event.schema.json#/$defs/fileChange.
@@ -5048,7 +5048,7 @@ func (s *ExecutionEventFileChange) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ExecutionEventFileChange) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ExecutionEventFileChangeChange is the closed string enumeration defined at execution-event.schema.json#/$defs/fileChange/properties/change.
@@ -5205,7 +5205,7 @@ func (u *ExecutionEvent) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ExecutionEvent) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

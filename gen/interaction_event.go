@@ -56,7 +56,7 @@ func (s *InteractionEventConfigChangeBefore) decode(b []byte, i int) (int, error
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventConfigChangeBeforeChange is the object defined at interaction-event.schema.json#/$defs/config.change.before/properties/change.
@@ -132,7 +132,7 @@ func (s *InteractionEventConfigChangeBeforeChange) decode(b []byte, i int) (int,
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBeforeChange) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventConfigChangeAfter is the object defined at interaction-event.schema.json#/$defs/config.change.after.
@@ -183,7 +183,7 @@ func (s *InteractionEventConfigChangeAfter) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventConfigChangeAfterChange is the object defined at interaction-event.schema.json#/$defs/config.change.after/properties/change.
@@ -274,7 +274,7 @@ func (s *InteractionEventConfigChangeAfterChange) decode(b []byte, i int) (int, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfterChange) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserAttention is the object defined at interaction-event.schema.json#/$defs/user.attention.
@@ -325,7 +325,7 @@ func (s *InteractionEventUserAttention) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttention) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserAttentionAttention is the object defined at interaction-event.schema.json#/$defs/user.attention/properties/attention.
@@ -375,7 +375,7 @@ func (s *InteractionEventUserAttentionAttention) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttentionAttention) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserElicitationRequest is the object defined at interaction-event.schema.json#/$defs/user.elicitation.request.
@@ -426,7 +426,7 @@ func (s *InteractionEventUserElicitationRequest) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserElicitationRequestElicitation is the object defined at interaction-event.schema.json#/$defs/user.elicitation.request/properties/elicitation.
@@ -479,7 +479,7 @@ func (s *InteractionEventUserElicitationRequestElicitation) decode(b []byte, i i
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequestElicitation) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ElicitationMode is the closed string enumeration defined at interaction-event.schema.json#/$defs/user.elicitation.request/properties/elicitation/properties/mode.
@@ -552,7 +552,7 @@ func (s *InteractionEventUserElicitationResult) decode(b []byte, i int) (int, er
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserElicitationResultElicitation is the object defined at interaction-event.schema.json#/$defs/user.elicitation.result/properties/elicitation.
@@ -611,7 +611,7 @@ func (s *InteractionEventUserElicitationResultElicitation) decode(b []byte, i in
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResultElicitation) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserElicitationResultElicitationAction is the closed string enumeration defined at interaction-event.schema.json#/$defs/user.elicitation.result/properties/elicitation/properties/action.
@@ -686,7 +686,7 @@ func (s *InteractionEventUserMessageInbound) decode(b []byte, i int) (int, error
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInbound) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserMessageInboundMessage is the object defined at interaction-event.schema.json#/$defs/user.message.inbound/properties/message.
@@ -747,7 +747,7 @@ func (s *InteractionEventUserMessageInboundMessage) decode(b []byte, i int) (int
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserMessageOutbound is the object defined at interaction-event.schema.json#/$defs/user.message.outbound.
@@ -798,7 +798,7 @@ func (s *InteractionEventUserMessageOutbound) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutbound) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventUserMessageOutboundMessage is the object defined at interaction-event.schema.json#/$defs/user.message.outbound/properties/message.
@@ -853,7 +853,7 @@ func (s *InteractionEventUserMessageOutboundMessage) decode(b []byte, i int) (in
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventHookFailure is the object defined at interaction-event.schema.json#/$defs/hook.failure.
@@ -910,7 +910,7 @@ func (s *InteractionEventHookFailure) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailure) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventHookFailureFailure is the object defined at interaction-event.schema.json#/$defs/hook.failure/properties/failure.
@@ -960,7 +960,7 @@ func (s *InteractionEventHookFailureFailure) decode(b []byte, i int) (int, error
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InteractionEventHookFailureFailurePolicy is the closed string enumeration defined at interaction-event.schema.json#/$defs/hook.failure/properties/failure/properties/policy.
@@ -1071,7 +1071,7 @@ func (u *InteractionEvent) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *InteractionEvent) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

@@ -69,7 +69,7 @@ func (s *InterceptResponseResult) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // InterceptResponse is the object defined at intercept-response.schema.json#.
@@ -126,7 +126,7 @@ func (s *InterceptResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // SessionStartEffect is the union defined at intercept-response.schema.json#/$defs/SessionStartEffect; exactly one arm is set.
@@ -179,7 +179,7 @@ func (u *SessionStartEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *SessionStartEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -271,7 +271,7 @@ func (s *SessionStartInterceptResponseResult) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // SessionStartInterceptResponse is the object defined at intercept-response.schema.json#/$defs/SessionStartInterceptResponse.
@@ -328,7 +328,7 @@ func (s *SessionStartInterceptResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ConfigChangeBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ConfigChangeBeforeEffect; exactly one arm is set.
@@ -381,7 +381,7 @@ func (u *ConfigChangeBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ConfigChangeBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -473,7 +473,7 @@ func (s *ConfigChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ConfigChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ConfigChangeBeforeInterceptResponse.
@@ -530,7 +530,7 @@ func (s *ConfigChangeBeforeInterceptResponse) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnStartModifyEffect is the object defined at intercept-response.schema.json#/$defs/TurnStartModifyEffect.
@@ -594,7 +594,7 @@ func (s *TurnStartModifyEffect) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnStartEffect is the union defined at intercept-response.schema.json#/$defs/TurnStartEffect; exactly one arm is set.
@@ -665,7 +665,7 @@ func (u *TurnStartEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TurnStartEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -769,7 +769,7 @@ func (s *TurnStartInterceptResponseResult) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnStartInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TurnStartInterceptResponse.
@@ -826,7 +826,7 @@ func (s *TurnStartInterceptResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnFinishBeforeModifyEffect is the object defined at intercept-response.schema.json#/$defs/TurnFinishBeforeModifyEffect.
@@ -890,7 +890,7 @@ func (s *TurnFinishBeforeModifyEffect) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnFinishBeforeEffect is the union defined at intercept-response.schema.json#/$defs/TurnFinishBeforeEffect; exactly one arm is set.
@@ -955,7 +955,7 @@ func (u *TurnFinishBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TurnFinishBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1055,7 +1055,7 @@ func (s *TurnFinishBeforeInterceptResponseResult) decode(b []byte, i int) (int, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TurnFinishBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TurnFinishBeforeInterceptResponse.
@@ -1112,7 +1112,7 @@ func (s *TurnFinishBeforeInterceptResponse) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelRequestBeforeModifyEffect is the object defined at intercept-response.schema.json#/$defs/ModelRequestBeforeModifyEffect.
@@ -1176,7 +1176,7 @@ func (s *ModelRequestBeforeModifyEffect) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelRequestBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ModelRequestBeforeEffect; exactly one arm is set.
@@ -1253,7 +1253,7 @@ func (u *ModelRequestBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelRequestBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1361,7 +1361,7 @@ func (s *ModelRequestBeforeInterceptResponseResult) decode(b []byte, i int) (int
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelRequestBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelRequestBeforeInterceptResponse.
@@ -1418,7 +1418,7 @@ func (s *ModelRequestBeforeInterceptResponse) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelResponseAfterModifyEffect is TurnFinishBeforeModifyEffect, as constrained at intercept-response.schema.json#/$defs/ModelResponseAfterModifyEffect.
@@ -1480,7 +1480,7 @@ func (u *ModelResponseAfterEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelResponseAfterEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1576,7 +1576,7 @@ func (s *ModelResponseAfterInterceptResponseResult) decode(b []byte, i int) (int
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelResponseAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelResponseAfterInterceptResponse.
@@ -1633,7 +1633,7 @@ func (s *ModelResponseAfterInterceptResponse) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelSwitchBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ModelSwitchBeforeEffect; exactly one arm is set.
@@ -1692,7 +1692,7 @@ func (u *ModelSwitchBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ModelSwitchBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1788,7 +1788,7 @@ func (s *ModelSwitchBeforeInterceptResponseResult) decode(b []byte, i int) (int,
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ModelSwitchBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ModelSwitchBeforeInterceptResponse.
@@ -1845,7 +1845,7 @@ func (s *ModelSwitchBeforeInterceptResponse) decode(b []byte, i int) (int, error
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolBeforeModifyEffect is ModifyInputEffect, as constrained at intercept-response.schema.json#/$defs/ToolBeforeModifyEffect.
@@ -1937,7 +1937,7 @@ func (u *ToolBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2053,7 +2053,7 @@ func (s *ToolBeforeInterceptResponseResult) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolBeforeInterceptResponse.
@@ -2110,7 +2110,7 @@ func (s *ToolBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolAfterModifyEffect is the object defined at intercept-response.schema.json#/$defs/ToolAfterModifyEffect.
@@ -2174,7 +2174,7 @@ func (s *ToolAfterModifyEffect) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolAfterEffect is the union defined at intercept-response.schema.json#/$defs/ToolAfterEffect; exactly one arm is set.
@@ -2245,7 +2245,7 @@ func (u *ToolAfterEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolAfterEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2349,7 +2349,7 @@ func (s *ToolAfterInterceptResponseResult) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolAfterInterceptResponse.
@@ -2406,7 +2406,7 @@ func (s *ToolAfterInterceptResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolPermissionRequestModifyEffect is ModifyInputEffect, as constrained at intercept-response.schema.json#/$defs/ToolPermissionRequestModifyEffect.
@@ -2480,7 +2480,7 @@ func (u *ToolPermissionRequestEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolPermissionRequestEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2584,7 +2584,7 @@ func (s *ToolPermissionRequestInterceptResponseResult) decode(b []byte, i int) (
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolPermissionRequestInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolPermissionRequestInterceptResponse.
@@ -2641,7 +2641,7 @@ func (s *ToolPermissionRequestInterceptResponse) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolBatchAfterEffect is the union defined at intercept-response.schema.json#/$defs/ToolBatchAfterEffect; exactly one arm is set.
@@ -2700,7 +2700,7 @@ func (u *ToolBatchAfterEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ToolBatchAfterEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -2796,7 +2796,7 @@ func (s *ToolBatchAfterInterceptResponseResult) decode(b []byte, i int) (int, er
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ToolBatchAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ToolBatchAfterInterceptResponse.
@@ -2853,7 +2853,7 @@ func (s *ToolBatchAfterInterceptResponse) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContextCompactBeforeModifyEffect is the object defined at intercept-response.schema.json#/$defs/ContextCompactBeforeModifyEffect.
@@ -2917,7 +2917,7 @@ func (s *ContextCompactBeforeModifyEffect) decode(b []byte, i int) (int, error) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContextCompactBeforeEffect is the union defined at intercept-response.schema.json#/$defs/ContextCompactBeforeEffect; exactly one arm is set.
@@ -2988,7 +2988,7 @@ func (u *ContextCompactBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContextCompactBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3092,7 +3092,7 @@ func (s *ContextCompactBeforeInterceptResponseResult) decode(b []byte, i int) (i
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContextCompactBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ContextCompactBeforeInterceptResponse.
@@ -3149,7 +3149,7 @@ func (s *ContextCompactBeforeInterceptResponse) decode(b []byte, i int) (int, er
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContextCompactAfterModifyEffect is the object defined at intercept-response.schema.json#/$defs/ContextCompactAfterModifyEffect.
@@ -3213,7 +3213,7 @@ func (s *ContextCompactAfterModifyEffect) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContextCompactAfterEffect is the union defined at intercept-response.schema.json#/$defs/ContextCompactAfterEffect; exactly one arm is set.
@@ -3272,7 +3272,7 @@ func (u *ContextCompactAfterEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *ContextCompactAfterEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3368,7 +3368,7 @@ func (s *ContextCompactAfterInterceptResponseResult) decode(b []byte, i int) (in
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ContextCompactAfterInterceptResponse is the object defined at intercept-response.schema.json#/$defs/ContextCompactAfterInterceptResponse.
@@ -3425,7 +3425,7 @@ func (s *ContextCompactAfterInterceptResponse) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskChangeBeforeEffect is ConfigChangeBeforeEffect, as constrained at intercept-response.schema.json#/$defs/TaskChangeBeforeEffect.
@@ -3492,7 +3492,7 @@ func (s *TaskChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/TaskChangeBeforeInterceptResponse.
@@ -3549,7 +3549,7 @@ func (s *TaskChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserElicitationRequestEffect is the union defined at intercept-response.schema.json#/$defs/UserElicitationRequestEffect; exactly one arm is set.
@@ -3608,7 +3608,7 @@ func (u *UserElicitationRequestEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserElicitationRequestEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3704,7 +3704,7 @@ func (s *UserElicitationRequestInterceptResponseResult) decode(b []byte, i int) 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserElicitationRequestInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserElicitationRequestInterceptResponse.
@@ -3761,7 +3761,7 @@ func (s *UserElicitationRequestInterceptResponse) decode(b []byte, i int) (int, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserElicitationResultModifyEffect is ModifyFormEffect, as constrained at intercept-response.schema.json#/$defs/UserElicitationResultModifyEffect.
@@ -3817,7 +3817,7 @@ func (u *UserElicitationResultEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserElicitationResultEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -3909,7 +3909,7 @@ func (s *UserElicitationResultInterceptResponseResult) decode(b []byte, i int) (
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserElicitationResultInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserElicitationResultInterceptResponse.
@@ -3966,7 +3966,7 @@ func (s *UserElicitationResultInterceptResponse) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageInboundModifyEffect is TurnStartModifyEffect, as constrained at intercept-response.schema.json#/$defs/UserMessageInboundModifyEffect.
@@ -4028,7 +4028,7 @@ func (u *UserMessageInboundEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserMessageInboundEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4124,7 +4124,7 @@ func (s *UserMessageInboundInterceptResponseResult) decode(b []byte, i int) (int
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageInboundInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserMessageInboundInterceptResponse.
@@ -4181,7 +4181,7 @@ func (s *UserMessageInboundInterceptResponse) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageOutboundModifyEffect is the object defined at intercept-response.schema.json#/$defs/UserMessageOutboundModifyEffect.
@@ -4245,7 +4245,7 @@ func (s *UserMessageOutboundModifyEffect) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageOutboundEffect is the union defined at intercept-response.schema.json#/$defs/UserMessageOutboundEffect; exactly one arm is set.
@@ -4304,7 +4304,7 @@ func (u *UserMessageOutboundEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *UserMessageOutboundEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4400,7 +4400,7 @@ func (s *UserMessageOutboundInterceptResponseResult) decode(b []byte, i int) (in
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // UserMessageOutboundInterceptResponse is the object defined at intercept-response.schema.json#/$defs/UserMessageOutboundInterceptResponse.
@@ -4457,7 +4457,7 @@ func (s *UserMessageOutboundInterceptResponse) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // WorkspaceChangeBeforeModifyEffect is ModifyWorkspaceEffect, as constrained at intercept-response.schema.json#/$defs/WorkspaceChangeBeforeModifyEffect.
@@ -4519,7 +4519,7 @@ func (u *WorkspaceChangeBeforeEffect) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *WorkspaceChangeBeforeEffect) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -4615,7 +4615,7 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) decode(b []byte, i int) (
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // WorkspaceChangeBeforeInterceptResponse is the object defined at intercept-response.schema.json#/$defs/WorkspaceChangeBeforeInterceptResponse.
@@ -4672,7 +4672,7 @@ func (s *WorkspaceChangeBeforeInterceptResponse) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ParseInterceptResponse validates data against the canonical schema intercept-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.

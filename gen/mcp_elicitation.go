@@ -132,7 +132,7 @@ func (s *MCPElicitationElicitResult) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitResult) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationElicitResultAction is the closed string enumeration defined at mcp-elicitation.schema.json#/$defs/ElicitResult/properties/action. The user action in response to the elicitation. - "accept": User submitted the form/confirmed the action - "decline": User explicitly decline the action - "cancel": User dismissed without making an explicit choice
@@ -225,7 +225,7 @@ func (s *MCPElicitationBooleanSchema) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationBooleanSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationElicitRequestFormParams is the object defined at mcp-elicitation.schema.json#/$defs/ElicitRequestFormParams. The parameters for a request to elicit non-sensitive information from the user via a form in the client.
@@ -299,7 +299,7 @@ func (s *MCPElicitationElicitRequestFormParams) decode(b []byte, i int) (int, er
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParams) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // ParamsMeta is the object defined at mcp-elicitation.schema.json#/$defs/ElicitRequestFormParams/properties/_meta. See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -342,7 +342,7 @@ func (s *ParamsMeta) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *ParamsMeta) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationProgressToken is the value defined at mcp-elicitation.schema.json#/$defs/ProgressToken: one of number, string, kept as its exact JSON text. A nil value is absent. A progress token, used to associate progress notifications with the original request.
@@ -477,7 +477,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) decode(b []byte, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationStringSchema is the object defined at mcp-elicitation.schema.json#/$defs/StringSchema.
@@ -573,7 +573,7 @@ func (s *MCPElicitationStringSchema) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationStringSchemaFormat is the closed string enumeration defined at mcp-elicitation.schema.json#/$defs/StringSchema/properties/format.
@@ -682,7 +682,7 @@ func (s *MCPElicitationNumberSchema) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationNumberSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationNumberSchemaType is the closed string enumeration defined at mcp-elicitation.schema.json#/$defs/NumberSchema/properties/type.
@@ -790,7 +790,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) decode(b []byte, i int) (
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationTitledSingleSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema. Schema for single-selection enumeration with display titles for each option.
@@ -876,7 +876,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) decode(b []byte, i int) (in
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationTitledSingleSelectEnumSchemaOneOfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items.
@@ -920,7 +920,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) decode(b []byte, i
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationUntitledMultiSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/UntitledMultiSelectEnumSchema. Schema for multiple-selection enumeration without display titles for options.
@@ -1019,7 +1019,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) decode(b []byte, i int) (i
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationUntitledMultiSelectEnumSchemaItems is the object defined at mcp-elicitation.schema.json#/$defs/UntitledMultiSelectEnumSchema/properties/items. Schema for the array items.
@@ -1078,7 +1078,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) decode(b []byte, i in
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationTitledMultiSelectEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema. Schema for multiple-selection enumeration with display titles for each option.
@@ -1177,7 +1177,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) decode(b []byte, i int) (int
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationTitledMultiSelectEnumSchemaItems is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema/properties/items. Schema for array items with enum options and display labels.
@@ -1226,7 +1226,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) decode(b []byte, i int)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem is the object defined at mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items.
@@ -1270,7 +1270,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) decode(b []byt
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationLegacyTitledEnumSchema is the object defined at mcp-elicitation.schema.json#/$defs/LegacyTitledEnumSchema. Use TitledSingleSelectEnumSchema instead. This interface will be removed in a future version.
@@ -1371,7 +1371,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationLegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationPrimitiveSchemaDefinition is the union defined at mcp-elicitation.schema.json#/$defs/PrimitiveSchemaDefinition; exactly one arm is set. Restricted schema definitions that only allow primitive types without nested objects or arrays.
@@ -1460,7 +1460,7 @@ func (u *MCPElicitationPrimitiveSchemaDefinition) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *MCPElicitationPrimitiveSchemaDefinition) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.
@@ -1530,7 +1530,7 @@ func (s *MCPElicitationTaskMetadata) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationTaskMetadata) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationElicitRequestURLParams is the object defined at mcp-elicitation.schema.json#/$defs/ElicitRequestURLParams. The parameters for a request to elicit information from the user via a URL in the client.
@@ -1611,7 +1611,7 @@ func (s *MCPElicitationElicitRequestURLParams) decode(b []byte, i int) (int, err
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // MCPElicitationElicitRequestParams is the union defined at mcp-elicitation.schema.json#/$defs/ElicitRequestParams; exactly one arm is set. The parameters for a request to elicit additional information from the user via the client.
@@ -1664,7 +1664,7 @@ func (u *MCPElicitationElicitRequestParams) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *MCPElicitationElicitRequestParams) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

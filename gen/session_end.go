@@ -164,7 +164,7 @@ func (s *SessionEndEvent) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *SessionEndEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // SessionEndEventOutcome is the closed string enumeration defined at session-end.schema.json#/properties/outcome.

@@ -156,7 +156,7 @@ func (s *TaskWorkspaceEventTaskChangeBefore) decode(b []byte, i int) (int, error
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // Task is the object defined at task-workspace-event.schema.json#/$defs/task.change.before/properties/task.
@@ -232,7 +232,7 @@ func (s *Task) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Task) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // Operation is the closed string enumeration defined at task-workspace-event.schema.json#/$defs/task.change.before/properties/task/properties/operation.
@@ -407,7 +407,7 @@ func (s *TaskWorkspaceEventTaskChangeAfter) decode(b []byte, i int) (int, error)
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskWorkspaceEventWorkspaceChangeBefore is the object defined at task-workspace-event.schema.json#/$defs/workspace.change.before. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -558,7 +558,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) decode(b []byte, i int) (int, 
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // Workspace is the object defined at task-workspace-event.schema.json#/$defs/workspace.change.before/properties/workspace.
@@ -620,7 +620,7 @@ func (s *Workspace) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *Workspace) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind is the closed string enumeration defined at task-workspace-event.schema.json#/$defs/workspace.change.before/properties/workspace/properties/kind.
@@ -700,7 +700,7 @@ func (s *WorkspaceChange) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *WorkspaceChange) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskWorkspaceEventWorkspaceChangeAfter is the object defined at task-workspace-event.schema.json#/$defs/workspace.change.after. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -851,7 +851,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) decode(b []byte, i int) (int, e
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskWorkspaceEventFileChanged is the object defined at task-workspace-event.schema.json#/$defs/file.changed. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -1013,7 +1013,7 @@ func (s *TaskWorkspaceEventFileChanged) decode(b []byte, i int) (int, error) {
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChanged) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskWorkspaceEventFileChangedChange is the object defined at task-workspace-event.schema.json#/$defs/file.changed/properties/changes/items.
@@ -1081,7 +1081,7 @@ func (s *TaskWorkspaceEventFileChangedChange) decode(b []byte, i int) (int, erro
 // UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChangedChange) UnmarshalJSON(data []byte) error {
 	saved := *s
-	return restore(s, saved, decodeAll(data, s.decode))
+	return restore(s, saved, decodeDoc(data, s.decode))
 }
 
 // TaskWorkspaceEvent is the union defined at task-workspace-event.schema.json#; exactly one arm is set.
@@ -1152,7 +1152,7 @@ func (u *TaskWorkspaceEvent) pick(m *unionMembers) error {
 // UnmarshalJSON implements json.Unmarshaler: it selects the arm by its discriminating members and, when those leave a choice, by the arm's canonical schema.
 func (u *TaskWorkspaceEvent) UnmarshalJSON(data []byte) error {
 	saved := *u
-	return restore(u, saved, decodeAll(data, u.decode))
+	return restore(u, saved, decodeDoc(data, u.decode))
 }
 
 // Value returns the arm that is set (a pointer to one of the arm types), or nil.

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
@@ -36,10 +37,6 @@ var headParams = []string{
 	`{"event":"tool.before"}`,
 	`{"event":["type","tool.before"]}`,
 	`{"event":{}}`,
-	`{"event":{"type":"a"},"event":{"id":"only"}}`,
-	`{"event":{"id":"only"},"event":{"type":"b"}}`,
-	`{"event":{"type":"a","type":"b"}}`,
-	`{"protocolVersion":"x","protocolVersion":"draft"}`,
 	`{"x":{"event":{"type":"hidden"}},"event":{"y":{"type":"deep"},"type":"top"}}`,
 	`{"s":"} { ] [ , : \" \\ \\\" \u0022","event":{"type":"tool.before","t":"\"type\":\"x\""}}`,
 	`{"event":{"type":"tool.\u0062efore"}}`,
@@ -50,6 +47,22 @@ var headParams = []string{
 	`{"event":{"type":true,"b":false,"n":null,"z":0,"a":[[],{},[{}]]}}`,
 	`{"event":{"type":"é ünïcödé ☃ 😀"}}`,
 	`{"event":{"type":""}}`,
+}
+
+// dupParams repeat a member name that readHead reads; Classify rejects
+// such a message before the dispatcher reads anything.
+var dupParams = []string{
+	`{"event":{"type":"a"},"event":{"id":"only"}}`,
+	`{"event":{"id":"only"},"event":{"type":"b"}}`,
+	`{"event":{"type":"a","type":"b"}}`,
+	`{"protocolVersion":"x","protocolVersion":"draft"}`,
+}
+
+func TestReadHeadDuplicatesRejectedFirst(t *testing.T) {
+	for _, params := range dupParams {
+		_, err := jsonrpc.Classify([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":` + params + `}`))
+		require.ErrorIs(t, err, jsonrpc.ErrDuplicateMember, params)
+	}
 }
 
 func TestReadHeadMatchesMember(t *testing.T) {
@@ -66,8 +79,11 @@ func TestReadHeadMatchesMember(t *testing.T) {
 // FuzzReadHead checks readHead against one jsonrpc.Member call per member on
 // the params of every message that jsonrpc.Classify accepts.
 func FuzzReadHead(f *testing.F) {
-	for _, p := range headParams {
+	for _, p := range append(headParams, dupParams...) {
 		f.Add([]byte(p))
+	}
+	for _, v := range hostile.Values() {
+		f.Add([]byte(`{"protocolVersion":"draft","x":` + v + `,"event":` + v + `}`))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		msg := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":`), params...), '}')

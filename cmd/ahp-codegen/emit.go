@@ -185,7 +185,7 @@ func emitUnmarshal(f *jen.File, recv, r, doc string) {
 	f.Comment(doc)
 	f.Func().Params(jen.Id(r).Op("*").Id(recv)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Id("saved").Op(":=").Op("*").Id(r),
-		jen.Return(jen.Id("restore").Call(jen.Id(r), jen.Id("saved"), jen.Id("decodeAll").Call(jen.Id("data"), jen.Id(r).Dot("decode")))),
+		jen.Return(jen.Id("restore").Call(jen.Id(r), jen.Id("saved"), jen.Id("decodeDoc").Call(jen.Id("data"), jen.Id(r).Dot("decode")))),
 	)
 }
 

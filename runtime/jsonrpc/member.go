@@ -4,8 +4,9 @@ package jsonrpc
 // must be one JSON object (surrounding whitespace allowed). Names are
 // compared exactly, after unescaping, unlike encoding/json's case-insensitive
 // field matching; when a name occurs more than once the last occurrence wins,
-// as it does for encoding/json and for schema validation. The returned slice
-// aliases obj.
+// as it does for encoding/json (Classify rejects a message with a repeated
+// name at any depth, so the params of a classified message repeat none).
+// The returned slice aliases obj.
 //
 // It reports false when obj is not a syntactically valid JSON object or has
 // no member called name. It never allocates for names without escapes.

@@ -44,6 +44,28 @@ func decodeStd(doc []byte) (any, *Error) {
 	return value, nil
 }
 
+// UniqueMembers checks that no object in doc, one JSON value with optional
+// surrounding whitespace, has two members of the same name (after
+// unescaping, as encoding/json decodes names). It returns nil, an [*Error]
+// matching [ErrDuplicateMember] with the pointer and offset of the first
+// repeat in document order, or an [*Error] matching [ErrMalformedJSON] for
+// input that is not one JSON value. Its time is linear in the size of doc,
+// whatever its members and nesting; it validates no schema.
+func UniqueMembers(doc []byte) error {
+	s := jsonlex.Scanner{Dups: true}
+	end, ok := s.Value(doc, jsonlex.SkipSpace(doc, 0), 0)
+	if !ok || jsonlex.SkipSpace(doc, end) != len(doc) {
+		if _, derr := decodeStd(doc); derr != nil {
+			return derr
+		}
+		return malformed(int64(end)) // what encoding/json takes but I-JSON does not
+	}
+	if at, dup := s.Dup(); dup {
+		return duplicate("", doc, at)
+	}
+	return nil
+}
+
 // findDuplicate looks for a repeated member name in doc, which must be
 // one valid JSON value, and returns the offset of the first repeat.
 func findDuplicate(doc []byte) (int, bool) {

@@ -1,6 +1,7 @@
 package validate_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -105,3 +106,73 @@ func BenchmarkValidateMembers(b *testing.B) {
 }
 
 func jsonValid(doc []byte) bool { return json.Valid(doc) }
+
+// TestCheck covers Check's bounds: large documents are decided by the fast
+// path alone, large undecidable ones are ErrUnverified, small ones get
+// Validate's errors, and an ended context stops it.
+func TestCheck(t *testing.T) {
+	v := newValidator(t)
+	ctx := context.Background()
+	const ref = "intercept-response.schema.json"
+	modify := func(target, value string) []byte {
+		return []byte(answer(`{"type":"modify","target":"` + target + `","operation":"replace","value":` + value + `}`))
+	}
+	large := hostile.Object(100000)
+
+	require.NoError(t, v.Check(ctx, ref, modify("input", large)))
+	require.NoError(t, v.Check(ctx, ref, modify("input", hostile.Object(10))))
+
+	// A violation in a large document: found, not located.
+	err := v.Check(ctx, ref, modify("tool.input", large))
+	var verr *validate.Error
+	require.ErrorAs(t, err, &verr)
+	require.ErrorIs(t, err, validate.ErrInvalid)
+	require.Equal(t, validate.KeywordSchema, verr.Keyword)
+	require.Equal(t, "", verr.Pointer)
+	// In a small one: Validate's error.
+	small := modify("tool.input", hostile.Object(10))
+	require.Equal(t, v.Validate(ref, small), v.Check(ctx, ref, small))
+
+	// Undecidable by the fast path: a lone surrogate (the tape does not
+	// take it) or a number beyond its exact range where the schema reads
+	// it, in a large document.
+	for _, doc := range [][]byte{
+		modify("input", `{"s":"\ud800",`+large[1:]),
+		modify("content", `{"n":1e99999,`+large[1:]),
+	} {
+		err = v.Check(ctx, ref, doc)
+		require.ErrorIs(t, err, validate.ErrUnverified)
+		require.ErrorIs(t, err, validate.ErrInvalid)
+	}
+	// Malformed and repeated names are found at any size.
+	require.ErrorIs(t, v.Check(ctx, ref, append(modify("input", large), ',')), validate.ErrMalformedJSON)
+	err = v.Check(ctx, ref, modify("input", hostile.ObjectDup(100000)))
+	require.ErrorIs(t, err, validate.ErrDuplicateMember)
+	require.ErrorAs(t, err, &verr)
+	require.Equal(t, "/result/effects/0/value/k0", verr.Pointer)
+
+	// An ended context stops Check, before and during the work.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, v.Check(done, ref, modify("input", large)), context.Canceled)
+	require.ErrorIs(t, v.Check(done, ref, small), context.Canceled)
+}
+
+// TestValid checks that Valid agrees with Validate, including where only
+// v6 can decide.
+func TestValid(t *testing.T) {
+	v := newValidator(t)
+	const ref = "intercept-response.schema.json"
+	for _, doc := range []string{
+		answer(`{"type":"allow"}`),
+		answer(`{"type":"deny"}`),
+		answer(`{"type":"allow","type":"allow"}`),
+		answer(`{"type":"modify","target":"input","operation":"replace","value":{"s":"\ud800"}}`),
+		answer(`{"type":"modify","target":"content","operation":"replace","value":{"n":1e99999}}`),
+		answer(`{"type":"modify","target":"content","operation":"replace","value":{"n":1e2}}`),
+		`{`,
+	} {
+		require.Equal(t, v.Validate(ref, []byte(doc)) == nil, v.Valid(ref, []byte(doc)), doc)
+	}
+	require.False(t, v.Valid("nope.schema.json", []byte(`{}`)))
+}

@@ -36,6 +36,21 @@ var ErrDuplicateMember = errors.New("ahp: duplicate member name")
 // member and its Offset the byte offset of the second name.
 const KeywordDuplicateMember = "duplicateMember"
 
+// ErrUnverified is matched (via [errors.Is]) by an [*Error] whose Keyword
+// is [KeywordUnverified]: [Validator.Check] could not decide the document
+// within its bound on work.
+var ErrUnverified = errors.New("ahp: document not verified within bounds")
+
+// KeywordUnverified is the Keyword of an [*Error] from [Validator.Check]
+// for a document too large for the exact validator that the fast path
+// cannot decide.
+const KeywordUnverified = "unverified"
+
+// KeywordSchema is the Keyword of an [*Error] from [Validator.Check] for a
+// large document that violates its schema, found without locating the
+// failing keyword.
+const KeywordSchema = "schema"
+
 // KeywordJSON is the Keyword of an [*Error] reporting input that is not
 // well-formed JSON, or a value passed to [Validator.ValidateValue] that is
 // not a decoded JSON value.
@@ -129,7 +144,8 @@ func (e *Error) Error() string {
 }
 
 // Is reports whether target is [ErrInvalid], [ErrMalformedJSON] for
-// malformed input, or [ErrDuplicateMember] for a repeated member name.
+// malformed input, [ErrDuplicateMember] for a repeated member name, or
+// [ErrUnverified] for a document Check could not decide.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrInvalid:
@@ -138,6 +154,8 @@ func (e *Error) Is(target error) bool {
 		return e.Keyword == KeywordJSON
 	case ErrDuplicateMember:
 		return e.Keyword == KeywordDuplicateMember
+	case ErrUnverified:
+		return e.Keyword == KeywordUnverified
 	}
 	return false
 }

@@ -74,12 +74,20 @@ func (f *fastSchema) valid(value any) bool {
 // is always left to v6, which sees encoding/json's last-wins reading of
 // it.
 func (f *fastSchema) validTape(t *tape) bool {
+	valid, _, _ := f.verdict(t, nil)
+	return valid
+}
+
+// verdict runs the fast path on the document on t. decided reports that
+// valid is the exact verdict (the fast path modelled everything it met);
+// stopped that done was closed before the end (decided is then false).
+func (f *fastSchema) verdict(t *tape, done <-chan struct{}) (valid, decided, stopped bool) {
 	if f == nil || f.root == nil || t.dup {
-		return false
+		return false, false, false
 	}
-	r := fastRun{t: t}
+	r := fastRun{t: t, done: done}
 	ok := r.valid(f.root, 0)
-	return ok && !r.abort
+	return ok && !r.abort, !r.abort, r.stopped
 }
 
 // bound is a numeric schema bound, kept both exactly and, when it is a

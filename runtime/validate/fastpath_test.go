@@ -755,8 +755,16 @@ func FuzzFastPathAgreesWithV6(f *testing.F) {
 		require.NotNil(t, fs)
 		want := check(key, sch, value) == nil
 		tp := new(tape)
-		if tp.parse(doc) && fs.validTape(tp) {
-			require.True(t, want, "fast path accepted a document v6 rejects")
+		if tp.parse(doc) {
+			if fs.validTape(tp) {
+				require.True(t, want, "fast path accepted a document v6 rejects")
+			}
+			// Where the fast path decides (Check and Valid rely on it),
+			// its verdict is v6's, rejections included.
+			if valid, decided, _ := fs.verdict(tp, nil); decided {
+				require.Equal(t, want, valid, "fast path decided against v6")
+			}
+			require.Equal(t, want && !tp.dup, v.Valid(ref, doc))
 		}
 		if fs.valid(value) {
 			require.True(t, want, "fast path accepted a value v6 rejects")

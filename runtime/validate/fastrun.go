@@ -55,6 +55,12 @@ type fastRun struct {
 	abort bool
 	depth int
 
+	// done, when not nil, ends the run (abort and stopped set) once it is
+	// closed; it is looked at every pollEvery visits.
+	done    <-chan struct{}
+	steps   uint32
+	stopped bool
+
 	// Recent format and pattern verdicts: a string is often checked
 	// against the same format or pattern by several subschemas, and both
 	// are pure functions of the string.
@@ -134,6 +140,12 @@ func (r *fastRun) matches(m matcher, i uint32) bool {
 func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	if r.abort {
 		return false
+	}
+	if r.done != nil {
+		if r.steps++; r.steps%pollEvery == 0 && closed(r.done) {
+			r.abort, r.stopped = true, true
+			return false
+		}
 	}
 	switch n.always {
 	case 1:

@@ -67,6 +67,10 @@ type tape struct {
 	dup   bool // some object has two members with the same key
 	dupAt int  // with dup: offset in src of the first repeated key
 
+	done    <-chan struct{} // parseUntil: stop once closed
+	steps   uint32          // values scanned, to poll done
+	stopped bool            // parse gave up because done was closed
+
 	keys  []uint32    // parse scratch: key tokens of the objects being parsed
 	keyAt []uint32    // parse scratch: the offset in src of each of keys
 	set   jsonlex.Set // parse scratch: finds repeated keys of large objects
@@ -100,7 +104,7 @@ func putTape(t *tape) {
 	if reusable(t) {
 		// Decoded strings are not kept around in pooled memory.
 		clear(t.buf)
-		t.src = nil
+		t.src, t.done = nil, nil
 		tapePool.Put(t)
 	}
 }
@@ -117,6 +121,21 @@ func (t *tape) reset(src []byte) {
 	t.toks = t.toks[:0]
 	t.keys, t.keyAt = t.keys[:0], t.keyAt[:0]
 	t.dup, t.dupAt = false, 0
+	t.done, t.steps, t.stopped = nil, 0, false
+}
+
+// pollEvery is how many values parsing and the fast path go through
+// between two looks at a deadline.
+const pollEvery = 1024
+
+// closed reports whether done is closed.
+func closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // bytes returns the bytes of string or number token i: a string's decoded
@@ -132,8 +151,13 @@ func (t *tape) bytes(i uint32) []byte {
 // parse scans src into t. It reports false when src is not exactly one
 // JSON value with optional surrounding whitespace, or when it is one that
 // encoding/json reads in a way parse does not model; t is then unusable.
-func (t *tape) parse(src []byte) bool {
+func (t *tape) parse(src []byte) bool { return t.parseUntil(src, nil) }
+
+// parseUntil is parse that gives up, setting t.stopped, once done is
+// closed; it looks every pollEvery values.
+func (t *tape) parseUntil(src []byte, done <-chan struct{}) bool {
 	t.reset(src)
+	t.done = done
 	if uint64(len(src)) > maxTapeBytes {
 		return false
 	}
@@ -162,6 +186,12 @@ func (t *tape) scanValue(p, depth int) (int, bool) {
 	src := t.src
 	if p >= len(src) {
 		return p, false
+	}
+	if t.done != nil {
+		if t.steps++; t.steps%pollEvery == 0 && closed(t.done) {
+			t.stopped = true
+			return p, false
+		}
 	}
 	i := uint32(len(t.toks))
 	switch c := src[p]; {

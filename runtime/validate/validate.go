@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -148,6 +149,149 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 		}
 	}
 	return check(key, sch, value)
+}
+
+// maxExactBytes is the largest document that [Validator.Check] hands to v6
+// when the fast path cannot decide, or to explain a violation the fast path
+// found: v6 takes microseconds per member, which on a few megabytes is
+// seconds that no deadline can interrupt.
+const maxExactBytes = 16 << 10
+
+// Check is [Validator.Validate] for documents a peer sent, checked within
+// a deadline. It differs in two ways:
+//
+//   - It observes ctx: it returns an error wrapping ctx.Err() as soon as it
+//     sees ctx end (parsing and the fast path look at ctx regularly), and
+//     does not start the exact validator once ctx has ended.
+//   - Its work is linear in the size of doc with a small constant. A
+//     document larger than 16 KiB is decided by the fast path alone: a
+//     violation it finds is an [*Error] with Keyword [KeywordSchema] that
+//     names no location, and a document it cannot decide (numbers beyond
+//     its exact range, nesting deeper than 512 levels, escaped lone
+//     surrogates, long uniqueItems arrays of non-strings) is an [*Error]
+//     matching [ErrUnverified]. Smaller documents get exactly the errors
+//     Validate returns.
+//
+// Malformed JSON and repeated member names are reported as Validate
+// reports them, at any size.
+func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
+	key, sch, err := v.schema(ref)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return stopped(err)
+	}
+	t := getTape()
+	defer putTape(t)
+	parsed := t.parseUntil(doc, ctx.Done())
+	if t.stopped {
+		return stopped(ctx.Err())
+	}
+	if parsed && t.dup {
+		return duplicate(key, doc, t.dupAt)
+	}
+	large := len(doc) > maxExactBytes
+	if parsed {
+		valid, decided, halted := v.fastSchema(key).verdict(t, ctx.Done())
+		switch {
+		case halted:
+			return stopped(ctx.Err())
+		case valid:
+			return nil
+		case decided && large:
+			return &Error{Schema: key, Keyword: KeywordSchema}
+		}
+	}
+	if large {
+		if !parsed {
+			// Malformed input and repeated names are found without v6.
+			if _, derr := decodeStd(doc); derr != nil {
+				derr.Schema = key
+				return derr
+			}
+			if at, ok := findDuplicate(doc); ok {
+				return duplicate(key, doc, at)
+			}
+		}
+		return &Error{Schema: key, Keyword: KeywordUnverified}
+	}
+	if err := ctx.Err(); err != nil {
+		return stopped(err)
+	}
+	var value any
+	if parsed {
+		value = t.value(0)
+	} else {
+		var derr *Error
+		if value, derr = decodeStd(doc); derr != nil {
+			derr.Schema = key
+			return derr
+		}
+		if at, ok := findDuplicate(doc); ok {
+			return duplicate(key, doc, at)
+		}
+	}
+	return check(key, sch, value)
+}
+
+// stopped wraps the context error that ended a Check.
+func stopped(err error) error {
+	return fmt.Errorf("ahp: validation stopped: %w", err)
+}
+
+// Valid reports whether doc is valid against the schema named by ref, as
+// Validate(ref, doc) == nil does, without explaining a failure: where the
+// fast path can decide, its verdict is used, and v6 runs only for what it
+// cannot decide. An unknown ref is not valid.
+func (v *Validator) Valid(ref string, doc []byte) bool {
+	return v.FirstValid([]string{ref}, doc) == 0
+}
+
+// FirstValid returns the index of the first of refs against which doc is
+// valid, as a loop over [Validator.Valid] would, or -1; doc is parsed once
+// for all of them. An unknown ref is skipped.
+func (v *Validator) FirstValid(refs []string, doc []byte) int {
+	t := getTape()
+	defer putTape(t)
+	parsed := t.parse(doc)
+	if parsed && t.dup {
+		return -1
+	}
+	var value any
+	decoded := false
+	for i, ref := range refs {
+		key, sch, err := v.schema(ref)
+		if err != nil {
+			continue
+		}
+		if parsed {
+			if valid, decided, _ := v.fastSchema(key).verdict(t, nil); decided {
+				if valid {
+					return i
+				}
+				continue
+			}
+		}
+		if !decoded {
+			decoded = true
+			if parsed {
+				value = t.value(0)
+			} else {
+				var derr *Error
+				if value, derr = decodeStd(doc); derr != nil {
+					return -1
+				}
+				if _, dup := findDuplicate(doc); dup {
+					return -1
+				}
+			}
+		}
+		if sch.Validate(value) == nil {
+			return i
+		}
+	}
+	return -1
 }
 
 // ValidateValue validates an already decoded JSON value against the schema
