@@ -61,9 +61,9 @@ func TestNoEffectAnswerShortcut(t *testing.T) {
 	}
 	for _, id := range []string{"evt-1", "evt_0123456789abcdef", "x", "a b/c:d@e", "evt-\u00e9", "evt-\"q\"", "evt-\\", "evt-<&>", "evt-\u2028"} {
 		raw := canonical(id)
-		full, ferr := decodeInterceptFull(raw, id)
+		full, ferr := decodeInterceptFull(t.Context(), raw, id)
 		require.Nil(t, ferr, "id %q", id)
-		got, err := decodeIntercept(raw, id)
+		got, err := decodeIntercept(t.Context(), raw, id)
 		require.Nil(t, err)
 		require.Equal(t, full, got, "id %q", id)
 		if isNoEffectAnswer(raw, id) {

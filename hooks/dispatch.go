@@ -336,13 +336,19 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	if err != nil {
 		return c.failure(s, classify(err, dctx)), false
 	}
-	result, ferr := decodeIntercept(raw, id)
+	if dctx.Err() != nil { // a response after the deadline is ignored, unread
+		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
+	}
+	result, ferr := decodeIntercept(dctx, raw, id)
+	if c.ended() {
+		return false, true
+	}
 	if ferr != nil {
 		return c.failure(s, ferr), false
 	}
 	c.canonicalRefs(s, result)
 	c.canonicalGaps(result)
-	if dctx.Err() != nil { // a response after the deadline is ignored
+	if dctx.Err() != nil { // the deadline passed while the response was read
 		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
 	}
 	c.offered = append(c.offered, s)
@@ -533,20 +539,23 @@ func classify(err error, dctx context.Context) *transport.Error {
 
 // decodeIntercept validates a response envelope, its correlation and its
 // canonical shape. A correlated, well-formed JSON-RPC error is remote_rpc
-// (only its numeric code is kept); anything else malformed is a protocol
-// rejection.
-func decodeIntercept(raw []byte, id string) (*gen.InterceptResponseResult, *transport.Error) {
+// (only its numeric code is kept); anything else malformed, including a
+// member name repeated at any depth, is a protocol rejection. The work is
+// linear in the size of raw and stops once ctx (the delivery's deadline)
+// ends, which is a deadline failure.
+func decodeIntercept(ctx context.Context, raw []byte, id string) (*gen.InterceptResponseResult, *transport.Error) {
 	if isNoEffectAnswer(raw, id) {
 		return &gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: []gen.Effect{}}, nil
 	}
-	return decodeInterceptFull(raw, id)
+	return decodeInterceptFull(ctx, raw, id)
 }
 
 // decodeInterceptFull is decodeIntercept without the no-effect shortcut.
-func decodeInterceptFull(raw []byte, id string) (*gen.InterceptResponseResult, *transport.Error) {
+func decodeInterceptFull(ctx context.Context, raw []byte, id string) (*gen.InterceptResponseResult, *transport.Error) {
 	reject := func(reason string) *transport.Error {
 		return &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageReceive, Reason: reason}
 	}
+	late := &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageReceive, Reason: "timeout"}
 	env, err := jsonrpc.Classify(raw)
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrParse) {
@@ -572,15 +581,33 @@ func decodeInterceptFull(raw []byte, id string) (*gen.InterceptResponseResult, *
 	default:
 		return nil, reject("not_response")
 	}
-	resp, err := gen.ParseInterceptResponse(raw)
-	if err != nil {
+	if ctx.Err() != nil {
+		return nil, late
+	}
+	// What gen.ParseInterceptResponse does, within the deadline: canonical
+	// validation that observes ctx and bounds its work by size, then the
+	// typed decode.
+	if err := validate.Default().Check(ctx, interceptResponseSchema, raw); err != nil {
+		if ctx.Err() != nil {
+			return nil, late
+		}
 		return nil, reject("schema")
+	}
+	resp := new(gen.InterceptResponse)
+	if err := resp.UnmarshalJSON(raw); err != nil {
+		return nil, reject("schema")
+	}
+	if ctx.Err() != nil {
+		return nil, late
 	}
 	if resp.Result.Effects == nil {
 		return nil, reject("missing_effects")
 	}
 	return &resp.Result, nil
 }
+
+// interceptResponseSchema is the canonical schema of an intercept answer.
+const interceptResponseSchema = "intercept-response.schema.json"
 
 // The canonical encoding of a correlated answer without effects, around its
 // id: what package server (and gen.EncodeInterceptResponse) writes for the
