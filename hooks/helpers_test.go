@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 // runBackend is the stdio backend process: the test binary re-executed.
 func runBackend(mode string) int {
 	fmt.Fprintln(os.Stderr, "backend stderr "+canary+" "+os.Getenv("AHP_TEST_CANARY"))
+	if result, ok := hostileResults[mode]; ok { // hostile_test.go
+		return serveHostile(result())
+	}
 	h := &server.Handler{MaxConcurrency: 1}
 	if rest, ok := strings.CutPrefix(mode, "tee:"); ok {
 		return runTee(rest)
