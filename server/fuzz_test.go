@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime/metrics"
+	"strings"
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/server"
 )
@@ -60,6 +62,14 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	} {
 		data := readFixture(f, name)
 		seeds = append(seeds, data, compactOrSelf(data))
+	}
+	// Thousands of members and elements, deep nesting and repeated names,
+	// as tool input and as an unknown member of the event.
+	base := string(compactOrSelf(readFixture(f, "http/intercept-request.valid.json")))
+	for _, v := range hostile.Values() {
+		seeds = append(seeds,
+			[]byte(strings.Replace(base, `"input":{"path":"README.md","content":"example"}`, `"input":`+v, 1)),
+			[]byte(strings.Replace(base, `"path":"example"`, `"path":"example","x":`+v, 1)))
 	}
 	return seeds
 }
@@ -114,6 +124,13 @@ func FuzzServeHTTPBody(f *testing.F) {
 				t.Fatalf("Content-Type %q", ct)
 			}
 			checkFuzzReply(t, rec.Body.Bytes())
+			if len(body) <= limit && hostile.HasDuplicate(body) {
+				// A repeated member name anywhere is an invalid request.
+				env, _ := jsonrpc.Classify(rec.Body.Bytes())
+				if e, err := env.DecodeError(); err != nil || e.Code != jsonrpc.CodeInvalidRequest {
+					t.Fatalf("a request with a repeated member name was answered %s", rec.Body.Bytes())
+				}
+			}
 		case http.StatusNoContent, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusInternalServerError:
 			if rec.Body.Len() != 0 {
 				t.Fatalf("status %d with a body", rec.Code)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Members returns n object members "k0":0,"k1":1,… separated by commas.
@@ -78,10 +79,13 @@ func Values() []string {
 	}
 }
 
-// HasDuplicate reports whether doc, one valid JSON value, holds an object
-// with two members of the same name, as encoding/json decodes names. It
-// reports false for anything encoding/json cannot tokenize.
+// HasDuplicate reports whether doc, one valid JSON value in valid UTF-8,
+// holds an object with two members of the same name, as encoding/json
+// decodes names. It reports false for anything else.
 func HasDuplicate(doc []byte) bool {
+	if !json.Valid(doc) || !utf8.Valid(doc) {
+		return false
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dup, err := walk(dec)
 	return err == nil && dup

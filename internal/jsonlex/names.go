@@ -37,7 +37,7 @@ func (s *Set) Repeat(n int, name func(i int) []byte) (int, bool) {
 		return 0, false
 	}
 	size := 64
-	for size < 2*n {
+	for 5*size < 8*n { // at most five eighths in use
 		size *= 2
 	}
 	if cap(s.tab) < size {

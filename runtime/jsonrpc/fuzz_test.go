@@ -188,6 +188,9 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add([]byte(""), uint16(1), uint8(0))
 	f.Add([]byte("\n\r\n{}\r\n\n"), uint16(2), uint8(2))
 	f.Add([]byte("aaaaaaaa\nb"), uint16(3), uint8(3))
+	for _, v := range hostile.Values() {
+		f.Add([]byte(v+"\n"+v+"\n"), uint16(0), uint8(2))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, maxLine uint16, mode uint8) {
 		limit := int(maxLine)
 		if limit == 0 {

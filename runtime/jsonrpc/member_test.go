@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 func TestMember(t *testing.T) {
@@ -51,6 +53,10 @@ func FuzzMember(f *testing.F) {
 	f.Add([]byte(`{"protocolVersion":"draft","event":{"type":"tool.before"}}`), "event")
 	f.Add([]byte(`{"a":1,"a":2}`), "a")
 	f.Add([]byte("{\"\xc3\":\"\",\"event\":{}}"), "event")
+	for _, v := range hostile.Values() {
+		f.Add([]byte(`{"a":`+v+`,"event":`+v+`}`), "event")
+		f.Add([]byte(v), "k2999")
+	}
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		got, ok := Member(data, name)
 		if !json.Valid(data) || !utf8.Valid(data) {

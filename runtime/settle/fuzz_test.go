@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/fixtures"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 )
 
 // FuzzApply decodes arbitrary bytes as an intercept result with the
@@ -32,6 +33,10 @@ func FuzzApply(f *testing.F) {
 				}
 			}
 		}
+	}
+	for _, v := range hostile.Values() {
+		f.Add([]byte(`{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":` + v + `}]}`))
+		f.Add([]byte(`{"protocolVersion":"draft","effects":[{"type":"return","value":` + v + `}]}`))
 	}
 	names := []gen.EventName{gen.EventToolBefore, gen.EventTurnFinishBefore, gen.EventToolAfter, gen.EventUserMessageOutbound,
 		gen.EventUserElicitationResult, gen.EventUserElicitationRequest, gen.EventContextCompactBefore, gen.EventWorkspaceChangeBefore}
