@@ -13,6 +13,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -275,6 +276,32 @@ type key struct {
 // goes on past a duplicate, so that a syntax error after it is still
 // reported.
 func (s *Scanner) Dup() (int, bool) { return s.dup - 1, s.dup > 0 }
+
+// scanners recycles Scanners (their name stacks and tables) between
+// documents; see Acquire.
+var scanners = sync.Pool{New: func() any { return new(Scanner) }}
+
+// maxPooled bounds the Footprint of a Scanner kept for reuse.
+const maxPooled = 1 << 16
+
+// Acquire returns a reset Scanner, from a pool, that looks for duplicate
+// names when dups is set (and neither tokenizes nor limits depth beyond
+// MaxDepth). Release gives it back.
+func Acquire(dups bool) *Scanner {
+	s := scanners.Get().(*Scanner)
+	s.Dups = dups
+	return s
+}
+
+// Release resets s and returns it to the pool Acquire takes from; s must
+// not be used afterwards.
+func (s *Scanner) Release() {
+	s.Reset()
+	if s.Footprint() <= maxPooled {
+		*s = Scanner{keys: s.keys, buf: s.buf, set: s.set, Tokens: s.Tokens}
+		scanners.Put(s)
+	}
+}
 
 // Reset prepares s for another document, keeping its settings and its
 // storage.

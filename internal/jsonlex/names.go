@@ -36,6 +36,41 @@ func (s *Set) Repeat(n int, name func(i int) []byte) (int, bool) {
 		}
 		return 0, false
 	}
+	s.init(n)
+	for i := range n {
+		a := name(i)
+		if s.add(maphash.Bytes(s.seed, a), i, func(j int) bool { return bytes.Equal(a, name(j)) }) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// RepeatString is Repeat for names held as strings.
+func (s *Set) RepeatString(n int, name func(i int) string) (int, bool) {
+	if n <= pairwise {
+		for i := 1; i < n; i++ {
+			a := name(i)
+			for j := range i {
+				if a == name(j) {
+					return i, true
+				}
+			}
+		}
+		return 0, false
+	}
+	s.init(n)
+	for i := range n {
+		a := name(i)
+		if s.add(maphash.String(s.seed, a), i, func(j int) bool { return a == name(j) }) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// init empties the table, sized for n names.
+func (s *Set) init(n int) {
 	size := 64
 	for 5*size < 8*n { // at most five eighths in use
 		size *= 2
@@ -49,25 +84,23 @@ func (s *Set) Repeat(n int, name func(i int) []byte) (int, bool) {
 	if !s.seeded {
 		s.seed, s.seeded = maphash.MakeSeed(), true
 	}
-	mask := uint64(size - 1)
-	for i := range n {
-		a := name(i)
-		h := maphash.Bytes(s.seed, a)
-		tag := h >> 32 << 32
-		j := h & mask
-		for {
-			e := s.tab[j]
-			if e == 0 {
-				s.tab[j] = tag | uint64(i+1)
-				break
-			}
-			if e>>32<<32 == tag && bytes.Equal(a, name(int(uint32(e))-1)) {
-				return i, true
-			}
-			j = (j + 1) & mask
+}
+
+// add enters name i, of hash h, into the table, unless some name j already
+// there has the same hash and equal(j): it then reports true.
+func (s *Set) add(h uint64, i int, equal func(j int) bool) bool {
+	mask := uint64(len(s.tab) - 1)
+	tag := h >> 32 << 32
+	for j := h & mask; ; j = (j + 1) & mask {
+		e := s.tab[j]
+		if e == 0 {
+			s.tab[j] = tag | uint64(i+1)
+			return false
+		}
+		if e>>32<<32 == tag && equal(int(uint32(e))-1) {
+			return true
 		}
 	}
-	return 0, false
 }
 
 // Footprint is the number of table entries s holds, a measure of its

@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"sync"
 	"unicode/utf8"
 
 	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
@@ -11,22 +10,15 @@ import (
 // encoding/json applies, so that Classify and json.Valid agree.
 const maxDepth = jsonlex.MaxDepth
 
-// lexers recycles the shared lexer's scanners, which keep the member names
-// of the objects being scanned, so that classifying a message does not
-// allocate.
-var lexers = sync.Pool{New: func() any { return &jsonlex.Scanner{Dups: true, MaxDepth: maxDepth} }}
-
-// maxPooledLexer bounds the storage of a scanner kept for reuse.
-const maxPooledLexer = 1 << 16
-
-func getLexer() *jsonlex.Scanner { return lexers.Get().(*jsonlex.Scanner) }
-
-func putLexer(s *jsonlex.Scanner) {
-	s.Reset()
-	if s.Footprint() <= maxPooledLexer {
-		lexers.Put(s)
-	}
+// getLexer returns a scanner of the shared lexer, from its pool, that finds
+// repeated member names; putLexer gives it back.
+func getLexer() *jsonlex.Scanner {
+	s := jsonlex.Acquire(true)
+	s.MaxDepth = maxDepth
+	return s
 }
+
+func putLexer(s *jsonlex.Scanner) { s.Release() }
 
 // scanner is a validating JSON scanner over a byte slice. It never allocates.
 type scanner struct {

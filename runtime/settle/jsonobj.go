@@ -64,7 +64,8 @@ func splitObject(data []byte, validate bool) ([]member, error) {
 		}
 		return nil, errNotObject
 	}
-	sc := jsonlex.Scanner{Dups: validate}
+	sc := jsonlex.Acquire(validate)
+	defer sc.Release()
 	var out []member
 	i = jsonlex.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -116,7 +117,8 @@ func splitObject(data []byte, validate bool) ([]member, error) {
 // validJSON reports whether b is one JSON value with optional surrounding
 // whitespace.
 func validJSON(b []byte) bool {
-	var sc jsonlex.Scanner
+	sc := jsonlex.Acquire(false)
+	defer sc.Release()
 	end, ok := sc.Value(b, jsonlex.SkipSpace(b, 0), 0)
 	return ok && jsonlex.SkipSpace(b, end) == len(b)
 }
@@ -125,7 +127,8 @@ func validJSON(b []byte) bool {
 // whitespace (errMalformed) without a repeated member name at any depth
 // (errDuplicate).
 func checkJSON(b []byte) error {
-	sc := jsonlex.Scanner{Dups: true}
+	sc := jsonlex.Acquire(true)
+	defer sc.Release()
 	end, ok := sc.Value(b, jsonlex.SkipSpace(b, 0), 0)
 	if !ok || jsonlex.SkipSpace(b, end) != len(b) {
 		return errMalformed
@@ -139,7 +142,7 @@ func checkJSON(b []byte) error {
 // repeatsName reports whether two of ms have the same name.
 func repeatsName(ms []member) bool {
 	var set jsonlex.Set
-	_, dup := set.Repeat(len(ms), func(i int) []byte { return []byte(ms[i].name) })
+	_, dup := set.RepeatString(len(ms), func(i int) string { return ms[i].name })
 	return dup
 }
 
@@ -248,27 +251,23 @@ func jsonEqual(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	ta, ok := tokens(a)
-	if !ok {
+	sa, sb := jsonlex.Acquire(true), jsonlex.Acquire(true)
+	defer sa.Release()
+	defer sb.Release()
+	if !tokenize(sa, a) || !tokenize(sb, b) {
 		return false
 	}
-	tb, ok := tokens(b)
-	if !ok {
-		return false
-	}
-	e := equality{a: a, b: b, ta: ta, tb: tb}
+	e := equality{a: a, b: b, ta: sa.Tokens, tb: sb.Tokens}
 	return e.equal(0, 0, 0)
 }
 
-// tokens scans one JSON value (trimmed) into tokens; it fails for
-// malformed text and for repeated member names.
-func tokens(v []byte) ([]jsonlex.Token, bool) {
-	sc := jsonlex.Scanner{Dups: true, Tokenize: true}
+// tokenize scans one JSON value (trimmed) into the tokens of sc; it fails
+// for malformed text and for repeated member names.
+func tokenize(sc *jsonlex.Scanner, v []byte) bool {
+	sc.Tokenize = true
 	end, ok := sc.Value(v, 0, 0)
-	if _, dup := sc.Dup(); !ok || dup || end != len(v) {
-		return nil, false
-	}
-	return sc.Tokens, true
+	_, dup := sc.Dup()
+	return ok && !dup && end == len(v)
 }
 
 // equality compares the values of two scanned texts.

@@ -52,7 +52,8 @@ func decodeStd(doc []byte) (any, *Error) {
 // input that is not one JSON value. Its time is linear in the size of doc,
 // whatever its members and nesting; it validates no schema.
 func UniqueMembers(doc []byte) error {
-	s := jsonlex.Scanner{Dups: true}
+	s := jsonlex.Acquire(true)
+	defer s.Release()
 	end, ok := s.Value(doc, jsonlex.SkipSpace(doc, 0), 0)
 	if !ok || jsonlex.SkipSpace(doc, end) != len(doc) {
 		if _, derr := decodeStd(doc); derr != nil {
@@ -69,7 +70,8 @@ func UniqueMembers(doc []byte) error {
 // findDuplicate looks for a repeated member name in doc, which must be
 // one valid JSON value, and returns the offset of the first repeat.
 func findDuplicate(doc []byte) (int, bool) {
-	s := jsonlex.Scanner{Dups: true}
+	s := jsonlex.Acquire(true)
+	defer s.Release()
 	if _, ok := s.Value(doc, jsonlex.SkipSpace(doc, 0), 0); !ok {
 		return 0, false
 	}
