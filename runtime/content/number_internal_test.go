@@ -50,6 +50,9 @@ func FuzzJSONInteger(f *testing.F) {
 		if len(s) > 64 || strings.ContainsAny(s, "eE") && len(s) > 12 {
 			return // the oracle would be too slow; jsonInteger itself must not be
 		}
+		if _, e, found := strings.Cut(strings.ToLower(s), "e"); found && len(strings.TrimLeft(e, "+-0")) > 5 {
+			return // big.Rat refuses exponents this large; TestJSONInteger covers them
+		}
 		if !validJSONNumber(s) {
 			require.False(t, ok, "%q", s)
 			return
