@@ -326,11 +326,11 @@ func TestCanary(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 	reg := registration(
-		`{"id":"com.example.token","transport":`+httpTransport(ts.URL+"/")+`,"authentication":{"type":"bearer","tokenEnv":"AHP_TEST_CANARY"},"subscriptions":[`+interceptSub(`"tool.before"`, 5000, "fail-open")+`]}`,
-		`{"id":"com.example.missing","transport":`+httpTransport(ts.URL+"/")+`,"authentication":{"type":"bearer","tokenEnv":"AHP_TEST_MISSING_TOKEN"},"subscriptions":[`+interceptSub(`"tool.before"`, 5000, "fail-open")+`]}`,
-		backendJSON("com.example.rpc", httpTransport(srv.URL+"/rpcerror"), interceptSub(`"tool.before"`, 5000, "fail-open")),
-		backendJSON("com.example.stdiorpc", backendCmd(t, "rpcerror", "persistent"), interceptSub(`"tool.before"`, 5000, "fail-open")),
-		backendJSON("com.example.env", backendCmd(t, "env", "per_event"), interceptSub(`"tool.before"`, 5000, "fail-open")),
+		`{"id":"com.example.token","transport":`+httpTransport(ts.URL+"/")+`,"authentication":{"type":"bearer","tokenEnv":"AHP_TEST_CANARY"},"subscriptions":[`+interceptSub(`"tool.before"`, 30000, "fail-open")+`]}`,
+		`{"id":"com.example.missing","transport":`+httpTransport(ts.URL+"/")+`,"authentication":{"type":"bearer","tokenEnv":"AHP_TEST_MISSING_TOKEN"},"subscriptions":[`+interceptSub(`"tool.before"`, 30000, "fail-open")+`]}`,
+		backendJSON("com.example.rpc", httpTransport(srv.URL+"/rpcerror"), interceptSub(`"tool.before"`, 30000, "fail-open")),
+		backendJSON("com.example.stdiorpc", backendCmd(t, "rpcerror", "persistent"), interceptSub(`"tool.before"`, 30000, "fail-open")),
+		backendJSON("com.example.env", backendCmd(t, "env", "per_event"), interceptSub(`"tool.before"`, 30000, "fail-open")),
 	)
 	logs := &capture{}
 	var stderr strings.Builder
@@ -339,7 +339,7 @@ func TestCanary(t *testing.T) {
 	cfg.StdioStderr = &lockedBuilder{b: &stderr}
 	h, err := hooks.New(reg, cfg)
 	require.NoError(t, err)
-	res, err := h.ToolBefore(ctxTimeout(t, 20*time.Second), toolInput())
+	res, err := h.ToolBefore(ctxTimeout(t, 120*time.Second), toolInput())
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
 	mu.Lock()
