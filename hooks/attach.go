@@ -252,14 +252,22 @@ func (c *call) attachRewriter(s *subscription) *partRewriter {
 // canonicalRefs maps the receiver references that s repeats in the
 // message lists of its response back to the canonical references of their
 // parts, so that settlement recognizes the attachments it established. A
-// reference s was not given stays, and settlement rejects it.
-func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) {
-	if c.att == nil || len(c.att.issued[s]) == 0 {
-		return
+// reference s was not given stays, and settlement rejects it. A canonical
+// reference is reached only through a reference issued to s: a response
+// that carries the SDK's reserved prefix itself (which no backend is ever
+// given) is refused, and canonicalRefs reports false.
+func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) bool {
+	var issued map[string]string
+	if c.att != nil {
+		issued = c.att.issued[s]
 	}
-	issued := c.att.issued[s]
+	forged := false
 	back := &partRewriter{fn: func(a parts) (parts, bool) {
 		if a.attBody == nil {
+			return a, false
+		}
+		if strings.HasPrefix(a.attBody.Body.Ref, attachmentRefPrefix) {
+			forged = true
 			return a, false
 		}
 		ref, ok := issued[a.attBody.Body.Ref]
@@ -283,6 +291,7 @@ func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) {
 			}
 		}
 	}
+	return !forged
 }
 
 // uploadError is the failure of a delivery whose upload failed.

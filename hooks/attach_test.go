@@ -404,3 +404,28 @@ func TestAttachmentUploadClient(t *testing.T) {
 		require.Equal(t, up.srv.URL+"/upload/body", req.URL)
 	}
 }
+
+// TestAttachmentForgedPlaceholderRefused: a backend that selected only metadata
+// (it never received a body reference) guesses the documented placeholder
+// "ahp:attachment:<part id>" from the part id its metadata view shows and
+// republishes the attachment body in a message-list merge. It was not
+// given that reference, so the harness must refuse it like any other
+// reference it was not issued.
+func TestAttachmentForgedPlaceholderRefused(t *testing.T) {
+	for _, sel := range []string{`{"default":"metadata"}`, `{"default":"omit"}`} {
+		t.Run(sel, func(t *testing.T) {
+			up := newUploadReceivers(t, "first")
+			cfg := uploadConfig()
+			cfg.Transports = map[string]transport.Transport{"com.example.first": answering{`[{"type":"modify","target":"prompt","operation":"merge","value":[{"id":"x","role":"user","parts":[{"id":"img","kind":"attachment","mediaType":"image/png","selection":"body","body":{"ref":"ahp:attachment:img"}}]}]}]`}}
+			u := httpTransport("http://127.0.0.1:1/x")
+			h, err := hooks.New(registration(backendJSON("com.example.first", u, `{"events":["turn.start"],"mode":"intercept","timeoutMs":20000,"failurePolicy":"fail-open","content":`+sel+`,`+up.endpoint("first")+`}`)), cfg)
+			require.NoError(t, err)
+			defer h.Close()
+			var opens atomic.Int32
+			res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+			require.NoError(t, err)
+			defer res.Close()
+			require.Empty(t, res.Accepted, "a forged placeholder reference from a metadata/omit receiver is accepted: %d prompt items", len(res.Event().TurnStart.Items))
+		})
+	}
+}

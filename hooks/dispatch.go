@@ -346,7 +346,9 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	if ferr != nil {
 		return c.failure(s, ferr), false
 	}
-	c.canonicalRefs(s, result)
+	if !c.canonicalRefs(s, result) { // a reference it was never given
+		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: "reserved_reference"}), false
+	}
 	c.canonicalGaps(result)
 	if dctx.Err() != nil { // the deadline passed while the response was read
 		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
