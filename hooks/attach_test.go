@@ -429,3 +429,25 @@ func TestAttachmentForgedPlaceholderRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliverErrorClosesAttachments: "a call that returns an
+// error has closed them" (WithAttachment). Deliver given an event document
+// that does not parse returns an error without closing the attachment: its
+// cleanup never runs.
+func TestDeliverErrorClosesAttachments(t *testing.T) {
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.a": {}}, registration(
+		backendJSON("com.example.a", httpTransport("http://127.0.0.1:1/x"), interceptContent(`{"default":"body"}`))))
+	for name, doc := range map[string]string{"not json": `{`, "no type": `{"specversion":"1.0"}`} {
+		t.Run(name, func(t *testing.T) {
+			var cleaned atomic.Int32
+			a, err := content.Lazy("image/png", func(context.Context) (io.ReadCloser, error) {
+				return io.NopCloser(bytes.NewReader(imageBytes)), nil
+			}, func(context.Context) error { cleaned.Add(1); return nil })
+			require.NoError(t, err)
+			res, err := h.Deliver(context.Background(), []byte(doc), hooks.WithAttachment("img", a))
+			require.Error(t, err)
+			require.Nil(t, res)
+			require.Equal(t, int32(1), cleaned.Load(), "the attachment given to a failed Deliver was not closed")
+		})
+	}
+}

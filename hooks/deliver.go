@@ -24,13 +24,31 @@ func (h *Hooks) Deliver(ctx context.Context, event []byte, opts ...CallOption) (
 			ve.Pointer, ve.Keyword = pe.Pointer, pe.Keyword
 		}
 		ve.cause = err
+		closeAttachments(opts)
 		return nil, ve
 	}
 	var head struct {
 		Type gen.EventName `json:"type"`
 	}
-	if err := json.Unmarshal(event, &head); err != nil {
+	if err := json.Unmarshal(event, &head); err != nil || head.Type == "" {
+		closeAttachments(opts)
 		return nil, inputError("event", "/type", "type", "the event has no type")
 	}
 	return h.dispatch(ctx, head.Type, opts, func(*fill) (*gen.Event, error) { return ev, nil })
+}
+
+// closeAttachments closes the attachments given by opts to a call that
+// fails before it starts: a call that returns an error has closed them.
+func closeAttachments(opts []CallOption) {
+	var o callOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	for _, a := range o.attachments {
+		if a.a != nil {
+			_ = a.a.Close()
+		}
+	}
 }
