@@ -558,8 +558,11 @@ func decodeInterceptFull(ctx context.Context, raw []byte, id string) (*gen.Inter
 		return &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageReceive, Reason: reason}
 	}
 	late := &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageReceive, Reason: "timeout"}
-	env, err := jsonrpc.Classify(raw)
+	env, err := jsonrpc.ClassifyContext(ctx, raw)
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, jsonrpc.ErrInvalidRequest) && !errors.Is(err, jsonrpc.ErrParse) {
+			return nil, late
+		}
 		if errors.Is(err, jsonrpc.ErrParse) {
 			return nil, reject("malformed_json")
 		}

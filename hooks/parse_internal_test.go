@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,9 +31,9 @@ func TestDecodeInterceptObservesDeadline(t *testing.T) {
 		{answer(`{"a":1}`), transport.CodeDeadlineExceeded},
 		{[]byte(`{"jsonrpc":"2.0","id":"evt-1","result":{"protocolVersion":"draft","effects":[{"type":"allow"}],"x":` +
 			hostile.Object(100000) + `}}`), transport.CodeDeadlineExceeded},
-		// A repeated name is found by the envelope scan, which comes
-		// before the first look at the deadline: rejected either way.
-		{answer(hostile.ObjectDup(100000)), transport.CodeProtocolRejection},
+		// The envelope scan observes the deadline too: past it, even an
+		// answer with a repeated name is a deadline failure.
+		{answer(hostile.ObjectDup(100000)), transport.CodeDeadlineExceeded},
 	} {
 		_, te := decodeIntercept(ended, c.raw, id)
 		require.Equal(t, c.code, te.Code)
@@ -45,4 +46,26 @@ func TestDecodeInterceptObservesDeadline(t *testing.T) {
 	_, te = decodeIntercept(t.Context(), answer(hostile.ObjectDup(100000)), id)
 	require.Equal(t, transport.CodeProtocolRejection, te.Code)
 	require.Equal(t, "invalid_envelope", te.Reason)
+}
+
+// TestDecodeInterceptLargeAnswerStopsAtDeadline: a 4 MB answer whose
+// deadline ends while it is being read is a deadline failure, whichever
+// pass it was in. The full parse is timed once so that the deadline falls
+// inside it.
+func TestDecodeInterceptLargeAnswerStopsAtDeadline(t *testing.T) {
+	const id = "evt-1"
+	raw := []byte(`{"jsonrpc":"2.0","id":"` + id + `","result":{"protocolVersion":"draft","effects":[` +
+		`{"type":"modify","target":"input","operation":"replace","value":` + hostile.Object(250000) + `}]}}`)
+	start := time.Now()
+	_, te := decodeInterceptFull(t.Context(), raw, id)
+	require.Nil(t, te)
+	full := time.Since(start)
+	for _, frac := range []int{10, 30} {
+		ctx, cancel := context.WithTimeout(t.Context(), full*time.Duration(frac)/100)
+		_, te := decodeInterceptFull(ctx, raw, id)
+		cancel()
+		require.NotNil(t, te)
+		require.Equal(t, transport.CodeDeadlineExceeded, te.Code)
+		require.Equal(t, transport.StageReceive, te.Stage)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -255,11 +256,17 @@ type Scanner struct {
 	Tokenize bool
 	// Tokens holds the tokens of the values scanned when Tokenize is set.
 	Tokens []Token
+	// Stop, when not nil, interrupts scanning once it is set (for instance
+	// by context.AfterFunc at a deadline): Value looks at it every
+	// [StopEvery] values and then fails, and Stopped reports true.
+	Stop *atomic.Bool
 
-	dup  int    // 1 + the offset of the first repeated name, or 0
-	keys []key  // with Dups: the names of the open objects
-	buf  []byte // with Dups: decoded escaped names
-	set  Set
+	steps   int    // values scanned since the last look at Stop
+	stopped bool   // scanning was interrupted by Stop
+	dup     int    // 1 + the offset of the first repeated name, or 0
+	keys    []key  // with Dups: the names of the open objects
+	buf     []byte // with Dups: decoded escaped names
+	set     Set
 }
 
 // key is a member name seen by a Scanner: at is the offset of its opening
@@ -276,6 +283,15 @@ type key struct {
 // goes on past a duplicate, so that a syntax error after it is still
 // reported.
 func (s *Scanner) Dup() (int, bool) { return s.dup - 1, s.dup > 0 }
+
+// StopEvery is the number of values a [Scanner] scans between two looks
+// at its Stop flag: once Stop is set, at most this many more values are
+// scanned.
+const StopEvery = 1024
+
+// Stopped reports whether Stop interrupted a scan since the last Reset; a
+// Value call that failed for that reason is not a syntax error.
+func (s *Scanner) Stopped() bool { return s.stopped }
 
 // scanners recycles Scanners (their name stacks and tables) between
 // documents; see Acquire.
@@ -308,6 +324,8 @@ func (s *Scanner) Release() {
 func (s *Scanner) Reset() {
 	s.Tokens = s.Tokens[:0]
 	s.dup = 0
+	s.steps = 0
+	s.stopped = false
 	s.keys = s.keys[:0]
 	clear(s.buf)
 	s.buf = s.buf[:0]
@@ -351,8 +369,17 @@ func (s *Scanner) leaf(kind byte, start, end int, escaped bool) {
 }
 
 func (s *Scanner) value(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
+	if i >= len(b) || s.stopped {
 		return i, false
+	}
+	if s.Stop != nil {
+		if s.steps++; s.steps >= StopEvery {
+			s.steps = 0
+			if s.Stop.Load() {
+				s.stopped = true
+				return i, false
+			}
+		}
 	}
 	switch c := b[i]; c {
 	case '{':

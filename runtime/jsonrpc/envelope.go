@@ -1,8 +1,11 @@
 package jsonrpc
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // Kind is the kind of a JSON-RPC message.
@@ -129,13 +132,57 @@ func internMethod(inner []byte) string {
 // the message had exactly one valid id member, that ID, so a server may echo
 // it; its other fields are zero. On a parse error the Envelope is zero.
 func Classify(data []byte) (Envelope, error) {
+	return classify(data, nil)
+}
+
+// ClassifyContext is [Classify] within ctx: scanning stops soon after ctx
+// ends (every few thousand values at most), and the error then wraps
+// ctx.Err() instead of a classification. Nothing it starts outlives the
+// call.
+func ClassifyContext(ctx context.Context, data []byte) (Envelope, error) {
+	if err := ctx.Err(); err != nil {
+		return Envelope{}, err
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	release := context.AfterFunc(ctx, func() {
+		stop.Store(true)
+		close(done)
+	})
+	defer func() {
+		if !release() {
+			<-done
+		}
+	}()
+	env, err := classify(data, &stop)
+	if errors.Is(err, errStopped) {
+		return Envelope{}, ctx.Err()
+	}
+	return env, err
+}
+
+// errStopped is what classify reports when its stop flag interrupted it.
+var errStopped = errors.New("jsonrpc: scan stopped")
+
+// classify is Classify, interrupted once stop (if not nil) is set.
+func classify(data []byte, stop *atomic.Bool) (Envelope, error) {
 	s := scanner{data: data}
 	s.skipWS()
 	if s.pos >= len(data) {
 		return Envelope{}, parseError(s.pos)
 	}
+	// Values are scanned by the shared lexer, which also finds repeated
+	// member names at any depth (RFC 7493) and observes stop.
+	lx := getLexer()
+	defer putLexer(lx)
+	lx.Stop = stop
 	if c := data[s.pos]; c != '{' {
-		if !s.skipValue(0) {
+		end, ok := lx.Value(data, s.pos, 0)
+		if lx.Stopped() {
+			return Envelope{}, errStopped
+		}
+		s.pos = end
+		if !ok {
 			return Envelope{}, parseError(s.pos)
 		}
 		s.skipWS()
@@ -148,10 +195,6 @@ func Classify(data []byte) (Envelope, error) {
 		return Envelope{}, ErrNotObject
 	}
 	s.pos++
-	// Member values are scanned by the shared lexer, which also finds
-	// repeated member names at any depth (RFC 7493).
-	lx := getLexer()
-	defer putLexer(lx)
 
 	var (
 		env     Envelope
@@ -188,6 +231,9 @@ func Classify(data []byte) (Envelope, error) {
 			s.skipWS()
 			valStart := s.pos
 			end, ok := lx.Value(data, s.pos, 1)
+			if lx.Stopped() {
+				return Envelope{}, errStopped
+			}
 			if !ok {
 				return Envelope{}, parseError(end)
 			}
