@@ -33,7 +33,10 @@ import (
 //
 // In the Result, and in the effects it reports, such a part carries the
 // reference AttachmentRef(partID) ("ahp:attachment:" followed by partID),
-// which AttachmentPartID maps back; no backend ever sees it. A backend
+// which AttachmentPartID maps back; no backend ever sees it: an input that
+// carries a reference with that prefix (for example another Result's
+// content) is invalid input (ErrInvalidInput), and a backend response that
+// carries one is refused. A backend
 // that repeats its own reference in a message-list effect repeats that
 // part.
 func WithAttachment(partID string, a *content.Attachment) CallOption {
@@ -82,6 +85,15 @@ type uploadResult struct {
 // parts into ev (a copy of what changes).
 func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 	if len(c.opts.attachments) == 0 {
+		reserved := false
+		walkEvent(partVisitor{part: func(a parts) {
+			if a.attBody != nil && strings.HasPrefix(a.attBody.Body.Ref, attachmentRefPrefix) {
+				reserved = true
+			}
+		}, onMessage: func(*gen.CanonicalMessage) {}}, ev)
+		if reserved { // the placeholder of another call's attachment: never sent
+			return nil, inputError("event", "", "attachment", "an attachment reference uses the SDK's reserved prefix")
+		}
 		return ev, nil
 	}
 	att := &attachments{byRef: map[string]*attached{}, uploads: map[uploadKey]uploadResult{}, issued: map[*subscription]map[string]string{}}

@@ -451,3 +451,24 @@ func TestDeliverErrorClosesAttachments(t *testing.T) {
 		})
 	}
 }
+
+// TestAttachmentPlaceholderWithoutOptionRefused: AttachmentRef's reference
+// "no backend ever receives". A host that reuses a Result's content in a
+// later call (the prompt of res.Event(), here as the next turn's prompt)
+// is refused as invalid input, with or without WithAttachment: the
+// placeholder never reaches a backend.
+func TestAttachmentPlaceholderWithoutOptionRefused(t *testing.T) {
+	up := newUploadReceivers(t, "first")
+	first := &recorder{}
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.first": first}, registration(
+		backendJSON("com.example.first", httpTransport("http://127.0.0.1:1/x"), uploadSub("intercept", `{"default":"body"}`, up.endpoint("first")))))
+	var opens atomic.Int32
+	res, err := h.TurnStart(context.Background(), turnStart(imagePrompt()), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	defer res.Close()
+	again := res.Event().TurnStart.Items // carries hooks.AttachmentRef("img")
+	res2, err := h.TurnStart(context.Background(), turnStart(again))
+	require.ErrorIs(t, err, hooks.ErrInvalidInput)
+	require.Nil(t, res2)
+	require.Len(t, first.intercept, 1, "the SDK's placeholder reached the backend")
+}
