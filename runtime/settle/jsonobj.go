@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math/big"
 
 	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 )
@@ -289,16 +288,7 @@ func (e *equality) equal(i, j int32, depth int) bool {
 		}
 		return bytes.Equal(jsonlex.AppendUnquote(nil, xs), jsonlex.AppendUnquote(nil, ys))
 	case jsonlex.KindNumber:
-		if bytes.Equal(xs, ys) {
-			return true
-		}
-		sx, sy := string(xs), string(ys)
-		if !smallExponent(sx) || !smallExponent(sy) {
-			return false
-		}
-		rx, okx := new(big.Rat).SetString(sx)
-		ry, oky := new(big.Rat).SetString(sy)
-		return okx && oky && rx.Cmp(ry) == 0
+		return numberEqual(string(xs), string(ys))
 	case jsonlex.KindArray:
 		if x.N != y.N {
 			return false
@@ -357,18 +347,4 @@ func (e *equality) name(v []byte, k *jsonlex.Token) string {
 		return string(jsonlex.AppendUnquote(nil, s))
 	}
 	return string(s[1 : len(s)-1])
-}
-
-// smallExponent reports whether a number's exponent is small enough to
-// compare exactly without allocating a huge rational.
-func smallExponent(n string) bool {
-	i := bytes.IndexAny([]byte(n), "eE")
-	if i < 0 {
-		return true
-	}
-	e := n[i+1:]
-	if len(e) > 0 && (e[0] == '+' || e[0] == '-') {
-		e = e[1:]
-	}
-	return len(e) <= 4
 }

@@ -81,7 +81,8 @@ func TestJSONEqual(t *testing.T) {
 		{`null`, `false`, false},
 		{`1e2`, `100`, true},
 		{`1e99999`, `1e99999`, true},
-		{`1e99999`, `1E99999`, false},
+		{`1e99999`, `1E99999`, true},
+		{`1e99999`, `1E99998`, false},
 		{`{"a":{"b":{"c":[true]}}}`, `{"a":{"b":{"c":[true]}}}`, true},
 		{`{`, `{`, true},
 		{`{"a":1}`, `{"a":}`, false},
@@ -168,6 +169,6 @@ func FuzzJSONEqual(f *testing.F) {
 	})
 }
 
-// smallNumbers excludes huge exponents, which jsonEqual deliberately
-// refuses to expand.
+// smallNumbers excludes exponents, which the big.Rat reference would
+// expand into huge rationals (FuzzNumberEqual covers them).
 func smallNumbers(b []byte) bool { return !bytes.ContainsAny(b, "eE") }
