@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -300,6 +301,16 @@ func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) bo
 		case e.Inject != nil:
 			if v, ok := back.messages(e.Inject.Value); ok {
 				e.Inject.Value = v
+			}
+		case e.ReturnTool != nil:
+			var ms gen.CanonicalMessages // a returned message list, if it is one
+			if json.Unmarshal(e.ReturnTool.Value, &ms) != nil {
+				continue
+			}
+			if v, ok := back.messages(ms); ok {
+				if b, err := json.Marshal(gen.CanonicalMessages(v)); err == nil {
+					e.ReturnTool.Value = b
+				}
 			}
 		}
 	}

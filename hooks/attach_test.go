@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -471,4 +472,32 @@ func TestAttachmentPlaceholderWithoutOptionRefused(t *testing.T) {
 	require.ErrorIs(t, err, hooks.ErrInvalidInput)
 	require.Nil(t, res2)
 	require.Len(t, first.intercept, 1, "the SDK's placeholder reached the backend")
+}
+
+// TestAttachmentReturnRepeatsOwnRef: a body receiver of model.request.before
+// returns a model response (a message list) that repeats the attachment it
+// was given, under its own reference: the candidate repeats the part, as
+// the same repeat in a modify(messages) does (TestAttachmentRepeatedByBackend).
+func TestAttachmentReturnRepeatsOwnRef(t *testing.T) {
+	up := newUploadReceivers(t, "first")
+	returns := &recorder{effects: func(req *gen.InterceptRequest) []gen.Effect {
+		p := imagePart(t, req.Params.Event.ModelRequestBefore.Items)
+		e, err := server.ReturnMessages(gen.CanonicalMessages{{ID: "r1", Role: gen.CanonicalMessageRoleAssistant, Parts: []gen.ContentItem{p}}})
+		require.NoError(t, err)
+		return []gen.Effect{e}
+	}}
+	cfg := uploadConfig()
+	cfg.Capabilities[gen.EventModelRequestBefore] = hooks.Intercept().Deny().Return()
+	h := inproc(t, cfg, map[string]*recorder{"com.example.first": returns}, registration(
+		backendJSON("com.example.first", httpTransport("http://127.0.0.1:1/x"), `{"events":["model.request.before"],"mode":"intercept","timeoutMs":20000,"failurePolicy":"fail-open","content":{"default":"body"},`+up.endpoint("first")+`}`)))
+	var opens atomic.Int32
+	res, err := h.ModelRequestBefore(context.Background(), hooks.ModelRequestBeforeInput{Items: imagePrompt(),
+		Model: gen.ExecutionEventModel{Provider: "example", ID: "m1"}, Attempt: gen.ExecutionEventAttempt{ID: "a1", Number: "1"}, Params: json.RawMessage(`{}`)},
+		hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	defer res.Close()
+	require.Len(t, returns.intercept, 1)
+	require.Empty(t, res.Diagnostics, "the return repeating the receiver's own reference was refused")
+	require.True(t, res.Candidate.Present)
+	require.Contains(t, string(res.Candidate.Value), hooks.AttachmentRef("img"))
 }
