@@ -112,12 +112,14 @@ type Config struct {
 	// a slot is inside the call's budget.
 	StdioMaxChildren int
 	// StdioRelaunchBackoff is the first delay before a persistent stdio
-	// backend that exited (or failed to launch) without having answered a
-	// request is relaunched; it doubles with each further such exit, up to
-	// StdioMaxRelaunchBackoff, and an answer resets it. Meanwhile its
-	// deliveries fail at once (transport.CodeTransport, reason
-	// "relaunch_backoff") under their failure policy. Zero means
-	// transport.DefaultRelaunchBackoff; a negative value relaunches at once.
+	// backend that failed to launch, or exited less than
+	// transport.DefaultHealthyAfter after its launch (answers or not), is
+	// relaunched; it doubles with each further such exit, up to
+	// StdioMaxRelaunchBackoff, and only the exit of a backend that stayed
+	// up that long resets it. Meanwhile its deliveries fail at once
+	// (transport.CodeTransport, reason "relaunch_backoff") under their
+	// failure policy. Zero means transport.DefaultRelaunchBackoff; a
+	// negative value relaunches at once.
 	StdioRelaunchBackoff time.Duration
 	// StdioMaxRelaunchBackoff caps the relaunch delay; <= 0 means
 	// transport.DefaultMaxRelaunchBackoff.

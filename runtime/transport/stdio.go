@@ -32,11 +32,14 @@ const (
 	// run at once.
 	DefaultMaxChildren = 16
 	// DefaultRelaunchBackoff is the first delay before a persistent child
-	// that ended without ever answering is relaunched; it doubles with
-	// every further such child, up to DefaultMaxRelaunchBackoff.
+	// that ended before it had proven healthy is relaunched; it doubles
+	// with every further such child, up to DefaultMaxRelaunchBackoff.
 	DefaultRelaunchBackoff = 100 * time.Millisecond
 	// DefaultMaxRelaunchBackoff caps the relaunch delay.
 	DefaultMaxRelaunchBackoff = 30 * time.Second
+	// DefaultHealthyAfter is how long a persistent child must stay up to
+	// prove healthy and reset the relaunch backoff.
+	DefaultHealthyAfter = 10 * time.Second
 )
 
 // StdioOptions configures a stdio transport. Every limit has a default that
@@ -88,9 +91,12 @@ type StdioOptions struct {
 	// their deadline.
 	MaxChildren int
 	// RelaunchBackoff is the first delay before a persistent child that
-	// ended (or failed to launch) without having answered a request is
-	// relaunched. Each further such child doubles it, up to
-	// MaxRelaunchBackoff; a child that answered resets it. During the delay
+	// failed to launch, or that ended (exited or was killed) less than
+	// HealthyAfter after its launch, is relaunched, whether or not it
+	// answered requests meanwhile. Each further such child doubles it, up
+	// to MaxRelaunchBackoff; only a child that stayed up at least
+	// HealthyAfter resets it, so a child that answers one request and then
+	// crashes is held back like one that never answers. During the delay
 	// deliveries fail at once with CodeTransport, reason
 	// "relaunch_backoff". Zero means DefaultRelaunchBackoff; a negative
 	// value relaunches at once.
@@ -98,6 +104,11 @@ type StdioOptions struct {
 	// MaxRelaunchBackoff caps the relaunch delay; <= 0 means
 	// DefaultMaxRelaunchBackoff.
 	MaxRelaunchBackoff time.Duration
+	// HealthyAfter is how long a persistent child must stay up, from its
+	// launch to its end, to prove healthy: its end then resets the
+	// relaunch backoff and the next child is launched at once. <= 0 means
+	// DefaultHealthyAfter.
+	HealthyAfter time.Duration
 }
 
 // Stdio is the stdio binding over owned child processes.
@@ -134,7 +145,7 @@ type Stdio struct {
 	closing  chan struct{} // closed by Close
 	child    *child        // persistent only
 	retired  []*child      // replaced persistent children still in use by an Exchange
-	failures int           // consecutive persistent children that never answered
+	failures int           // consecutive persistent children that ended before HealthyAfter
 	retryAt  time.Time     // no relaunch before
 	live     map[*exec.Cmd]struct{}
 	wg       sync.WaitGroup // per-event children and persistent reapers
@@ -174,6 +185,9 @@ func NewStdio(opts StdioOptions) *Stdio {
 	if opts.MaxRelaunchBackoff <= 0 {
 		opts.MaxRelaunchBackoff = DefaultMaxRelaunchBackoff
 	}
+	if opts.HealthyAfter <= 0 {
+		opts.HealthyAfter = DefaultHealthyAfter
+	}
 	if opts.Env == nil {
 		opts.Env = []string{"PATH=" + os.Getenv("PATH")}
 	}
@@ -192,7 +206,7 @@ func NewStdio(opts StdioOptions) *Stdio {
 }
 
 // relaunchDelay is the delay after n consecutive persistent children that
-// never answered: base doubled n-1 times, at most limit; 0 when base is.
+// failed to launch or ended before proving healthy: base doubled n-1 times, at most limit; 0 when base is.
 func relaunchDelay(n int, base, limit time.Duration) time.Duration {
 	if base <= 0 || n <= 0 {
 		return 0
@@ -405,6 +419,7 @@ func (t *Stdio) persistent() (*child, error) {
 	}
 	c := &child{
 		proc:         p,
+		startedAt:    time.Now(),
 		w:            jsonrpc.NewFrameWriter(p.stdin),
 		fr:           jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes),
 		done:         make(chan struct{}),
@@ -425,16 +440,18 @@ func (t *Stdio) persistent() (*child, error) {
 	return c, nil
 }
 
-// retire replaces a child that exited or was killed, and charges it to the
-// relaunch backoff unless it answered a request. Its stdout is closed once
-// no Exchange uses it. The caller holds t.mu.
+// retire replaces a child that exited or was killed. A child that stayed
+// up at least HealthyAfter resets the relaunch backoff; any other is
+// charged to it, answers or not: answering once proves nothing about a
+// child that then crashes. Its stdout is closed once no Exchange uses it.
+// The caller holds t.mu.
 func (t *Stdio) retire(c *child) {
 	t.child = nil
-	if c.answered.Load() {
+	if end := c.endTime(); end.Sub(c.startedAt) >= t.opts.HealthyAfter {
 		t.failures, t.retryAt = 0, time.Time{}
 	} else {
 		t.failures++
-		t.retryAt = c.endTime().Add(relaunchDelay(t.failures, t.backoffBase, t.backoffMax))
+		t.retryAt = end.Add(relaunchDelay(t.failures, t.backoffBase, t.backoffMax))
 	}
 	if c.users == 0 {
 		c.release()

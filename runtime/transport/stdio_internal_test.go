@@ -39,6 +39,7 @@ func TestStdioDefaults(t *testing.T) {
 	require.Equal(t, DefaultMaxChildren, cap(s.slots))
 	require.Equal(t, DefaultRelaunchBackoff, s.backoffBase)
 	require.Equal(t, DefaultMaxRelaunchBackoff, s.backoffMax)
+	require.Equal(t, DefaultHealthyAfter, s.opts.HealthyAfter)
 	require.Equal(t, DefaultMaxMalformed, s.opts.MaxMalformed)
 	require.Equal(t, int64(DefaultMaxStderrBytes), s.opts.MaxStderrBytes)
 	require.Equal(t, DefaultMaxResponseBytes, s.opts.MaxFrameBytes)

@@ -108,13 +108,14 @@ func TestStdioTooLargeIsCapacity(t *testing.T) {
 	}
 }
 
-// TestStdioRelaunchBackoff: a persistent child that ends without having
-// answered is not relaunched until its backoff has passed; meanwhile
-// deliveries fail at once. A child that answered is relaunched at once.
+// TestStdioRelaunchBackoff: a persistent child that ends before it has
+// stayed up StdioOptions.HealthyAfter is not relaunched until its backoff
+// has passed, whether or not it answered; meanwhile deliveries fail at
+// once. The end of a child that stayed up that long resets the backoff.
 func TestStdioRelaunchBackoff(t *testing.T) {
 	t.Run("crash loop", func(t *testing.T) {
 		var stderr syncBuffer
-		s := stdioWith(t, "exit", transport.StdioOptions{Stderr: &stderr, RelaunchBackoff: time.Hour})
+		s := stdioWith(t, "exit", transport.StdioOptions{Stderr: &stderr, RelaunchBackoff: time.Hour, HealthyAfter: time.Hour})
 		_, err := exchange(t, s, context.Background(), "0")
 		te := requireFail(t, err, transport.CodeTransport, transport.StageReceive, "process_exit")
 		require.Equal(t, 3, te.Status)
@@ -126,17 +127,48 @@ func TestStdioRelaunchBackoff(t *testing.T) {
 		require.NoError(t, s.Close())
 		require.Equal(t, 1, strings.Count(stderr.String(), "start "), "one launch in 50 calls")
 	})
-	t.Run("an answer resets it", func(t *testing.T) {
-		var stderr syncBuffer
-		s := stdioWith(t, "once", transport.StdioOptions{Stderr: &stderr, RelaunchBackoff: time.Hour})
-		for i := range 3 {
-			_, err := exchange(t, s, context.Background(), fmt.Sprint("ok", i))
-			require.NoError(t, err)
-			_, err = exchange(t, s, context.Background(), fmt.Sprint("exit", i))
-			requireFail(t, err, transport.CodeTransport, transport.StageReceive, "process_exit")
+	t.Run("an answer does not reset it", func(t *testing.T) {
+		// A child that answers one request and exits on the next is a
+		// crash loop too: before the fix every answer reset the backoff,
+		// and 60 calls made 30 launches.
+		for _, healthy := range []time.Duration{0, time.Hour} { // the default, and an explicit threshold
+			t.Run(fmt.Sprint(healthy), func(t *testing.T) {
+				var stderr syncBuffer
+				s := stdioWith(t, "once", transport.StdioOptions{Stderr: &stderr, RelaunchBackoff: time.Hour, HealthyAfter: healthy})
+				_, err := exchange(t, s, context.Background(), "ok0")
+				require.NoError(t, err)
+				_, err = exchange(t, s, context.Background(), "exit0")
+				requireFail(t, err, transport.CodeTransport, transport.StageReceive, "process_exit")
+				for i := 1; i < 30; i++ {
+					for _, id := range []string{"ok", "exit"} {
+						_, err := exchange(t, s, context.Background(), fmt.Sprint(id, i))
+						requireFail(t, err, transport.CodeTransport, transport.StageSend, "relaunch_backoff")
+					}
+				}
+				require.NoError(t, s.Close())
+				require.Equal(t, 1, strings.Count(stderr.String(), "start "), "one launch in 60 calls")
+			})
 		}
-		require.NoError(t, s.Close())
-		require.Equal(t, 3, strings.Count(stderr.String(), "start "))
+	})
+	t.Run("a healthy child resets it", func(t *testing.T) {
+		// Every child stays up at least a nanosecond, so each one proves
+		// healthy, answers or not, and the next is launched at once.
+		for _, mode := range []string{"once", "exit"} {
+			t.Run(mode, func(t *testing.T) {
+				var stderr syncBuffer
+				s := stdioWith(t, mode, transport.StdioOptions{Stderr: &stderr, RelaunchBackoff: time.Hour, HealthyAfter: time.Nanosecond})
+				for i := range 3 {
+					if mode == "once" {
+						_, err := exchange(t, s, context.Background(), fmt.Sprint("ok", i))
+						require.NoError(t, err)
+					}
+					_, err := exchange(t, s, context.Background(), fmt.Sprint("exit", i))
+					requireFail(t, err, transport.CodeTransport, transport.StageReceive, "process_exit")
+				}
+				require.NoError(t, s.Close())
+				require.Equal(t, 3, strings.Count(stderr.String(), "start "))
+			})
+		}
 	})
 	t.Run("launch failure", func(t *testing.T) {
 		s := transport.NewStdio(transport.StdioOptions{Command: "/nonexistent/ahp-backend", Lifecycle: gen.StdioTransportLifecyclePersistent, RelaunchBackoff: time.Hour})

@@ -25,12 +25,12 @@ type child struct {
 	done         chan struct{} // closed once the process is reaped
 	exitCode     int           // set before done is closed
 	killed       atomic.Bool
-	answered     atomic.Bool // a correlated response was read
 	maxMalformed int
 	multiplexed  bool // more than one request may be in flight
 
-	endOnce sync.Once
-	endedAt time.Time // set by endTime's first caller
+	startedAt time.Time // when it was launched
+	endOnce   sync.Once
+	endedAt   time.Time // set by endTime's first caller
 
 	// solo is the waiter of every request when only one is in flight at a
 	// time (Stdio.sem has one slot), reused with its interrupt to spare two
@@ -254,7 +254,6 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 			c.takeLocked(w)
 			c.mu.Unlock()
 			c.malformed = 0
-			c.answered.Store(true)
 			return frame, nil
 		}
 		if !c.handOver(env.ID, frame) {
@@ -273,7 +272,6 @@ func (c *child) handOver(id jsonrpc.ID, frame []byte) bool {
 			c.takeLocked(p)
 			p.reply <- reply{frame: frame}
 			c.malformed = 0
-			c.answered.Store(true)
 			return true
 		}
 	}
