@@ -67,7 +67,7 @@ type attachments struct {
 	list    []*attached          // in option order
 	byRef   map[string]*attached // canonical reference → part
 	uploads map[uploadKey]uploadResult
-	issued  map[*subscription]map[string]string // receiver's reference → canonical reference
+	issued  map[*subscription]map[string][]*attached // receiver's reference → the parts it stands for
 }
 
 type uploadKey struct {
@@ -97,7 +97,7 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 		}
 		return ev, nil
 	}
-	att := &attachments{byRef: map[string]*attached{}, uploads: map[uploadKey]uploadResult{}, issued: map[*subscription]map[string]string{}}
+	att := &attachments{byRef: map[string]*attached{}, uploads: map[uploadKey]uploadResult{}, issued: map[*subscription]map[string][]*attached{}}
 	byPart := map[string]*attached{}
 	for _, o := range c.opts.attachments {
 		if o.partID == "" || o.a == nil {
@@ -246,9 +246,18 @@ func (c *call) attachRewriter(s *subscription) *partRewriter {
 			q := *p
 			q.Body = gen.ContentReference{Ref: r.ref.Ref}
 			if c.att.issued[s] == nil {
-				c.att.issued[s] = map[string]string{}
+				c.att.issued[s] = map[string][]*attached{}
 			}
-			c.att.issued[s][r.ref.Ref] = at.ref
+			// One reference can stand for several parts (one owner given for
+			// two part ids, or a content-addressed receiver's equal bytes).
+			ats := c.att.issued[s][r.ref.Ref]
+			dup := false
+			for _, x := range ats {
+				dup = dup || x == at
+			}
+			if !dup {
+				c.att.issued[s][r.ref.Ref] = append(ats, at)
+			}
 			return parts{attBody: &q}, true
 		}
 		reason := "body unavailable"
@@ -270,7 +279,7 @@ func (c *call) attachRewriter(s *subscription) *partRewriter {
 // that carries the SDK's reserved prefix itself (which no backend is ever
 // given) is refused, and canonicalRefs reports false.
 func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) bool {
-	var issued map[string]string
+	var issued map[string][]*attached
 	if c.att != nil {
 		issued = c.att.issued[s]
 	}
@@ -283,12 +292,19 @@ func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) bo
 			forged = true
 			return a, false
 		}
-		ref, ok := issued[a.attBody.Body.Ref]
-		if !ok {
+		ats := issued[a.attBody.Body.Ref]
+		if len(ats) == 0 {
 			return a, false
 		}
+		at := ats[0] // the part of the same id, when the reference stands for several
+		for _, x := range ats {
+			if x.partID == a.attBody.ID {
+				at = x
+				break
+			}
+		}
 		q := *a.attBody
-		q.Body = gen.ContentReference{Ref: ref}
+		q.Body = gen.ContentReference{Ref: at.ref}
 		return parts{attBody: &q}, true
 	}}
 	for i := range r.Effects {

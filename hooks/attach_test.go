@@ -501,3 +501,40 @@ func TestAttachmentReturnRepeatsOwnRef(t *testing.T) {
 	require.True(t, res.Candidate.Present)
 	require.Contains(t, string(res.Candidate.Value), hooks.AttachmentRef("img"))
 }
+
+// TestAttachmentSameRefForTwoParts: one receiver can hold one reference for
+// two attachment parts: the same owner given for two part ids shares one
+// confirmed upload (one Key), and a content-addressed receiver returns one
+// reference for equal bytes. The backend repeats its own references for
+// both parts in a merge, which the SDK must accept (it repeats established
+// attachments): each repeat maps to the canonical reference of its own part.
+func TestAttachmentSameRefForTwoParts(t *testing.T) {
+	up := newUploadReceivers(t, "first")
+	repeat := func(req *gen.InterceptRequest) []gen.Effect {
+		var ps []gen.ContentItem
+		for _, m := range req.Params.Event.TurnStart.Items {
+			for _, p := range m.Parts {
+				if p.AttachmentBodyPart != nil {
+					ps = append(ps, p)
+				}
+			}
+		}
+		return []gen.Effect{{ModifyMessages: &gen.ModifyMessagesEffect{Target: gen.ModifyMessagesEffectTargetPrompt, Operation: gen.EffectOperationMerge,
+			Value: gen.CanonicalMessages{{ID: "again", Role: gen.CanonicalMessageRoleUser, Parts: ps}}}}}
+	}
+	first := &recorder{effects: repeat}
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.first": first}, registration(
+		backendJSON("com.example.first", httpTransport("http://127.0.0.1:1/x"), uploadSub("intercept", `{"default":"body"}`, up.endpoint("first")))))
+	prompt := []gen.ModelVisibleItem{{ID: "m1", Role: gen.CanonicalMessageRoleUser, Parts: []gen.ContentItem{
+		{AttachmentBodyPart: &gen.AttachmentBodyPart{ID: "img"}},
+		{AttachmentBodyPart: &gen.AttachmentBodyPart{ID: "img2"}},
+	}}}
+	var opens atomic.Int32
+	img := countingImage(t, &opens)
+	res, err := h.TurnStart(context.Background(), turnStart(prompt), hooks.WithAttachment("img", img), hooks.WithAttachment("img2", img))
+	require.NoError(t, err)
+	defer res.Close()
+	require.Len(t, first.intercept, 1)
+	require.Empty(t, res.Diagnostics, "the backend's repeat of its own references was refused")
+	require.Len(t, res.Accepted, 1)
+}
