@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -47,6 +48,16 @@ func TestTokenVerifier(t *testing.T) {
 		require.NoError(t, err)
 		return head + "." + payload + "." + b64(sig)
 	}
+	// withPayload signs a raw payload under the valid header: claim sets that
+	// jwt.MapClaims cannot spell (repeated or case-variant names).
+	withPayload := func(p string) string {
+		head, _, _ := strings.Cut(valid, ".")
+		payload := b64([]byte(p))
+		sig, err := jwt.SigningMethodHS256.Sign(head+"."+payload, []byte(oauthKey))
+		require.NoError(t, err)
+		return head + "." + payload + "." + b64(sig)
+	}
+	good := fmt.Sprintf(`"iss":%q,"aud":%q,"purpose":%q,"exp":%d`, interopIss, interopAud, oauthPurpose, fixtureNow+tokenTTL)
 	edit := func(f func(jwt.MapClaims)) string {
 		c := claimsFor(oauthPurpose)
 		f(c)
@@ -79,6 +90,13 @@ func TestTokenVerifier(t *testing.T) {
 		{"no exp", edit(func(c jwt.MapClaims) { delete(c, "exp") }), false},
 		{"not yet valid", edit(func(c jwt.MapClaims) { c["nbf"] = fixtureNow + 60 }), false},
 		{"issued in the future", edit(func(c jwt.MapClaims) { c["iat"] = fixtureNow + 60 }), false},
+		{"raw valid payload", withPayload(`{` + good + `}`), true},
+		{"expired exp overridden by Exp", withPayload(fmt.Sprintf(`{"iss":%q,"aud":%q,"purpose":%q,"exp":%d,"Exp":%d}`, interopIss, interopAud, oauthPurpose, fixtureNow-1, fixtureNow+tokenTTL)), false},
+		{"claims only in upper case", withPayload(fmt.Sprintf(`{"ISS":%q,"AUD":%q,"PURPOSE":%q,"EXP":%d}`, interopIss, interopAud, oauthPurpose, fixtureNow+tokenTTL)), false},
+		{"wrong purpose overridden by PURPOSE", withPayload(fmt.Sprintf(`{"iss":%q,"aud":%q,"purpose":"upload","PURPOSE":%q,"exp":%d}`, interopIss, interopAud, oauthPurpose, fixtureNow+tokenTTL)), false},
+		{"repeated purpose", withPayload(`{` + good + `,"purpose":"upload"}`), false},
+		{"repeated exp", withPayload(fmt.Sprintf(`{"exp":1,`+good[:strings.Index(good, `,"exp"`)]+`,"exp":%d}`, fixtureNow+tokenTTL)), false},
+		{"exp as a string", withPayload(fmt.Sprintf(`{"iss":%q,"aud":%q,"purpose":%q,"exp":"%d"}`, interopIss, interopAud, oauthPurpose, fixtureNow+tokenTTL)), false},
 		{"tampered payload", strings.SplitN(valid, ".", 3)[0] + "." + b64([]byte(`{"iss":"`+interopIss+`","aud":"`+interopAud+`","purpose":"`+oauthPurpose+`","exp":9999999999}`)) + "." + strings.SplitN(valid, ".", 3)[2], false},
 		{"two segments", strings.Join(strings.SplitN(valid, ".", 3)[:2], "."), false},
 		{"garbage", "not-a-jwt", false},

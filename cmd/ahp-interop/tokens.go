@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // purposeWorkload is the purpose claim a workload assertion carries when
@@ -103,8 +105,11 @@ func (v *tokenVerifier) verify(token string) error {
 	if len(token) > maxTokenBytes {
 		return errTokenRejected
 	}
-	head, _, ok := strings.Cut(token, ".")
+	head, rest, ok := strings.Cut(token, ".")
 	if !ok || !exactHS256Header(head) {
+		return errTokenRejected
+	}
+	if payload, _, ok := strings.Cut(rest, "."); !ok || !exactClaimNames(payload) {
 		return errTokenRejected
 	}
 	var claims purposeClaims
@@ -115,6 +120,40 @@ func (v *tokenVerifier) verify(token string) error {
 		return errTokenRejected
 	}
 	return nil
+}
+
+// checkedClaims are the claims verify reads. encoding/json matches member
+// names case-insensitively and keeps the last of repeated members, so the
+// payload is checked first: a claim spelled in another case ("EXP") or
+// repeated would otherwise override the one the checks see.
+var checkedClaims = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "purpose"}
+
+// exactClaimNames reports whether the base64url segment seg is a JSON
+// object with no repeated member name, no member whose name equals a
+// checked claim only when case is ignored, and numeric exp, nbf and iat.
+func exactClaimNames(seg string) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil || len(raw) > maxTokenBytes || validate.UniqueMembers(raw) != nil {
+		return false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return false
+	}
+	for name, value := range members {
+		for _, c := range checkedClaims {
+			if name != c && strings.EqualFold(name, c) {
+				return false
+			}
+		}
+		switch name {
+		case "exp", "nbf", "iat":
+			if len(value) == 0 || (value[0] != '-' && (value[0] < '0' || value[0] > '9')) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // exactHS256Header reports whether the base64url segment seg is a JSON
