@@ -3,10 +3,11 @@ package server
 import (
 	"errors"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/agenthooks/agenthooks-go/internal/boundedread"
 )
 
 // ServeHTTP implements http.Handler for the AHP HTTP binding
@@ -106,7 +107,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return readDeclared(rd, n)
 	}
 	// Unknown length: the MaxBytesReader reports a body over the limit.
-	b, err := readAtMost(rd, plusOne(limit), firstReadUnknown)
+	b, err := boundedread.ReadAtMost(rd, boundedread.PlusOne(limit), firstReadUnknown)
 	if err == nil && int64(len(b)) > limit {
 		err = &http.MaxBytesError{Limit: limit}
 	}
@@ -119,7 +120,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // readDeclared reads a body of declared length n, up to n+1 bytes to see the
 // end of the body.
 func readDeclared(rd io.Reader, n int64) ([]byte, error) {
-	buf, err := readAtMost(rd, plusOne(n), firstReadBytes)
+	buf, err := boundedread.ReadAtMost(rd, boundedread.PlusOne(n), firstReadBytes)
 	switch got := int64(len(buf)); {
 	case err != nil:
 		return nil, err
@@ -129,46 +130,4 @@ func readDeclared(rd io.Reader, n int64) ([]byte, error) {
 		return nil, io.ErrUnexpectedEOF
 	}
 	return buf, nil
-}
-
-// readAtMost reads from rd until EOF or size bytes, whichever comes first.
-// The buffer starts at no more than first bytes and doubles when full,
-// never beyond size, so it is at most twice the bytes received, or first:
-// memory follows what the peer sent, not what it declared. The error is nil
-// at EOF and at size, rd's own otherwise.
-func readAtMost(rd io.Reader, size, first int64) ([]byte, error) {
-	// The first buffer is size halved (rounding up) until it is at most
-	// first, so that the doublings end on size, not one byte short of it.
-	start := size
-	for start > first {
-		start -= start / 2
-	}
-	buf := make([]byte, start)
-	n := 0
-	for {
-		if n == len(buf) {
-			if int64(n) == size {
-				return buf, nil
-			}
-			grown := make([]byte, min(size, 2*int64(n)))
-			copy(grown, buf)
-			buf = grown
-		}
-		m, err := rd.Read(buf[n:])
-		n += m
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return buf[:n], err
-		}
-	}
-}
-
-// plusOne is n+1, or n when that would overflow.
-func plusOne(n int64) int64 {
-	if n == math.MaxInt64 {
-		return n
-	}
-	return n + 1
 }

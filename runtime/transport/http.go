@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"sync"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/boundedread"
 	"github.com/agenthooks/agenthooks-go/runtime/auth"
 )
 
@@ -303,9 +303,9 @@ const firstReadUnknown = 512
 // declared is read on, bounded by the limit.
 func readBody(body io.Reader, length, limit int64) ([]byte, error) {
 	if length < 0 || length > limit {
-		return readAtMost(body, plusOne(limit), firstReadUnknown)
+		return boundedread.ReadAtMost(body, boundedread.PlusOne(limit), firstReadUnknown)
 	}
-	buf, err := readAtMost(body, plusOne(length), firstReadBytes)
+	buf, err := boundedread.ReadAtMost(body, boundedread.PlusOne(length), firstReadBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -316,50 +316,8 @@ func readBody(body io.Reader, length, limit int64) ([]byte, error) {
 		return buf, nil
 	}
 	// Longer than declared: the limit decides.
-	rest, err := readAtMost(body, limit-length, firstReadUnknown)
+	rest, err := boundedread.ReadAtMost(body, limit-length, firstReadUnknown)
 	return append(buf, rest...), err
-}
-
-// readAtMost reads from rd until EOF or size bytes, whichever comes first.
-// The buffer starts at no more than first bytes and doubles when full,
-// never beyond size, so it is at most twice the bytes received, or first:
-// memory follows what the peer sent, not what it declared. The error is nil
-// at EOF and at size, rd's own otherwise.
-func readAtMost(rd io.Reader, size, first int64) ([]byte, error) {
-	// The first buffer is size halved (rounding up) until it is at most
-	// first, so that the doublings end on size, not one byte short of it.
-	start := size
-	for start > first {
-		start -= start / 2
-	}
-	buf := make([]byte, start)
-	n := 0
-	for {
-		if n == len(buf) {
-			if int64(n) == size {
-				return buf, nil
-			}
-			grown := make([]byte, min(size, 2*int64(n)))
-			copy(grown, buf)
-			buf = grown
-		}
-		m, err := rd.Read(buf[n:])
-		n += m
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return buf[:n], err
-		}
-	}
-}
-
-// plusOne is n+1, or n when that would overflow.
-func plusOne(n int64) int64 {
-	if n == math.MaxInt64 {
-		return n
-	}
-	return n + 1
 }
 
 // checkNotifyResponse accepts 202 or 204 and discards any body.
