@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"context"
@@ -18,13 +18,13 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 
 // inProcessClient runs the client against the scripted server's HTTP
 // handler through the SDK's in-process transport (same bytes, no socket).
-func inProcessClient(t *testing.T, f *scenarioFile) *interopClient {
+func inProcessClient(t *testing.T, f *ScenarioFile) *interopClient {
 	t.Helper()
-	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), f)
+	s, err := newScriptServer(discardLogger(), TransportHTTP, mustServerAuth(t, AuthConfig{Mode: AuthNone}), f)
 	require.NoError(t, err)
 	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
 	t.Cleanup(func() { require.NoError(t, tr.Close()) })
-	return &interopClient{cfg: &clientConfig{Transport: transportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 10 * time.Second}
+	return &interopClient{cfg: &ClientConfig{Transport: TransportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 10 * time.Second}
 }
 
 // TestCorpusHostInvariants runs every row in process and checks what the
@@ -33,7 +33,7 @@ func inProcessClient(t *testing.T, f *scenarioFile) *interopClient {
 // is the scenario's hostExpected; an accepted one publishes side effects
 // consistent with its result.
 func TestCorpusHostInvariants(t *testing.T) {
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	c := inProcessClient(t, f)
 	for i := range f.Scenarios {
@@ -52,7 +52,7 @@ func TestCorpusHostInvariants(t *testing.T) {
 				require.Zero(t, out.after.Injected)
 				snap, err := json.Marshal(out.after)
 				require.NoError(t, err)
-				require.NoError(t, comparePartial(sc.HostExpected, snap), "retained host state")
+				require.NoError(t, ComparePartial(sc.HostExpected, snap), "retained host state")
 				return
 			}
 			require.Nil(t, out.rejection)
@@ -76,7 +76,7 @@ func TestCorpusHostInvariants(t *testing.T) {
 	}
 }
 
-func scenarioByID(t *testing.T, f *scenarioFile, id string) *scenario {
+func scenarioByID(t *testing.T, f *ScenarioFile, id string) *Scenario {
 	t.Helper()
 	for i := range f.Scenarios {
 		if f.Scenarios[i].ID == id {
@@ -92,7 +92,7 @@ func scenarioByID(t *testing.T, f *scenarioFile, id string) *scenario {
 // allow survive every rejection, no message, prompt, injection or execution
 // escapes, and the accepted response composes on the untouched state.
 func TestRejectedResponsesLeaveHostUntouched(t *testing.T) {
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	// Incoming allow + candidate, capabilities deny/allow/ask/modify/message/return.
 	sc := scenarioByID(t, f, "go-appinvalid-10-keeps-incoming-candidate")
@@ -141,15 +141,15 @@ func TestRejectedResponsesLeaveHostUntouched(t *testing.T) {
 // (here: the per-row deadline expires against a backend that never
 // answers) is failed, never passed.
 func TestDeliveryFailureIsNotARejection(t *testing.T) {
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	sc := *scenarioByID(t, f, "go-schemainvalid-01-unknown-effect")
 	sc.Barrier = "never-released"
-	one := &scenarioFile{Version: 1, Scenarios: []scenario{sc}}
-	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), one)
+	one := &ScenarioFile{Version: 1, Scenarios: []Scenario{sc}}
+	s, err := newScriptServer(discardLogger(), TransportHTTP, mustServerAuth(t, AuthConfig{Mode: AuthNone}), one)
 	require.NoError(t, err)
 	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
-	c := &interopClient{cfg: &clientConfig{Transport: transportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 50 * time.Millisecond}
+	c := &interopClient{cfg: &ClientConfig{Transport: TransportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 50 * time.Millisecond}
 	out := c.runScenario(context.Background(), &sc)
 	require.Equal(t, statusFailed, out.entry.Status)
 	require.Contains(t, out.entry.Error, "delivery failed")

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"context"
@@ -25,70 +25,75 @@ const (
 	refAssertion   = "interop-config:assertion"
 )
 
-// clientAuth is the client's endpoint authentication for one run: the
+// ClientAuth is the client's endpoint authentication for one run: the
 // registration binding the SDK transport gets, the provider that resolves
 // it at delivery time, and the TLS configuration of the borrowed HTTP
 // client (mtls).
-type clientAuth struct {
-	binding  *gen.Authentication
-	provider auth.Provider
-	tls      *tls.Config
-	oauth    *oauthProvider // set in the oauth mode, for cleanup
+type ClientAuth struct {
+	// Binding is the registration's authentication binding (nil for none
+	// and mtls).
+	Binding *gen.Authentication
+	// Provider resolves Binding at delivery time (nil for none and mtls).
+	Provider auth.Provider
+	// TLS is the HTTP client's TLS configuration (mtls only).
+	TLS   *tls.Config
+	oauth *oauthProvider // set in the oauth mode, for cleanup
 }
 
-// newClientAuth builds the authentication of an HTTP client run for
+// NewClientAuth builds the authentication of an HTTP client run for
 // endpoint. Plain http is accepted only for loopback endpoints (and token
 // endpoints); mtls needs https.
-func newClientAuth(a authConfig, endpoint *url.URL) (*clientAuth, error) {
+func NewClientAuth(a AuthConfig, endpoint *url.URL) (*ClientAuth, error) {
 	if endpoint.Scheme == "http" && !transport.IsLoopbackHost(endpoint.Hostname()) {
-		return nil, fmt.Errorf("%w: plain http endpoints must be loopback", errUsage)
+		return nil, fmt.Errorf("%w: plain http endpoints must be loopback", ErrUsage)
 	}
-	ca := &clientAuth{}
+	ca := &ClientAuth{}
 	switch a.Mode {
-	case authNone:
-	case authBearer:
+	case AuthNone:
+	case AuthBearer:
 		if a.Token == "" {
-			return nil, fmt.Errorf("%w: bearer auth needs auth.token", errUsage)
+			return nil, fmt.Errorf("%w: bearer auth needs auth.token", ErrUsage)
 		}
-		ca.binding, ca.provider = bearerRefBinding(refBearerToken), configToken(refBearerToken, a.Token)
-	case authWorkload:
+		ca.Binding, ca.Provider = bearerRefBinding(refBearerToken), configToken(refBearerToken, a.Token)
+	case AuthWorkload:
 		// A workload platform's assertion reaches AHP as a portable bearer
 		// credential supplied by the provider (capability-auth.md,
 		// "Deployment-specific authentication").
 		if a.Assertion == "" {
-			return nil, fmt.Errorf("%w: workload auth needs auth.assertion", errUsage)
+			return nil, fmt.Errorf("%w: workload auth needs auth.assertion", ErrUsage)
 		}
-		ca.binding, ca.provider = bearerRefBinding(refAssertion), configToken(refAssertion, a.Assertion)
-	case authOAuth:
+		ca.Binding, ca.Provider = bearerRefBinding(refAssertion), configToken(refAssertion, a.Assertion)
+	case AuthOAuth:
 		p, err := newOAuthProvider(a)
 		if err != nil {
 			return nil, err
 		}
-		ca.binding = &gen.Authentication{Oauth: &gen.AuthenticationOauth{
+		ca.Binding = &gen.Authentication{Oauth: &gen.AuthenticationOauth{
 			Type: "oauth", Issuer: a.Issuer, Resource: a.Audience, ClientID: a.ClientID,
 			Flow: gen.AuthenticationFlow("client_credentials"),
 		}}
-		ca.provider, ca.oauth = p, p
-	case authMTLS:
+		ca.Provider, ca.oauth = p, p
+	case AuthMTLS:
 		if endpoint.Scheme != "https" {
-			return nil, fmt.Errorf("%w: mtls needs an https endpoint", errUsage)
+			return nil, fmt.Errorf("%w: mtls needs an https endpoint", ErrUsage)
 		}
-		pool, cert, err := loadTLSFiles(a)
+		pool, cert, err := LoadTLSFiles(a)
 		if err != nil {
 			return nil, err
 		}
 		// The server is verified against caFile alone, by the endpoint's
 		// host name or address; the client certificate is presented in the
 		// handshake. No HTTP credential is involved.
-		ca.tls = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, Certificates: []tls.Certificate{cert}}
+		ca.TLS = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, Certificates: []tls.Certificate{cert}}
 	default:
-		return nil, fmt.Errorf("%w: unknown auth mode", errUsage)
+		return nil, fmt.Errorf("%w: unknown auth mode", ErrUsage)
 	}
 	return ca, nil
 }
 
-// close releases the provider's idle token-endpoint connections.
-func (ca *clientAuth) close() {
+// Close releases the provider's idle token-endpoint connections. It is
+// safe on a nil ClientAuth.
+func (ca *ClientAuth) Close() {
 	if ca != nil && ca.oauth != nil {
 		ca.oauth.owned.CloseIdleConnections()
 	}
@@ -136,7 +141,7 @@ type oauthProvider struct {
 	cc     clientcredentials.Config
 	client *http.Client
 	owned  *http.Transport
-	verify *tokenVerifier // when the client is given the signing key
+	verify *TokenVerifier // when the client is given the signing key
 
 	sem chan struct{} // serializes fetches and guards the fields below
 	tok *oauth2.Token
@@ -144,14 +149,14 @@ type oauthProvider struct {
 	n   int
 }
 
-func newOAuthProvider(a authConfig) (*oauthProvider, error) {
+func newOAuthProvider(a AuthConfig) (*oauthProvider, error) {
 	if a.TokenEndpoint == "" || a.ClientID == "" || a.ClientSecret == "" || a.Audience == "" {
-		return nil, fmt.Errorf("%w: oauth auth needs tokenEndpoint, clientId, clientSecret and audience", errUsage)
+		return nil, fmt.Errorf("%w: oauth auth needs tokenEndpoint, clientId, clientSecret and audience", ErrUsage)
 	}
 	te, err := url.Parse(a.TokenEndpoint)
 	if err != nil || te.Host == "" || te.User != nil || (te.Scheme != "https" && te.Scheme != "http") ||
 		(te.Scheme == "http" && !transport.IsLoopbackHost(te.Hostname())) {
-		return nil, fmt.Errorf("%w: auth.tokenEndpoint must be an https URL, or http on loopback", errUsage)
+		return nil, fmt.Errorf("%w: auth.tokenEndpoint must be an https URL, or http on loopback", ErrUsage)
 	}
 	p := &oauthProvider{
 		cc: clientcredentials.Config{
@@ -164,7 +169,7 @@ func newOAuthProvider(a authConfig) (*oauthProvider, error) {
 	}
 	p.client = &http.Client{Transport: p.owned, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	if a.SigningKey != "" {
-		if p.verify, err = newTokenVerifier(a, ""); err != nil {
+		if p.verify, err = NewTokenVerifier(a, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -204,7 +209,7 @@ func (p *oauthProvider) Credential(ctx context.Context, req auth.Request) (auth.
 	if !strings.EqualFold(tok.TokenType, "bearer") || !auth.ValidToken(tok.AccessToken) {
 		return auth.Credential{}, errTokenEndpoint
 	}
-	if p.verify != nil && p.verify.verify(tok.AccessToken) != nil {
+	if p.verify != nil && p.verify.Verify(tok.AccessToken) != nil {
 		return auth.Credential{}, errForeignToken
 	}
 	p.n++

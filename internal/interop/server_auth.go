@@ -1,51 +1,54 @@
-package main
+package interop
 
 import (
 	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 )
 
-// serverAuth is the scripted server's endpoint authentication: what it
+// ServerAuth is the scripted server's endpoint authentication: what it
 // checks on every AHP request before anything is dispatched.
-type serverAuth struct {
-	mode   string
+type ServerAuth struct {
+	// Mode is the configured auth label.
+	Mode   string
 	token  []byte         // bearer
-	tokens *tokenVerifier // oauth, workload
-	tls    *tls.Config    // mtls
+	tokens *TokenVerifier // oauth, workload
+	// TLS is the listener's TLS configuration (mtls only).
+	TLS *tls.Config
 }
 
-// newServerAuth maps the configured auth label to what the server checks.
+// NewServerAuth maps the configured auth label to what the server checks.
 // Over stdio only none applies (process trust); every other label is
-// inapplicable there (errUnsupported, exit status 3).
-func newServerAuth(cfg *serverConfig) (*serverAuth, error) {
-	a := cfg.Auth
+// inapplicable there (ErrUnsupported, exit status 3). transport is
+// TransportHTTP or TransportStdio.
+func NewServerAuth(transport string, a AuthConfig) (*ServerAuth, error) {
 	switch a.Mode {
-	case authNone, authBearer, authOAuth, authMTLS, authWorkload:
+	case AuthNone, AuthBearer, AuthOAuth, AuthMTLS, AuthWorkload:
 	default:
-		return nil, fmt.Errorf("%w: unknown auth mode", errUsage)
+		return nil, fmt.Errorf("%w: unknown auth mode", ErrUsage)
 	}
-	if a.Mode != authNone && cfg.Transport == transportStdio {
-		return nil, fmt.Errorf("%w: stdio runs on process trust; auth %q is inapplicable", errUnsupported, a.Mode)
+	if a.Mode != AuthNone && transport == TransportStdio {
+		return nil, fmt.Errorf("%w: stdio runs on process trust; auth %q is inapplicable", ErrUnsupported, a.Mode)
 	}
-	sa := &serverAuth{mode: a.Mode}
+	sa := &ServerAuth{Mode: a.Mode}
 	var err error
 	switch a.Mode {
-	case authBearer:
+	case AuthBearer:
 		if a.Token == "" {
-			return nil, fmt.Errorf("%w: bearer auth needs auth.token", errUsage)
+			return nil, fmt.Errorf("%w: bearer auth needs auth.token", ErrUsage)
 		}
 		sa.token = []byte(a.Token)
-	case authOAuth:
-		sa.tokens, err = newTokenVerifier(a, "")
-	case authWorkload:
-		sa.tokens, err = newTokenVerifier(a, purposeWorkload)
-	case authMTLS:
-		sa.tls, err = serverTLS(a)
+	case AuthOAuth:
+		sa.tokens, err = NewTokenVerifier(a, "")
+	case AuthWorkload:
+		sa.tokens, err = NewTokenVerifier(a, PurposeWorkload)
+	case AuthMTLS:
+		sa.TLS, err = serverTLS(a)
 	}
 	if err != nil {
 		return nil, err
@@ -57,8 +60,8 @@ func newServerAuth(cfg *serverConfig) (*serverAuth, error) {
 // from certFile and keyFile, and a client certificate required and
 // verified against caFile alone (not the system roots) during the
 // handshake, before any HTTP request exists.
-func serverTLS(a authConfig) (*tls.Config, error) {
-	pool, cert, err := loadTLSFiles(a)
+func serverTLS(a AuthConfig) (*tls.Config, error) {
+	pool, cert, err := LoadTLSFiles(a)
 	if err != nil {
 		return nil, err
 	}
@@ -70,84 +73,84 @@ func serverTLS(a authConfig) (*tls.Config, error) {
 	}, nil
 }
 
-// loadTLSFiles reads the mtls fixture: the CA pool and this side's key
+// LoadTLSFiles reads the mtls fixture: the CA pool and this side's key
 // pair. Errors name the member, never a path or the files' contents.
-func loadTLSFiles(a authConfig) (*x509.CertPool, tls.Certificate, error) {
+func LoadTLSFiles(a AuthConfig) (*x509.CertPool, tls.Certificate, error) {
 	if a.CAFile == "" || a.CertFile == "" || a.KeyFile == "" {
-		return nil, tls.Certificate{}, fmt.Errorf("%w: mtls auth needs caFile, certFile and keyFile", errUsage)
+		return nil, tls.Certificate{}, fmt.Errorf("%w: mtls auth needs caFile, certFile and keyFile", ErrUsage)
 	}
 	caPEM, err := os.ReadFile(a.CAFile)
 	if err != nil {
-		return nil, tls.Certificate{}, fmt.Errorf("%w: auth.caFile unreadable", errUsage)
+		return nil, tls.Certificate{}, fmt.Errorf("%w: auth.caFile unreadable", ErrUsage)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, tls.Certificate{}, fmt.Errorf("%w: auth.caFile holds no PEM certificate", errUsage)
+		return nil, tls.Certificate{}, fmt.Errorf("%w: auth.caFile holds no PEM certificate", ErrUsage)
 	}
 	cert, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
 	if err != nil {
-		return nil, tls.Certificate{}, fmt.Errorf("%w: auth.certFile and auth.keyFile are not a usable key pair", errUsage)
+		return nil, tls.Certificate{}, fmt.Errorf("%w: auth.certFile and auth.keyFile are not a usable key pair", ErrUsage)
 	}
 	return pool, cert, nil
 }
 
-// advertised is the manifest's authentication list for the mode. The
+// Advertised is the manifest's authentication list for the mode. The
 // schema admits only the portable bindings (bearer, oauth); mTLS and
 // workload identity are deployment-specific (capability-auth.md,
 // AHP-AUTH-001) and are explained in a gap instead.
-func (sa *serverAuth) advertised() (list []string, gap string) {
-	switch sa.mode {
-	case authBearer:
+func (sa *ServerAuth) Advertised() (list []string, gap string) {
+	switch sa.Mode {
+	case AuthBearer:
 		return []string{"bearer"}, ""
-	case authOAuth:
+	case AuthOAuth:
 		return []string{"oauth"}, ""
-	case authWorkload:
+	case AuthWorkload:
 		return []string{}, "workload identity is deployment-specific: a signed assertion presented as a bearer token"
-	case authMTLS:
+	case AuthMTLS:
 		return []string{}, "client certificates are deployment-specific TLS configuration"
 	}
 	return []string{}, ""
 }
 
-// bearerRealm is the challenge of the token modes.
-const bearerRealm = `Bearer realm="ahp-interop"`
+// BearerRealm is the challenge of the token modes.
+const BearerRealm = `Bearer realm="ahp-interop"`
 
-// authenticate enforces the configured endpoint authentication before next
+// Authenticate enforces the configured endpoint authentication before next
 // runs: a request with more than one Authorization field is refused (400)
 // in every mode; bearer compares the static token in constant time; oauth
 // and workload verify a signed token; mtls relies on the handshake's
 // verified client certificate and refuses a request without one. A refusal
 // never reaches the scripted path, and nothing about the presented value
 // is logged.
-func (sa *serverAuth) authenticate(s *scriptServer, next http.Handler) http.Handler {
+func (sa *ServerAuth) Authenticate(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fields := r.Header.Values("Authorization")
 		if len(fields) > 1 {
-			s.log.Warn("request refused", "reason", "duplicate Authorization fields")
+			log.Warn("request refused", "reason", "duplicate Authorization fields")
 			http.Error(w, "duplicate Authorization fields", http.StatusBadRequest)
 			return
 		}
-		switch sa.mode {
-		case authNone:
-		case authMTLS:
+		switch sa.Mode {
+		case AuthNone:
+		case AuthMTLS:
 			if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
-				s.log.Warn("request refused", "reason", "no verified client certificate")
+				log.Warn("request refused", "reason", "no verified client certificate")
 				http.Error(w, "client certificate required", http.StatusUnauthorized)
 				return
 			}
 		default:
-			token, ok := bearerToken(fields)
-			if ok && sa.mode == authBearer {
+			token, ok := BearerToken(fields)
+			if ok && sa.Mode == AuthBearer {
 				ok = subtle.ConstantTimeCompare([]byte(token), sa.token) == 1
 			} else if ok {
-				ok = sa.tokens.verify(token) == nil
+				ok = sa.tokens.Verify(token) == nil
 			}
 			if !ok {
-				s.log.Warn("request refused", "reason", "missing or invalid bearer credential")
+				log.Warn("request refused", "reason", "missing or invalid bearer credential")
 				if len(fields) == 0 {
-					w.Header().Set("WWW-Authenticate", bearerRealm)
+					w.Header().Set("WWW-Authenticate", BearerRealm)
 				} else {
-					w.Header().Set("WWW-Authenticate", bearerRealm+`, error="invalid_token"`)
+					w.Header().Set("WWW-Authenticate", BearerRealm+`, error="invalid_token"`)
 				}
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
@@ -157,9 +160,9 @@ func (sa *serverAuth) authenticate(s *scriptServer, next http.Handler) http.Hand
 	})
 }
 
-// bearerToken returns the token of a single "Bearer TOKEN" field: scheme
+// BearerToken returns the token of a single "Bearer TOKEN" field: scheme
 // case-insensitive, one or more spaces, a non-empty token without spaces.
-func bearerToken(fields []string) (string, bool) {
+func BearerToken(fields []string) (string, bool) {
 	if len(fields) != 1 {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ var requiredFamilies = []string{
 var negativeTags = []string{"schema-invalid", "correlation-invalid", "capability-invalid", "application-invalid"}
 
 func TestCorpusIsCanonical(t *testing.T) {
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(f.Scenarios), 60)
 	v := validate.Default()

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bytes"
@@ -8,17 +8,17 @@ import (
 	"os"
 )
 
-// scenarioFile is the language-neutral scenario document of the interop
+// ScenarioFile is the language-neutral scenario document of the interop
 // contract (interop/README.md): {version:1, scenarios:[...]}.
-type scenarioFile struct {
+type ScenarioFile struct {
 	Version   int        `json:"version"`
-	Scenarios []scenario `json:"scenarios"`
+	Scenarios []Scenario `json:"scenarios"`
 }
 
-// scenario is one row. Request and Response are full canonical JSON-RPC
+// Scenario is one row. Request and Response are full canonical JSON-RPC
 // envelopes kept as raw bytes: the server must reply with Response unchanged
 // and the receipts must hold the exact request.
-type scenario struct {
+type Scenario struct {
 	ID          string          `json:"id"`
 	Tags        []string        `json:"tags,omitempty"`
 	Description string          `json:"description,omitempty"`
@@ -36,17 +36,17 @@ type scenario struct {
 // maxScenarioFile bounds the scenario file read by both roles.
 const maxScenarioFile = 64 << 20
 
-// loadScenarios reads and checks a scenario file: version 1, unique
+// LoadScenarios reads and checks a scenario file: version 1, unique
 // non-empty ids, request and response present, and exactly one of expected
 // or expectError.
-func loadScenarios(path string) (*scenarioFile, error) {
-	data, err := readBounded(path, maxScenarioFile)
+func LoadScenarios(path string) (*ScenarioFile, error) {
+	data, err := ReadBounded(path, maxScenarioFile)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario file: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var f scenarioFile
+	var f ScenarioFile
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("decode scenario file: %w", err)
 	}
@@ -74,8 +74,8 @@ func loadScenarios(path string) (*scenarioFile, error) {
 	return &f, nil
 }
 
-// readBounded reads a whole file, refusing files larger than limit.
-func readBounded(path string, limit int64) ([]byte, error) {
+// ReadBounded reads a whole file, refusing files larger than limit.
+func ReadBounded(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -98,10 +98,10 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// compactJSON returns the compact single-line form of a JSON value, keeping
+// CompactJSON returns the compact single-line form of a JSON value, keeping
 // member order and number text exactly (json.Compact only drops
 // insignificant whitespace).
-func compactJSON(raw json.RawMessage) ([]byte, error) {
+func CompactJSON(raw json.RawMessage) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, err

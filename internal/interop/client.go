@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"context"
@@ -65,28 +65,28 @@ type rowOutcome struct {
 // clientApplicability returns the status every row gets when this adapter
 // does not run the configured combination, or "" when it does: every auth
 // label runs over HTTP; over stdio only none does (process trust).
-func clientApplicability(cfg *clientConfig) (string, error) {
+func clientApplicability(cfg *ClientConfig) (string, error) {
 	switch cfg.Auth.Mode {
-	case authNone:
+	case AuthNone:
 		return "", nil
-	case authBearer, authOAuth, authMTLS, authWorkload:
-		if cfg.Transport == transportStdio {
+	case AuthBearer, AuthOAuth, AuthMTLS, AuthWorkload:
+		if cfg.Transport == TransportStdio {
 			return statusInapplicable, nil // stdio runs on process trust only
 		}
 		return "", nil
 	default:
-		return "", fmt.Errorf("%w: unknown auth mode", errUsage)
+		return "", fmt.Errorf("%w: unknown auth mode", ErrUsage)
 	}
 }
 
-// runClient runs every scenario and writes the report. It returns an error
+// RunClient runs every scenario and writes the report. It returns an error
 // when any applicable scenario failed or the run itself broke; the report is
 // written in both cases.
-func runClient(ctx context.Context, cfg *clientConfig, log *slog.Logger) error {
-	if err := cfg.check(); err != nil {
+func RunClient(ctx context.Context, cfg *ClientConfig, log *slog.Logger) error {
+	if err := cfg.Check(); err != nil {
 		return err
 	}
-	f, err := loadScenarios(cfg.ScenarioFile)
+	f, err := LoadScenarios(cfg.ScenarioFile)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func writeReport(path string, rep *report) error {
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}
-	if err := writeFileAtomic(path, append(body, '\n')); err != nil {
+	if err := WriteFileAtomic(path, append(body, '\n')); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
@@ -153,7 +153,7 @@ func writeReport(path string, rep *report) error {
 
 // interopClient delivers scenario requests through one SDK transport.
 type interopClient struct {
-	cfg *clientConfig
+	cfg *ClientConfig
 	log *slog.Logger
 	tr  transport.Transport
 	// startup bounds discovery (which launches a stdio child); perRow
@@ -164,28 +164,28 @@ type interopClient struct {
 	httpClient   *http.Client
 	// auth is the HTTP endpoint authentication; areq is the credential
 	// request of its discovery GET (the transport builds its own).
-	auth *clientAuth
+	auth *ClientAuth
 	areq auth.Request
 }
 
 // newInteropClient builds the transport: HTTP to the endpoint (POST
 // /intercept when the endpoint names no path), or an owned persistent stdio
 // child running serverCommand --config serverConfig.
-func newInteropClient(cfg *clientConfig, log *slog.Logger) (*interopClient, error) {
+func newInteropClient(cfg *ClientConfig, log *slog.Logger) (*interopClient, error) {
 	c := &interopClient{cfg: cfg, log: log, startup: startupTimeout, perRow: scenarioTimeout}
 	switch cfg.Transport {
-	case transportHTTP:
+	case TransportHTTP:
 		if cfg.Endpoint == "" {
-			return nil, fmt.Errorf("%w: http client config needs endpoint", errUsage)
+			return nil, fmt.Errorf("%w: http client config needs endpoint", ErrUsage)
 		}
 		u, err := url.Parse(cfg.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("%w: endpoint is not an http(s) URL", errUsage)
+			return nil, fmt.Errorf("%w: endpoint is not an http(s) URL", ErrUsage)
 		}
 		if u.Path == "" || u.Path == "/" {
 			u.Path = "/intercept"
 		}
-		ca, err := newClientAuth(cfg.Auth, u)
+		ca, err := NewClientAuth(cfg.Auth, u)
 		if err != nil {
 			return nil, err
 		}
@@ -194,19 +194,19 @@ func newInteropClient(cfg *clientConfig, log *slog.Logger) (*interopClient, erro
 		// transport: its TLS configuration carries the mtls identity, and
 		// neither follows a redirect.
 		ht := http.DefaultTransport.(*http.Transport).Clone()
-		ht.TLSClientConfig = ca.tls
+		ht.TLSClientConfig = ca.TLS
 		c.httpClient = &http.Client{Transport: ht, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		opts := transport.HTTPOptions{BackendID: backendID, Client: c.httpClient, Authentication: ca.binding, Credentials: ca.provider}
+		opts := transport.HTTPOptions{BackendID: backendID, Client: c.httpClient, Authentication: ca.Binding, Credentials: ca.Provider}
 		c.tr = transport.NewHTTP(u.String(), opts)
 		d := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/capabilities"}
 		c.discoveryURL = d.String()
 		c.areq = auth.Request{BackendID: backendID, URL: c.discoveryURL, Purpose: auth.PurposeEvent}
-		if ca.binding != nil {
-			c.areq.Binding = *ca.binding
+		if ca.Binding != nil {
+			c.areq.Binding = *ca.Binding
 		}
-	case transportStdio:
+	case TransportStdio:
 		if len(cfg.ServerCommand) == 0 || cfg.ServerCommand[0] == "" {
-			return nil, fmt.Errorf("%w: stdio client config needs serverCommand", errUsage)
+			return nil, fmt.Errorf("%w: stdio client config needs serverCommand", ErrUsage)
 		}
 		args := append([]string{}, cfg.ServerCommand[1:]...)
 		if cfg.ServerConfig != "" {
@@ -236,7 +236,7 @@ func (c *interopClient) close() error {
 	if c.httpClient != nil {
 		c.httpClient.CloseIdleConnections()
 	}
-	c.auth.close()
+	c.auth.Close()
 	return err
 }
 
@@ -251,7 +251,7 @@ func (c *interopClient) discover(ctx context.Context) error {
 	if !ok {
 		return errors.New("no codec for capabilities-response.schema.json")
 	}
-	if c.cfg.Transport == transportStdio {
+	if c.cfg.Transport == TransportStdio {
 		id := jsonrpc.StringID("go-interop-discovery")
 		body := jsonrpc.AppendRequest(nil, id, jsonrpc.MethodCapabilities, []byte(`{"protocolVersion":"draft"}`))
 		raw, err := c.tr.Exchange(ctx, transport.Message{BackendID: backendID, Method: jsonrpc.MethodCapabilities, ID: id, Body: body})
@@ -268,8 +268,8 @@ func (c *interopClient) discover(ctx context.Context) error {
 		return err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil || len(raw) > maxBody {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	if err != nil || len(raw) > MaxBody {
 		return errors.New("discovery response unreadable or too large")
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -309,7 +309,7 @@ func (c *interopClient) getDiscovery(ctx context.Context) (*http.Response, error
 		}
 		return resp, nil
 	}
-	p := c.auth.provider
+	p := c.auth.Provider
 	if p == nil {
 		return get(auth.Credential{})
 	}
@@ -331,7 +331,7 @@ func (c *interopClient) getDiscovery(ctx context.Context) (*http.Response, error
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxBody))
 	resp.Body.Close()
 	ch := auth.Challenge{Status: resp.StatusCode, Header: resp.Header, Attempt: cred.Identity}
 	ch.Challenges, _ = auth.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
@@ -352,7 +352,7 @@ func (c *interopClient) getDiscovery(ctx context.Context) (*http.Response, error
 // runScenario delivers one scenario request and settles the response under
 // the synthetic-host semantics. It never looks at the expected answer before
 // the result is derived.
-func (c *interopClient) runScenario(ctx context.Context, sc *scenario) rowOutcome {
+func (c *interopClient) runScenario(ctx context.Context, sc *Scenario) rowOutcome {
 	fail := func(msg string) rowOutcome {
 		return rowOutcome{entry: reportEntry{ID: sc.ID, Status: statusFailed, Actual: json.RawMessage("null"), Error: msg}}
 	}
@@ -363,7 +363,7 @@ func (c *interopClient) runScenario(ctx context.Context, sc *scenario) rowOutcom
 	if id, ok := req.ID.AsString(); !ok || id != sc.ID || req.Params.Event.ID() != sc.ID {
 		return fail("scenario request id, event id and scenario id differ")
 	}
-	body, err := compactJSON(sc.Request)
+	body, err := CompactJSON(sc.Request)
 	if err != nil {
 		return fail("scenario request is not JSON")
 	}
@@ -419,7 +419,7 @@ func (c *interopClient) runScenario(ctx context.Context, sc *scenario) rowOutcom
 		out.entry.Error = "expected a rejection but the response was accepted"
 		return out
 	}
-	if err := comparePartial(sc.Expected, actualJSON); err != nil {
+	if err := ComparePartial(sc.Expected, actualJSON); err != nil {
 		out.entry.Status = statusFailed
 		out.entry.Error = err.Error()
 		return out

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bufio"
@@ -20,19 +20,19 @@ import (
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
-func corpusServer(t *testing.T, auth authConfig) (*scriptServer, *scenarioFile) {
+func corpusServer(t *testing.T, auth AuthConfig) (*scriptServer, *ScenarioFile) {
 	t.Helper()
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
-	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, auth), f)
+	s, err := newScriptServer(discardLogger(), TransportHTTP, mustServerAuth(t, auth), f)
 	require.NoError(t, err)
 	return s, f
 }
 
 // mustServerAuth is the HTTP server authentication of a.
-func mustServerAuth(t *testing.T, a authConfig) *serverAuth {
+func mustServerAuth(t *testing.T, a AuthConfig) *ServerAuth {
 	t.Helper()
-	sa, err := newServerAuth(&serverConfig{Transport: transportHTTP, Auth: a})
+	sa, err := NewServerAuth(TransportHTTP, a)
 	require.NoError(t, err)
 	return sa
 }
@@ -48,10 +48,10 @@ func rpcErrorCode(t *testing.T, reply []byte) int {
 }
 
 func TestScriptServerRepliesScriptedResponseUnchanged(t *testing.T) {
-	s, f := corpusServer(t, authConfig{Mode: authNone})
+	s, f := corpusServer(t, AuthConfig{Mode: AuthNone})
 	for _, sc := range f.Scenarios {
 		reply := s.handle(context.Background(), sc.Request)
-		want, err := compactJSON(sc.Response)
+		want, err := CompactJSON(sc.Response)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(reply), "%s: invalid scripted responses are not repaired", sc.ID)
 	}
@@ -65,20 +65,20 @@ func TestScriptServerRepliesScriptedResponseUnchanged(t *testing.T) {
 	for i, r := range got.Requests {
 		require.Equal(t, f.Scenarios[i].ID, r.ID)
 		require.True(t, r.Accepted)
-		want, err := compactJSON(f.Scenarios[i].Request)
+		want, err := CompactJSON(f.Scenarios[i].Request)
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), string(r.Message))
 	}
 }
 
 func TestScriptServerRefusesInvalidRequests(t *testing.T) {
-	s, f := corpusServer(t, authConfig{Mode: authNone})
+	s, f := corpusServer(t, AuthConfig{Mode: AuthNone})
 	valid := f.Scenarios[0].Request
 	var req map[string]any
-	require.NoError(t, decodeJSON(valid, &req))
+	require.NoError(t, DecodeJSON(valid, &req))
 	mutate := func(fn func(m map[string]any)) []byte {
 		var m map[string]any
-		require.NoError(t, decodeJSON(valid, &m))
+		require.NoError(t, DecodeJSON(valid, &m))
 		fn(m)
 		b, err := json.Marshal(m)
 		require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestScriptServerRefusesInvalidRequests(t *testing.T) {
 }
 
 func TestScriptServerDiscovery(t *testing.T) {
-	s, _ := corpusServer(t, authConfig{Mode: authNone})
+	s, _ := corpusServer(t, AuthConfig{Mode: AuthNone})
 	reply := s.handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":"d1","method":"hooks/capabilities","params":{"protocolVersion":"draft"}}`))
 	codec, ok := gen.LookupRoot("capabilities-response.schema.json")
 	require.True(t, ok)
@@ -134,7 +134,7 @@ func TestScriptServerDiscovery(t *testing.T) {
 
 func TestScriptServerBearer(t *testing.T) {
 	const token = "tok-unit-5d2c"
-	s, f := corpusServer(t, authConfig{Mode: authBearer, Token: token})
+	s, f := corpusServer(t, AuthConfig{Mode: AuthBearer, Token: token})
 	srv := httptest.NewServer(s.ahpHandler())
 	defer srv.Close()
 	post := func(auth ...string) *http.Response {
@@ -169,7 +169,7 @@ func TestScriptServerBearer(t *testing.T) {
 }
 
 func TestScriptServerMediaType(t *testing.T) {
-	s, f := corpusServer(t, authConfig{Mode: authNone})
+	s, f := corpusServer(t, AuthConfig{Mode: AuthNone})
 	srv := httptest.NewServer(s.ahpHandler())
 	defer srv.Close()
 	resp, err := http.Post(srv.URL+"/intercept", "text/plain", bytes.NewReader(f.Scenarios[0].Request))
@@ -181,11 +181,11 @@ func TestScriptServerMediaType(t *testing.T) {
 // TestScriptServerBarrier: a barrier holds the scripted reply until POST
 // /release names it; ordering uses the barrier, never sleeps.
 func TestScriptServerBarrier(t *testing.T) {
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	sc := f.Scenarios[0]
 	sc.Barrier = "b1"
-	s, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), &scenarioFile{Version: 1, Scenarios: []scenario{sc}})
+	s, err := newScriptServer(discardLogger(), TransportHTTP, mustServerAuth(t, AuthConfig{Mode: AuthNone}), &ScenarioFile{Version: 1, Scenarios: []Scenario{sc}})
 	require.NoError(t, err)
 	control := httptest.NewServer(s.controlHandler(func() {}))
 	defer control.Close()
@@ -215,13 +215,13 @@ func TestScriptServerBarrier(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	want, err := compactJSON(sc.Response)
+	want, err := CompactJSON(sc.Response)
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(<-done))
 
 	// A cancelled wait answers backend_unavailable instead of hanging.
 	sc.Barrier = "b2"
-	s2, err := newScriptServer(discardLogger(), transportHTTP, mustServerAuth(t, authConfig{Mode: authNone}), &scenarioFile{Version: 1, Scenarios: []scenario{sc}})
+	s2, err := newScriptServer(discardLogger(), TransportHTTP, mustServerAuth(t, AuthConfig{Mode: AuthNone}), &ScenarioFile{Version: 1, Scenarios: []Scenario{sc}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -229,7 +229,7 @@ func TestScriptServerBarrier(t *testing.T) {
 }
 
 func TestScriptServerControl(t *testing.T) {
-	s, _ := corpusServer(t, authConfig{Mode: authNone})
+	s, _ := corpusServer(t, AuthConfig{Mode: AuthNone})
 	stopped := make(chan struct{})
 	control := httptest.NewServer(s.controlHandler(func() { close(stopped) }))
 	defer control.Close()
@@ -252,7 +252,7 @@ func TestScriptServerControl(t *testing.T) {
 // frames answered with a parse error, EOF ends serving, the reader
 // goroutine is joined.
 func TestServeStdio(t *testing.T) {
-	s, f := corpusServer(t, authConfig{Mode: authNone})
+	s, f := corpusServer(t, AuthConfig{Mode: AuthNone})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -262,13 +262,13 @@ func TestServeStdio(t *testing.T) {
 	}()
 	lines := bufio.NewReader(outR)
 	for _, sc := range f.Scenarios[:5] {
-		req, err := compactJSON(sc.Request)
+		req, err := CompactJSON(sc.Request)
 		require.NoError(t, err)
 		_, err = inW.Write(append(req, '\n'))
 		require.NoError(t, err)
 		line, err := lines.ReadBytes('\n')
 		require.NoError(t, err)
-		want, err := compactJSON(sc.Response)
+		want, err := CompactJSON(sc.Response)
 		require.NoError(t, err)
 		require.Equal(t, string(want)+"\n", string(line))
 	}
@@ -293,8 +293,8 @@ func TestServeStdio(t *testing.T) {
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "ready.json")
-	require.NoError(t, writeFileAtomic(p, []byte(`{"a":1}`)))
-	require.NoError(t, writeFileAtomic(p, []byte(`{"a":2}`)))
+	require.NoError(t, WriteFileAtomic(p, []byte(`{"a":1}`)))
+	require.NoError(t, WriteFileAtomic(p, []byte(`{"a":2}`)))
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, `{"a":2}`, string(data))

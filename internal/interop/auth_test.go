@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ import (
 // audience and purpose, and an exp after the fixed clock; anything else is
 // rejected with one fixed error that quotes nothing.
 func TestTokenVerifier(t *testing.T) {
-	v, err := newTokenVerifier(authConfig{Mode: authOAuth, SigningKey: oauthKey, Issuer: interopIss, Audience: interopAud, Purpose: oauthPurpose, Clock: json.Number(strconv.Itoa(fixtureNow))}, "")
+	v, err := NewTokenVerifier(AuthConfig{Mode: AuthOAuth, SigningKey: oauthKey, Issuer: interopIss, Audience: interopAud, Purpose: oauthPurpose, Clock: json.Number(strconv.Itoa(fixtureNow))}, "")
 	require.NoError(t, err)
 	b64 := base64.RawURLEncoding.EncodeToString
 	valid := signedToken(t, oauthKey, claimsFor(oauthPurpose))
@@ -84,7 +84,7 @@ func TestTokenVerifier(t *testing.T) {
 		}(), false},
 		{"wrong issuer", edit(func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }), false},
 		{"wrong audience", edit(func(c jwt.MapClaims) { c["aud"] = "https://other.test" }), false},
-		{"wrong purpose", edit(func(c jwt.MapClaims) { c["purpose"] = purposeWorkload }), false},
+		{"wrong purpose", edit(func(c jwt.MapClaims) { c["purpose"] = PurposeWorkload }), false},
 		{"no purpose", edit(func(c jwt.MapClaims) { delete(c, "purpose") }), false},
 		{"expired at the fixture clock", edit(func(c jwt.MapClaims) { c["exp"] = fixtureNow }), false},
 		{"no exp", edit(func(c jwt.MapClaims) { delete(c, "exp") }), false},
@@ -104,21 +104,21 @@ func TestTokenVerifier(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := v.verify(c.token)
+			err := v.Verify(c.token)
 			if c.ok {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, errTokenRejected)
-			require.Equal(t, errTokenRejected.Error(), err.Error(), "one fixed text")
+			require.ErrorIs(t, err, ErrTokenRejected)
+			require.Equal(t, ErrTokenRejected.Error(), err.Error(), "one fixed text")
 		})
 	}
 
 	// Without a clock the system clock applies: the fixture's token has
 	// long expired.
-	live, err := newTokenVerifier(authConfig{Mode: authOAuth, SigningKey: oauthKey, Issuer: interopIss, Audience: interopAud, Purpose: oauthPurpose}, "")
+	live, err := NewTokenVerifier(AuthConfig{Mode: AuthOAuth, SigningKey: oauthKey, Issuer: interopIss, Audience: interopAud, Purpose: oauthPurpose}, "")
 	require.NoError(t, err)
-	require.ErrorIs(t, live.verify(valid), errTokenRejected)
+	require.ErrorIs(t, live.Verify(valid), ErrTokenRejected)
 }
 
 // post sends one AHP request to url with the given Authorization fields.
@@ -140,7 +140,7 @@ func post(t *testing.T, client *http.Client, url string, body []byte, authz ...s
 // serveMode serves the scripted server's handler for fx on loopback, over
 // TLS with the adapter's own server configuration in the mtls mode, and
 // returns it with a client holding the client side's credentials.
-func serveMode(t *testing.T, fx modeFixture, wrap func(http.Handler) http.Handler) (*scriptServer, *httptest.Server, *http.Client, *clientAuth, *scenarioFile) {
+func serveMode(t *testing.T, fx modeFixture, wrap func(http.Handler) http.Handler) (*scriptServer, *httptest.Server, *http.Client, *ClientAuth, *ScenarioFile) {
 	t.Helper()
 	s, f := corpusServer(t, fx.server)
 	var h http.Handler = s.ahpHandler()
@@ -148,8 +148,8 @@ func serveMode(t *testing.T, fx modeFixture, wrap func(http.Handler) http.Handle
 		h = wrap(h)
 	}
 	srv := httptest.NewUnstartedServer(h)
-	if s.auth.tls != nil {
-		srv.TLS = s.auth.tls
+	if s.auth.TLS != nil {
+		srv.TLS = s.auth.TLS
 		srv.StartTLS()
 	} else {
 		srv.Start()
@@ -157,11 +157,11 @@ func serveMode(t *testing.T, fx modeFixture, wrap func(http.Handler) http.Handle
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
-	ca, err := newClientAuth(fx.client, u)
+	ca, err := NewClientAuth(fx.client, u)
 	require.NoError(t, err)
-	t.Cleanup(ca.close)
+	t.Cleanup(ca.Close)
 	ht := http.DefaultTransport.(*http.Transport).Clone()
-	ht.TLSClientConfig = ca.tls
+	ht.TLSClientConfig = ca.TLS
 	client := &http.Client{Transport: ht}
 	t.Cleanup(client.CloseIdleConnections)
 	return s, srv, client, ca, f
@@ -169,16 +169,16 @@ func serveMode(t *testing.T, fx modeFixture, wrap func(http.Handler) http.Handle
 
 // credentialFor resolves the client side's credential the way a delivery
 // does, or "" when the mode has none.
-func credentialFor(t *testing.T, ca *clientAuth, url string) string {
+func credentialFor(t *testing.T, ca *ClientAuth, url string) string {
 	t.Helper()
-	if ca.provider == nil {
+	if ca.Provider == nil {
 		return ""
 	}
 	req := auth.Request{BackendID: backendID, URL: url, Purpose: auth.PurposeEvent}
-	if ca.binding != nil {
-		req.Binding = *ca.binding
+	if ca.Binding != nil {
+		req.Binding = *ca.Binding
 	}
-	cred, err := ca.provider.Credential(context.Background(), req)
+	cred, err := ca.Provider.Credential(context.Background(), req)
 	require.NoError(t, err)
 	return cred.Token
 }
@@ -206,10 +206,10 @@ func TestServerAuthenticatesBeforeDispatch(t *testing.T) {
 			status, _ = post(t, client, url, body, "Bearer a", "Basic b")
 			require.Equal(t, http.StatusBadRequest, status, "duplicate Authorization fields")
 
-			if mode != authNone && mode != authMTLS {
+			if mode != AuthNone && mode != AuthMTLS {
 				status, h := post(t, client, url, body)
 				require.Equal(t, http.StatusUnauthorized, status)
-				require.Equal(t, bearerRealm, h.Get("WWW-Authenticate"))
+				require.Equal(t, BearerRealm, h.Get("WWW-Authenticate"))
 				for _, bad := range []string{"Bearer wrong", "Basic " + good, "Bearer", "Bearer " + good + " extra", "bearer  " + good + "x"} {
 					status, h = post(t, client, url, body, bad)
 					require.Equal(t, http.StatusUnauthorized, status, bad)
@@ -248,7 +248,7 @@ func TestServerAuthenticatesBeforeDispatch(t *testing.T) {
 // one from another CA, never gets an HTTP exchange; the client in turn
 // verifies the server against caFile alone.
 func TestServerMTLSHandshake(t *testing.T) {
-	fx := fixtureFor(t, authMTLS)
+	fx := fixtureFor(t, AuthMTLS)
 	s, srv, client, _, f := serveMode(t, fx, nil)
 	url := srv.URL + "/intercept"
 	status, _ := post(t, client, url, f.Scenarios[0].Request)
@@ -361,12 +361,12 @@ func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWrit
 
 // runInProcess runs the client on the corpus against endpoint and returns
 // its error, the report and the client's log.
-func runInProcess(t *testing.T, ctx context.Context, endpoint string, a authConfig) (error, []byte, string) {
+func runInProcess(t *testing.T, ctx context.Context, endpoint string, a AuthConfig) (error, []byte, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := clientConfig{Transport: transportHTTP, Endpoint: endpoint, ScenarioFile: corpusAbs(t), ReportFile: filepath.Join(dir, "report.json"), Auth: a}
+	cfg := ClientConfig{Transport: TransportHTTP, Endpoint: endpoint, ScenarioFile: corpusAbs(t), ReportFile: filepath.Join(dir, "report.json"), Auth: a}
 	var logs lockedBuffer
-	err := runClient(ctx, &cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	err := RunClient(ctx, &cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	rep, rerr := os.ReadFile(cfg.ReportFile)
 	require.NoError(t, rerr)
 	return err, rep, logs.String()
@@ -379,10 +379,10 @@ func runInProcess(t *testing.T, ctx context.Context, endpoint string, a authConf
 // all rows pass. A row whose replay is refused too is not replayed again
 // and fails.
 func TestOAuthReplayOnce(t *testing.T) {
-	fx := fixtureFor(t, authOAuth)
+	fx := fixtureFor(t, AuthOAuth)
 	var fr *front
 	_, srv, _, _, f := serveMode(t, fx, func(h http.Handler) http.Handler {
-		fr = &front{next: h, challenge: bearerRealm + `, error="invalid_token"`}
+		fr = &front{next: h, challenge: BearerRealm + `, error="invalid_token"`}
 		return fr
 	})
 	first := func() string { return fx.issuer.granted()[0].issued }
@@ -425,10 +425,10 @@ func TestOAuthReplayOnce(t *testing.T) {
 	requireNoLeak(t, "client log", logs, append(fx.secrets, grants[0].issued, grants[1].issued)...)
 
 	t.Run("bounded", func(t *testing.T) {
-		fx := fixtureFor(t, authOAuth)
+		fx := fixtureFor(t, AuthOAuth)
 		var fr *front
 		_, srv, _, _, f := serveMode(t, fx, func(h http.Handler) http.Handler {
-			fr = &front{next: h, challenge: bearerRealm + `, error="invalid_token"`}
+			fr = &front{next: h, challenge: BearerRealm + `, error="invalid_token"`}
 			return fr
 		})
 		fr.revoke = func(r *http.Request, n int) bool { return r.Method == http.MethodPost && n <= 2 }
@@ -455,10 +455,10 @@ func TestOAuthReplayOnce(t *testing.T) {
 // TestDiscoveryReplayOnce: a Bearer 401 to GET /capabilities is answered
 // with one retry under a fresh token.
 func TestDiscoveryReplayOnce(t *testing.T) {
-	fx := fixtureFor(t, authOAuth)
+	fx := fixtureFor(t, AuthOAuth)
 	var fr *front
 	_, srv, _, _, f := serveMode(t, fx, func(h http.Handler) http.Handler {
-		fr = &front{next: h, challenge: bearerRealm + `, error="invalid_token"`}
+		fr = &front{next: h, challenge: BearerRealm + `, error="invalid_token"`}
 		return fr
 	})
 	var once sync.Once
@@ -489,7 +489,7 @@ func TestAuthCanaries(t *testing.T) {
 	const headerCanary = "CANARY-challenge-header-8e2b"
 	const bodyCanary = "CANARY-token-error-body-61c0"
 	t.Run("challenge header", func(t *testing.T) {
-		fx := fixtureFor(t, authOAuth)
+		fx := fixtureFor(t, AuthOAuth)
 		var fr *front
 		_, srv, _, _, _ := serveMode(t, fx, func(h http.Handler) http.Handler {
 			fr = &front{next: h, challenge: `Bearer realm="` + headerCanary + `", error="invalid_token", error_description="` + headerCanary + `"`}
@@ -503,7 +503,7 @@ func TestAuthCanaries(t *testing.T) {
 		}
 	})
 	t.Run("token endpoint error body", func(t *testing.T) {
-		fx := fixtureFor(t, authOAuth)
+		fx := fixtureFor(t, AuthOAuth)
 		fx.issuer.refuse = true
 		fx.issuer.refuseBody = `{"error":"invalid_client","error_description":"` + bodyCanary + `"}`
 		_, srv, _, _, _ := serveMode(t, fx, nil)
@@ -525,11 +525,11 @@ func TestAuthCanaries(t *testing.T) {
 // delivery's context; cancelling the call ends it at the token endpoint,
 // and nothing is sent to the AHP endpoint.
 func TestOAuthProviderCancelledWithCall(t *testing.T) {
-	fx := fixtureFor(t, authOAuth)
+	fx := fixtureFor(t, AuthOAuth)
 	fx.issuer.block = true
 	var fr *front
 	_, srv, _, ca, f := serveMode(t, fx, func(h http.Handler) http.Handler { fr = &front{next: h}; return fr })
-	tr := transport.NewHTTP(srv.URL+"/intercept", transport.HTTPOptions{BackendID: backendID, Authentication: ca.binding, Credentials: ca.provider})
+	tr := transport.NewHTTP(srv.URL+"/intercept", transport.HTTPOptions{BackendID: backendID, Authentication: ca.Binding, Credentials: ca.Provider})
 	defer tr.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package interop
 
 import (
 	"io"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// stdinForServer returns standard input as a file the runtime poller
+// StdinForServer returns standard input as a file the runtime poller
 // manages, so closing it interrupts a pending read and the stdio server can
 // join its reader goroutine on shutdown. It falls back to os.Stdin.
-func stdinForServer() io.ReadCloser {
+func StdinForServer() io.ReadCloser {
 	if err := syscall.SetNonblock(0, true); err != nil {
 		return os.Stdin
 	}

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bytes"
@@ -17,22 +17,22 @@ import (
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
-// purposeWorkload is the purpose claim a workload assertion carries when
+// PurposeWorkload is the purpose claim a workload assertion carries when
 // the configuration names none.
-const purposeWorkload = "workload"
+const PurposeWorkload = "workload"
 
 // maxTokenBytes bounds a bearer token the server is willing to parse.
 const maxTokenBytes = 16 << 10
 
-// errTokenRejected is every verification failure of a signed token. Its
+// ErrTokenRejected is every verification failure of a signed token. Its
 // text is fixed: which check failed is never reported to the peer, and the
 // token never appears.
-var errTokenRejected = errors.New("signed token rejected")
+var ErrTokenRejected = errors.New("signed token rejected")
 
-// tokenVerifier checks the signed bearer tokens of the oauth and workload
+// TokenVerifier checks the signed bearer tokens of the oauth and workload
 // modes (CONTRACT.md: a local HS256 JWT checked for signature, issuer,
 // audience, purpose and expiry against a fixed fixture clock).
-type tokenVerifier struct {
+type TokenVerifier struct {
 	key      []byte
 	issuer   string
 	audience string
@@ -48,25 +48,25 @@ type purposeClaims struct {
 	jwt.RegisteredClaims
 }
 
-// newTokenVerifier builds the verifier of a mode's auth object. The
+// NewTokenVerifier builds the verifier of a mode's auth object. The
 // signing key is the UTF-8 bytes of signingKey; clock, when present, is the
 // fixed time in Unix seconds against which exp (and nbf, iat) are checked.
-func newTokenVerifier(a authConfig, defaultPurpose string) (*tokenVerifier, error) {
+func NewTokenVerifier(a AuthConfig, defaultPurpose string) (*TokenVerifier, error) {
 	if a.SigningKey == "" || a.Issuer == "" || a.Audience == "" {
-		return nil, fmt.Errorf("%w: auth %q needs signingKey, issuer and audience", errUsage, a.Mode)
+		return nil, fmt.Errorf("%w: auth %q needs signingKey, issuer and audience", ErrUsage, a.Mode)
 	}
 	purpose := a.Purpose
 	if purpose == "" {
 		purpose = defaultPurpose
 	}
 	if purpose == "" {
-		return nil, fmt.Errorf("%w: auth %q needs purpose", errUsage, a.Mode)
+		return nil, fmt.Errorf("%w: auth %q needs purpose", ErrUsage, a.Mode)
 	}
 	now, err := fixtureClock(a.Clock)
 	if err != nil {
 		return nil, err
 	}
-	v := &tokenVerifier{key: []byte(a.SigningKey), issuer: a.Issuer, audience: a.Audience, purpose: purpose, now: now}
+	v := &TokenVerifier{key: []byte(a.SigningKey), issuer: a.Issuer, audience: a.Audience, purpose: purpose, now: now}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(a.Issuer),
@@ -92,32 +92,32 @@ func fixtureClock(clock json.Number) (func() time.Time, error) {
 	} else if f, err := strconv.ParseFloat(string(clock), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) < 1<<53 {
 		at = time.Unix(int64(f), 0)
 	} else {
-		return nil, fmt.Errorf("%w: auth.clock must be Unix seconds", errUsage)
+		return nil, fmt.Errorf("%w: auth.clock must be Unix seconds", ErrUsage)
 	}
 	return func() time.Time { return at }, nil
 }
 
-// verify checks token: a compact JWS whose protected header is exactly
+// Verify checks token: a compact JWS whose protected header is exactly
 // {"alg":"HS256","typ":"JWT"} (no other member, none repeated), signed
 // with the key, with the configured issuer, audience and purpose, an exp
 // after the clock, and no nbf or iat after it.
-func (v *tokenVerifier) verify(token string) error {
+func (v *TokenVerifier) Verify(token string) error {
 	if len(token) > maxTokenBytes {
-		return errTokenRejected
+		return ErrTokenRejected
 	}
 	head, rest, ok := strings.Cut(token, ".")
 	if !ok || !exactHS256Header(head) {
-		return errTokenRejected
+		return ErrTokenRejected
 	}
 	if payload, _, ok := strings.Cut(rest, "."); !ok || !exactClaimNames(payload) {
-		return errTokenRejected
+		return ErrTokenRejected
 	}
 	var claims purposeClaims
 	if _, err := v.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return v.key, nil }); err != nil {
-		return errTokenRejected // the library's text may quote claims
+		return ErrTokenRejected // the library's text may quote claims
 	}
 	if claims.Purpose != v.purpose {
-		return errTokenRejected
+		return ErrTokenRejected
 	}
 	return nil
 }

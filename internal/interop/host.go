@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"encoding/json"
@@ -179,7 +179,7 @@ func (h *syntheticHost) checkToolCodec(effects []gen.Effect) error {
 // value greater than zero (booleans, strings and null are not).
 func positiveInteger(raw json.RawMessage) bool {
 	var v any
-	if err := decodeJSON(raw, &v); err != nil {
+	if err := DecodeJSON(raw, &v); err != nil {
 		return false
 	}
 	n, ok := v.(json.Number) // a JSON string such as "1" is not a number

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bytes"
@@ -12,25 +12,25 @@ import (
 
 // Transport labels of the adapter contract.
 const (
-	transportHTTP  = "http"
-	transportStdio = "stdio"
+	TransportHTTP  = "http"
+	TransportStdio = "stdio"
 )
 
 // Authentication labels of the adapter contract.
 const (
-	authNone     = "none"
-	authBearer   = "bearer"
-	authOAuth    = "oauth"
-	authMTLS     = "mtls"
-	authWorkload = "workload"
+	AuthNone     = "none"
+	AuthBearer   = "bearer"
+	AuthOAuth    = "oauth"
+	AuthMTLS     = "mtls"
+	AuthWorkload = "workload"
 )
 
-// authConfig is the auth object of both configs (CONTRACT.md): the member
+// AuthConfig is the auth object of both configs (CONTRACT.md): the member
 // sets differ per mode and side, and members a mode does not use are
 // ignored. Token, ClientSecret, SigningKey, Assertion and the key file's
 // contents are secret: they are compared, signed with or sent, never
 // printed; String, GoString and LogValue render the mode only.
-type authConfig struct {
+type AuthConfig struct {
 	Mode string `json:"mode"`
 	// bearer, both sides.
 	Token string `json:"token,omitempty"`
@@ -54,24 +54,24 @@ type authConfig struct {
 }
 
 // String keeps every secret out of any accidental formatting.
-func (a authConfig) String() string { return "auth(" + a.Mode + ")" }
+func (a AuthConfig) String() string { return "auth(" + a.Mode + ")" }
 
 // GoString keeps every secret out of %#v.
-func (a authConfig) GoString() string { return a.String() }
+func (a AuthConfig) GoString() string { return a.String() }
 
 // LogValue keeps every secret out of slog.
-func (a authConfig) LogValue() slog.Value { return slog.StringValue(a.String()) }
+func (a AuthConfig) LogValue() slog.Value { return slog.StringValue(a.String()) }
 
-// serverConfig is the scripted server's configuration (CONTRACT.md).
-type serverConfig struct {
+// ServerConfig is the scripted server's configuration (CONTRACT.md).
+type ServerConfig struct {
 	Transport     string     `json:"transport"`
 	ReadinessFile string     `json:"readinessFile"`
 	ScenarioFile  string     `json:"scenarioFile"`
-	Auth          authConfig `json:"auth"`
+	Auth          AuthConfig `json:"auth"`
 }
 
-// clientConfig is the client's configuration (CONTRACT.md).
-type clientConfig struct {
+// ClientConfig is the client's configuration (CONTRACT.md).
+type ClientConfig struct {
 	Transport     string     `json:"transport"`
 	Endpoint      string     `json:"endpoint,omitempty"`
 	ServerCommand []string   `json:"serverCommand,omitempty"`
@@ -79,65 +79,69 @@ type clientConfig struct {
 	ServerConfig  string     `json:"serverConfig,omitempty"`
 	ScenarioFile  string     `json:"scenarioFile"`
 	ReportFile    string     `json:"reportFile"`
-	Auth          authConfig `json:"auth"`
+	Auth          AuthConfig `json:"auth"`
 }
 
-// errUsage marks configuration and command-line errors (exit status 2).
-var errUsage = errors.New("usage")
+// ErrUsage marks configuration and command-line errors (exit status 2).
+var ErrUsage = errors.New("usage")
 
-// maxConfigFile bounds a configuration file.
-const maxConfigFile = 1 << 20
+// MaxConfigFile bounds a configuration file.
+const MaxConfigFile = 1 << 20
 
-// loadConfig decodes a JSON configuration file into v. Unknown members are
+// LoadConfig decodes a JSON configuration file into v. Unknown members are
 // ignored, as the contract's receivers must.
-func loadConfig(path string, v any) error {
-	data, err := readBounded(path, maxConfigFile)
+func LoadConfig(path string, v any) error {
+	data, err := ReadBounded(path, MaxConfigFile)
 	if err != nil {
-		return fmt.Errorf("%w: read config: %w", errUsage, err)
+		return fmt.Errorf("%w: read config: %w", ErrUsage, err)
 	}
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
 		// The decoder's message can quote a value; keep only the fact.
-		return fmt.Errorf("%w: config is not the expected JSON object", errUsage)
+		return fmt.Errorf("%w: config is not the expected JSON object", ErrUsage)
 	}
 	return nil
 }
 
-func (c *serverConfig) check() error {
+// Check validates the server configuration and defaults the auth mode to
+// none. Its errors wrap ErrUsage.
+func (c *ServerConfig) Check() error {
 	switch c.Transport {
-	case transportHTTP, transportStdio:
+	case TransportHTTP, TransportStdio:
 	default:
-		return fmt.Errorf("%w: server transport must be http or stdio", errUsage)
+		return fmt.Errorf("%w: server transport must be http or stdio", ErrUsage)
 	}
 	if c.ScenarioFile == "" {
-		return fmt.Errorf("%w: server config needs scenarioFile", errUsage)
+		return fmt.Errorf("%w: server config needs scenarioFile", ErrUsage)
 	}
-	if c.Transport == transportHTTP && c.ReadinessFile == "" {
-		return fmt.Errorf("%w: http server config needs readinessFile", errUsage)
+	if c.Transport == TransportHTTP && c.ReadinessFile == "" {
+		return fmt.Errorf("%w: http server config needs readinessFile", ErrUsage)
 	}
 	if c.Auth.Mode == "" {
-		c.Auth.Mode = authNone
+		c.Auth.Mode = AuthNone
 	}
 	return nil
 }
 
-func (c *clientConfig) check() error {
+// Check validates the client configuration and defaults the auth mode to
+// none. Its errors wrap ErrUsage.
+func (c *ClientConfig) Check() error {
 	switch c.Transport {
-	case transportHTTP, transportStdio:
+	case TransportHTTP, TransportStdio:
 	default:
-		return fmt.Errorf("%w: client transport must be http or stdio", errUsage)
+		return fmt.Errorf("%w: client transport must be http or stdio", ErrUsage)
 	}
 	if c.ScenarioFile == "" || c.ReportFile == "" {
-		return fmt.Errorf("%w: client config needs scenarioFile and reportFile", errUsage)
+		return fmt.Errorf("%w: client config needs scenarioFile and reportFile", ErrUsage)
 	}
 	if c.Auth.Mode == "" {
-		c.Auth.Mode = authNone
+		c.Auth.Mode = AuthNone
 	}
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames it
+// WriteFileAtomic writes data to a temporary file beside path and renames it
 // into place, so a reader never sees a partial document.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

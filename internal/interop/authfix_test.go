@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"crypto/subtle"
@@ -149,7 +149,7 @@ func (ti *tokenIssuer) granted() []grant {
 // modeFixture is one auth label's server and client auth objects, as the
 // runner passes them, with every secret of the pair.
 type modeFixture struct {
-	server, client authConfig
+	server, client AuthConfig
 	secrets        []string
 	issuer         *tokenIssuer
 }
@@ -160,24 +160,24 @@ type modeFixture struct {
 func fixtureFor(t *testing.T, mode string) modeFixture {
 	t.Helper()
 	switch mode {
-	case authNone:
-		return modeFixture{server: authConfig{Mode: authNone}, client: authConfig{Mode: authNone}}
-	case authBearer:
+	case AuthNone:
+		return modeFixture{server: AuthConfig{Mode: AuthNone}, client: AuthConfig{Mode: AuthNone}}
+	case AuthBearer:
 		const token = "tok-7f3a9c1e-CANARY-interop-only"
-		a := authConfig{Mode: authBearer, Token: token}
+		a := AuthConfig{Mode: AuthBearer, Token: token}
 		return modeFixture{server: a, client: a, secrets: []string{token}}
-	case authOAuth:
+	case AuthOAuth:
 		ti := newTokenIssuer(t)
-		signed := authConfig{Mode: authOAuth, SigningKey: oauthKey, Issuer: interopIss, Audience: interopAud, Purpose: oauthPurpose, Clock: json.Number(strconv.Itoa(fixtureNow))}
+		signed := AuthConfig{Mode: AuthOAuth, SigningKey: oauthKey, Issuer: interopIss, Audience: interopAud, Purpose: oauthPurpose, Clock: json.Number(strconv.Itoa(fixtureNow))}
 		cli := signed
 		cli.TokenEndpoint, cli.ClientID, cli.ClientSecret = ti.url(), "interop-client", clientSecret
 		return modeFixture{server: signed, client: cli, issuer: ti, secrets: []string{oauthKey, clientSecret, "eyJ"}}
-	case authWorkload:
-		assertion := signedToken(t, workloadKey, claimsFor(purposeWorkload))
-		srv := authConfig{Mode: authWorkload, SigningKey: workloadKey, Issuer: interopIss, Audience: interopAud, Purpose: purposeWorkload, Clock: json.Number(strconv.Itoa(fixtureNow))}
-		return modeFixture{server: srv, client: authConfig{Mode: authWorkload, Assertion: assertion, Issuer: interopIss, Audience: interopAud, Purpose: purposeWorkload},
+	case AuthWorkload:
+		assertion := signedToken(t, workloadKey, claimsFor(PurposeWorkload))
+		srv := AuthConfig{Mode: AuthWorkload, SigningKey: workloadKey, Issuer: interopIss, Audience: interopAud, Purpose: PurposeWorkload, Clock: json.Number(strconv.Itoa(fixtureNow))}
+		return modeFixture{server: srv, client: AuthConfig{Mode: AuthWorkload, Assertion: assertion, Issuer: interopIss, Audience: interopAud, Purpose: PurposeWorkload},
 			secrets: []string{workloadKey, assertion, "eyJ"}}
-	case authMTLS:
+	case AuthMTLS:
 		f, _ := mtlsFixture(t, "interop-ca")
 		return f
 	}
@@ -204,11 +204,11 @@ func mtlsFixture(t *testing.T, caName string) (modeFixture, *testpki.CA) {
 	cliCert, cliKey, err := cliLeaf.WriteFiles(dir, "client")
 	require.NoError(t, err)
 	return modeFixture{
-		server:  authConfig{Mode: authMTLS, CAFile: caFile, CertFile: srvCert, KeyFile: srvKey},
-		client:  authConfig{Mode: authMTLS, CAFile: caFile, CertFile: cliCert, KeyFile: cliKey},
+		server:  AuthConfig{Mode: AuthMTLS, CAFile: caFile, CertFile: srvCert, KeyFile: srvKey},
+		client:  AuthConfig{Mode: AuthMTLS, CAFile: caFile, CertFile: cliCert, KeyFile: cliKey},
 		secrets: []string{"PRIVATE KEY", string(srvLeaf.KeyPEM[40:90]), string(cliLeaf.KeyPEM[40:90])},
 	}, ca
 }
 
 // allModes are the contract's auth labels.
-var allModes = []string{authNone, authBearer, authOAuth, authMTLS, authWorkload}
+var allModes = []string{AuthNone, AuthBearer, AuthOAuth, AuthMTLS, AuthWorkload}

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // The end-to-end tests drive the adapter exactly as the cross-language
 // runner does: commands from interop/adapter.json, executed from the
 // repository root with --config ABSOLUTE_PATH appended. To stay fast they
-// replace the `go run ./cmd/ahp-interop` prefix by a binary built once;
+// replace the `go run ./cmd/interop` prefix by a binary built once;
 // TestAdapterJSONCommandsVerbatim runs the commands as written.
 
 var (
@@ -53,12 +53,13 @@ func TestMain(m *testing.M) {
 func adapterBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "ahp-interop-test")
+		buildDir, buildErr = os.MkdirTemp("", "interop-test")
 		if buildErr != nil {
 			return
 		}
-		buildPath = filepath.Join(buildDir, "ahp-interop")
-		cmd := exec.Command("go", "build", "-o", buildPath, ".")
+		buildPath = filepath.Join(buildDir, "interop")
+		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/interop")
+		cmd.Dir = filepath.Join("..", "..")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %w: %s", err, out)
@@ -93,12 +94,12 @@ func loadAdapter(t *testing.T) adapterManifest {
 	return m
 }
 
-// fast swaps the adapter command's `go run ./cmd/ahp-interop` prefix for
+// fast swaps the adapter command's `go run ./cmd/interop` prefix for
 // the prebuilt binary, keeping the role argument from adapter.json.
 func fast(t *testing.T, cmd []string) []string {
 	t.Helper()
-	prefix := []string{"go", "run", "./cmd/ahp-interop"}
-	require.True(t, len(cmd) > len(prefix) && slices.Equal(cmd[:len(prefix)], prefix), "adapter command must be go run ./cmd/ahp-interop ROLE")
+	prefix := []string{"go", "run", "./cmd/interop"}
+	require.True(t, len(cmd) > len(prefix) && slices.Equal(cmd[:len(prefix)], prefix), "adapter command must be go run ./cmd/interop ROLE")
 	return append([]string{adapterBinary(t)}, cmd[len(prefix):]...)
 }
 
@@ -149,7 +150,7 @@ type readinessDoc struct {
 // startServer launches cmd --config CONFIG from the repository root and
 // waits (under a bounded watchdog) for the atomic readiness file and a
 // healthy control endpoint.
-func startServer(t *testing.T, cmdline []string, cfg serverConfig, watchdog time.Duration) *runningServer {
+func startServer(t *testing.T, cmdline []string, cfg ServerConfig, watchdog time.Duration) *runningServer {
 	t.Helper()
 	dir := t.TempDir()
 	cfg.ReadinessFile = filepath.Join(dir, "ready.json")
@@ -223,7 +224,7 @@ func getJSON(t *testing.T, u string, v any) {
 
 // runClientCmd runs the client to completion and returns its exit status,
 // report bytes and stderr.
-func runClientCmd(t *testing.T, cmdline []string, cfg clientConfig, watchdog time.Duration) (int, []byte, string) {
+func runClientCmd(t *testing.T, cmdline []string, cfg ClientConfig, watchdog time.Duration) (int, []byte, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg.ReportFile = filepath.Join(dir, "report.json")
@@ -260,7 +261,7 @@ func corpusAbs(t *testing.T) string {
 // verifyReport checks a report as the matrix runner does: right language,
 // every scenario exactly once, no unknown ids, every row passed, and every
 // actual independently compared with the scenario's expectation.
-func verifyReport(t *testing.T, f *scenarioFile, data []byte) {
+func verifyReport(t *testing.T, f *ScenarioFile, data []byte) {
 	t.Helper()
 	var rep report
 	require.NoError(t, json.Unmarshal(data, &rep))
@@ -280,14 +281,14 @@ func verifyReport(t *testing.T, f *scenarioFile, data []byte) {
 			require.JSONEq(t, `{"rejected":true}`, string(r.Actual), sc.ID)
 			require.True(t, strings.HasPrefix(r.Error, "rejected at "), "%s: a negative passes only on rejection of the scripted response: %s", sc.ID, r.Error)
 		} else {
-			require.NoError(t, comparePartial(sc.Expected, r.Actual), sc.ID)
+			require.NoError(t, ComparePartial(sc.Expected, r.Actual), sc.ID)
 		}
 	}
 }
 
 // verifyReceipts checks that the server recorded every scenario exactly
 // once with the canonical method and the exact request.
-func verifyReceipts(t *testing.T, control string, f *scenarioFile) {
+func verifyReceipts(t *testing.T, control string, f *ScenarioFile) {
 	t.Helper()
 	var got struct {
 		Requests []receipt `json:"requests"`
@@ -307,11 +308,11 @@ func verifyReceipts(t *testing.T, control string, f *scenarioFile) {
 		var want, have any
 		for _, sc := range f.Scenarios {
 			if sc.ID == r.ID {
-				require.NoError(t, decodeJSON(sc.Request, &want))
+				require.NoError(t, DecodeJSON(sc.Request, &want))
 			}
 		}
-		require.NoError(t, decodeJSON(r.Message, &have))
-		require.True(t, jsonEqual(want, have), "receipt %s holds the exact request", r.ID)
+		require.NoError(t, DecodeJSON(r.Message, &have))
+		require.True(t, JSONEqual(want, have), "receipt %s holds the exact request", r.ID)
 	}
 }
 
@@ -346,19 +347,19 @@ func TestAdapterHTTP(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	a := loadAdapter(t)
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	for _, mode := range allModes {
 		t.Run(mode, func(t *testing.T) {
 			fx := fixtureFor(t, mode)
-			srv := startServer(t, fast(t, a.Server), serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: fx.server}, 60*time.Second)
+			srv := startServer(t, fast(t, a.Server), ServerConfig{Transport: TransportHTTP, ScenarioFile: corpusAbs(t), Auth: fx.server}, 60*time.Second)
 			require.NotNil(t, srv.ready.Endpoint)
 			wantScheme := "http://"
-			if mode == authMTLS {
+			if mode == AuthMTLS {
 				wantScheme = "https://"
 			}
 			require.True(t, strings.HasPrefix(*srv.ready.Endpoint, wantScheme), "readiness advertises %s", wantScheme)
-			code, rep, stderr := runClientCmd(t, fast(t, a.Client), clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: fx.client}, 2*time.Minute)
+			code, rep, stderr := runClientCmd(t, fast(t, a.Client), ClientConfig{Transport: TransportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: fx.client}, 2*time.Minute)
 			require.Equal(t, 0, code, stderr)
 			verifyReport(t, f, rep)
 			verifyReceipts(t, srv.ready.ControlEndpoint, f)
@@ -385,13 +386,13 @@ func TestAdapterStdio(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	a := loadAdapter(t)
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	srvCfg := writeConfig(t, dir, "server.json", serverConfig{Transport: transportStdio, ReadinessFile: filepath.Join(dir, "ready.json"), ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}})
-	code, rep, stderr := runClientCmd(t, fast(t, a.Client), clientConfig{
-		Transport: transportStdio, ServerCommand: fast(t, a.Server), ServerCwd: repoRoot(t), ServerConfig: srvCfg,
-		ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone},
+	srvCfg := writeConfig(t, dir, "server.json", ServerConfig{Transport: TransportStdio, ReadinessFile: filepath.Join(dir, "ready.json"), ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone}})
+	code, rep, stderr := runClientCmd(t, fast(t, a.Client), ClientConfig{
+		Transport: TransportStdio, ServerCommand: fast(t, a.Server), ServerCwd: repoRoot(t), ServerConfig: srvCfg,
+		ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone},
 	}, 2*time.Minute)
 	require.Equal(t, 0, code, stderr)
 	verifyReport(t, f, rep)
@@ -405,19 +406,19 @@ func TestAdapterJSONCommandsVerbatim(t *testing.T) {
 		t.Skip("end-to-end, compiles with go run")
 	}
 	a := loadAdapter(t)
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	srvCfg := writeConfig(t, dir, "server.json", serverConfig{Transport: transportStdio, ReadinessFile: filepath.Join(dir, "ready.json"), ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}})
-	code, rep, stderr := runClientCmd(t, a.Client, clientConfig{
-		Transport: transportStdio, ServerCommand: a.Server, ServerCwd: repoRoot(t), ServerConfig: srvCfg,
-		ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone},
+	srvCfg := writeConfig(t, dir, "server.json", ServerConfig{Transport: TransportStdio, ReadinessFile: filepath.Join(dir, "ready.json"), ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone}})
+	code, rep, stderr := runClientCmd(t, a.Client, ClientConfig{
+		Transport: TransportStdio, ServerCommand: a.Server, ServerCwd: repoRoot(t), ServerConfig: srvCfg,
+		ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone},
 	}, 5*time.Minute)
 	require.Equal(t, 0, code, stderr)
 	verifyReport(t, f, rep)
 
-	srv := startServer(t, a.Server, serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}}, 5*time.Minute)
-	code, rep, stderr = runClientCmd(t, fast(t, a.Client), clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}}, 2*time.Minute)
+	srv := startServer(t, a.Server, ServerConfig{Transport: TransportHTTP, ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone}}, 5*time.Minute)
+	code, rep, stderr = runClientCmd(t, fast(t, a.Client), ClientConfig{Transport: TransportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone}}, 2*time.Minute)
 	require.Equal(t, 0, code, stderr)
 	verifyReport(t, f, rep)
 	verifyReceipts(t, srv.ready.ControlEndpoint, f)
@@ -428,11 +429,11 @@ func TestAdapterJSONCommandsVerbatim(t *testing.T) {
 // refuses it with status 3 and no readiness file.
 func TestAdapterStdioAuthInapplicable(t *testing.T) {
 	bin := adapterBinary(t)
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
-	for _, mode := range []string{authBearer, authOAuth, authMTLS, authWorkload} {
+	for _, mode := range []string{AuthBearer, AuthOAuth, AuthMTLS, AuthWorkload} {
 		t.Run(mode, func(t *testing.T) {
-			cfg := clientConfig{Transport: transportStdio, ServerCommand: []string{bin, "server"}, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: mode, Token: "tok-never-used"}}
+			cfg := ClientConfig{Transport: TransportStdio, ServerCommand: []string{bin, "server"}, ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: mode, Token: "tok-never-used"}}
 			code, rep, stderr := runClientCmd(t, []string{bin, "client"}, cfg, time.Minute)
 			require.Equal(t, 0, code, stderr)
 			var r report
@@ -445,7 +446,7 @@ func TestAdapterStdioAuthInapplicable(t *testing.T) {
 
 			dir := t.TempDir()
 			ready := filepath.Join(dir, "ready.json")
-			srvCfg := writeConfig(t, dir, "server.json", serverConfig{Transport: transportStdio, ReadinessFile: ready, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: mode, Token: "tok-never-used"}})
+			srvCfg := writeConfig(t, dir, "server.json", ServerConfig{Transport: TransportStdio, ReadinessFile: ready, ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: mode, Token: "tok-never-used"}})
 			cmd := exec.Command(bin, "server", "--config", srvCfg)
 			var serr lockedBuffer
 			cmd.Stderr = &serr
@@ -453,7 +454,7 @@ func TestAdapterStdioAuthInapplicable(t *testing.T) {
 			err := cmd.Run()
 			var ee *exec.ExitError
 			require.ErrorAs(t, err, &ee)
-			require.Equal(t, exitUnsupported, ee.ExitCode())
+			require.Equal(t, ExitUnsupported, ee.ExitCode())
 			require.NoFileExists(t, ready)
 			requireNoLeak(t, "server log", serr.String(), "tok-never-used")
 		})
@@ -471,31 +472,31 @@ func TestAdapterAuthConfigErrors(t *testing.T) {
 	cases := []struct {
 		name   string
 		server bool
-		auth   authConfig
+		auth   AuthConfig
 	}{
-		{"server bearer without token", true, authConfig{Mode: authBearer}},
-		{"server oauth without signingKey", true, authConfig{Mode: authOAuth, Issuer: interopIss, Audience: interopAud, Purpose: "p"}},
-		{"server oauth without purpose", true, authConfig{Mode: authOAuth, SigningKey: secret, Issuer: interopIss, Audience: interopAud}},
-		{"server oauth with a bad clock", true, authConfig{Mode: authOAuth, SigningKey: secret, Issuer: interopIss, Audience: interopAud, Purpose: "p", Clock: "1e999"}},
-		{"server workload without audience", true, authConfig{Mode: authWorkload, SigningKey: secret, Issuer: interopIss}},
-		{"server mtls with unreadable files", true, authConfig{Mode: authMTLS, CAFile: missing, CertFile: missing, KeyFile: missing}},
-		{"server unknown mode", true, authConfig{Mode: "kerberos"}},
-		{"client oauth without clientSecret", false, authConfig{Mode: authOAuth, TokenEndpoint: "http://127.0.0.1:9/token", ClientID: "c", Audience: interopAud}},
-		{"client oauth with a remote plain-http token endpoint", false, authConfig{Mode: authOAuth, TokenEndpoint: "http://issuer.example/token", ClientID: "c", ClientSecret: secret, Audience: interopAud}},
-		{"client workload without assertion", false, authConfig{Mode: authWorkload}},
-		{"client mtls over plain http", false, authConfig{Mode: authMTLS, CAFile: missing, CertFile: missing, KeyFile: missing}},
-		{"client unknown mode", false, authConfig{Mode: "kerberos"}},
+		{"server bearer without token", true, AuthConfig{Mode: AuthBearer}},
+		{"server oauth without signingKey", true, AuthConfig{Mode: AuthOAuth, Issuer: interopIss, Audience: interopAud, Purpose: "p"}},
+		{"server oauth without purpose", true, AuthConfig{Mode: AuthOAuth, SigningKey: secret, Issuer: interopIss, Audience: interopAud}},
+		{"server oauth with a bad clock", true, AuthConfig{Mode: AuthOAuth, SigningKey: secret, Issuer: interopIss, Audience: interopAud, Purpose: "p", Clock: "1e999"}},
+		{"server workload without audience", true, AuthConfig{Mode: AuthWorkload, SigningKey: secret, Issuer: interopIss}},
+		{"server mtls with unreadable files", true, AuthConfig{Mode: AuthMTLS, CAFile: missing, CertFile: missing, KeyFile: missing}},
+		{"server unknown mode", true, AuthConfig{Mode: "kerberos"}},
+		{"client oauth without clientSecret", false, AuthConfig{Mode: AuthOAuth, TokenEndpoint: "http://127.0.0.1:9/token", ClientID: "c", Audience: interopAud}},
+		{"client oauth with a remote plain-http token endpoint", false, AuthConfig{Mode: AuthOAuth, TokenEndpoint: "http://issuer.example/token", ClientID: "c", ClientSecret: secret, Audience: interopAud}},
+		{"client workload without assertion", false, AuthConfig{Mode: AuthWorkload}},
+		{"client mtls over plain http", false, AuthConfig{Mode: AuthMTLS, CAFile: missing, CertFile: missing, KeyFile: missing}},
+		{"client unknown mode", false, AuthConfig{Mode: "kerberos"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := t.TempDir()
 			var cfgPath, out string
 			if c.server {
-				cfgPath = writeConfig(t, d, "server.json", serverConfig{Transport: transportHTTP, ReadinessFile: filepath.Join(d, "ready.json"), ScenarioFile: corpusAbs(t), Auth: c.auth})
+				cfgPath = writeConfig(t, d, "server.json", ServerConfig{Transport: TransportHTTP, ReadinessFile: filepath.Join(d, "ready.json"), ScenarioFile: corpusAbs(t), Auth: c.auth})
 				out = filepath.Join(d, "ready.json")
 			} else {
 				out = filepath.Join(d, "report.json")
-				cfgPath = writeConfig(t, d, "client.json", clientConfig{Transport: transportHTTP, Endpoint: "http://127.0.0.1:9/intercept", ScenarioFile: corpusAbs(t), ReportFile: out, Auth: c.auth})
+				cfgPath = writeConfig(t, d, "client.json", ClientConfig{Transport: TransportHTTP, Endpoint: "http://127.0.0.1:9/intercept", ScenarioFile: corpusAbs(t), ReportFile: out, Auth: c.auth})
 			}
 			role := "client"
 			if c.server {
@@ -507,7 +508,7 @@ func TestAdapterAuthConfigErrors(t *testing.T) {
 			err := cmd.Run()
 			var ee *exec.ExitError
 			require.ErrorAs(t, err, &ee, serr.String())
-			require.Equal(t, exitUsage, ee.ExitCode(), serr.String())
+			require.Equal(t, ExitUsage, ee.ExitCode(), serr.String())
 			require.NoFileExists(t, out)
 			requireNoLeak(t, "log", serr.String(), secret, missing)
 		})
@@ -519,7 +520,7 @@ func TestAdapterAuthConfigErrors(t *testing.T) {
 // the client exits non-zero.
 func TestAdapterDeliveryFailuresNeverPass(t *testing.T) {
 	bin := adapterBinary(t)
-	f, err := loadScenarios(corpusPath)
+	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -528,7 +529,7 @@ func TestAdapterDeliveryFailuresNeverPass(t *testing.T) {
 
 	requireAllFailed := func(t *testing.T, code int, rep []byte) {
 		t.Helper()
-		require.Equal(t, exitFailed, code)
+		require.Equal(t, ExitFailed, code)
 		var r report
 		require.NoError(t, json.Unmarshal(rep, &r))
 		require.Len(t, r.Results, len(f.Scenarios))
@@ -537,25 +538,25 @@ func TestAdapterDeliveryFailuresNeverPass(t *testing.T) {
 		}
 	}
 	t.Run("connection-refused", func(t *testing.T) {
-		code, rep, stderr := runClientCmd(t, []string{bin, "client"}, clientConfig{Transport: transportHTTP, Endpoint: dead, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}}, time.Minute)
+		code, rep, stderr := runClientCmd(t, []string{bin, "client"}, ClientConfig{Transport: TransportHTTP, Endpoint: dead, ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone}}, time.Minute)
 		requireAllFailed(t, code, rep)
 		requireNoLeak(t, "client log", stderr, portOf(t, dead))
 		requireNoLeak(t, "report", string(rep), portOf(t, dead))
 	})
 	t.Run("spawn-failure", func(t *testing.T) {
-		code, rep, _ := runClientCmd(t, []string{bin, "client"}, clientConfig{Transport: transportStdio, ServerCommand: []string{filepath.Join(t.TempDir(), "no-such-server")}, ScenarioFile: corpusAbs(t), Auth: authConfig{Mode: authNone}}, time.Minute)
+		code, rep, _ := runClientCmd(t, []string{bin, "client"}, ClientConfig{Transport: TransportStdio, ServerCommand: []string{filepath.Join(t.TempDir(), "no-such-server")}, ScenarioFile: corpusAbs(t), Auth: AuthConfig{Mode: AuthNone}}, time.Minute)
 		requireAllFailed(t, code, rep)
 	})
 	// refused runs the server with srvAuth and the client with cliAuth and
 	// requires every row failed, nothing dispatched, and none of secrets
 	// in the report or either log.
-	refused := func(t *testing.T, srvAuth, cliAuth authConfig, secrets ...string) {
+	refused := func(t *testing.T, srvAuth, cliAuth AuthConfig, secrets ...string) {
 		t.Helper()
 		if testing.Short() {
 			t.Skip("end-to-end")
 		}
-		srv := startServer(t, []string{bin, "server"}, serverConfig{Transport: transportHTTP, ScenarioFile: corpusAbs(t), Auth: srvAuth}, time.Minute)
-		code, rep, stderr := runClientCmd(t, []string{bin, "client"}, clientConfig{Transport: transportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: cliAuth}, time.Minute)
+		srv := startServer(t, []string{bin, "server"}, ServerConfig{Transport: TransportHTTP, ScenarioFile: corpusAbs(t), Auth: srvAuth}, time.Minute)
+		code, rep, stderr := runClientCmd(t, []string{bin, "client"}, ClientConfig{Transport: TransportHTTP, Endpoint: *srv.ready.Endpoint, ScenarioFile: corpusAbs(t), Auth: cliAuth}, time.Minute)
 		requireAllFailed(t, code, rep)
 		var got struct {
 			Requests []receipt `json:"requests"`
@@ -569,37 +570,37 @@ func TestAdapterDeliveryFailuresNeverPass(t *testing.T) {
 	}
 	t.Run("wrong-bearer-token", func(t *testing.T) {
 		const good, bad = "tok-good-0b5e", "tok-bad-91c2"
-		refused(t, authConfig{Mode: authBearer, Token: good}, authConfig{Mode: authBearer, Token: bad}, good, bad)
+		refused(t, AuthConfig{Mode: AuthBearer, Token: good}, AuthConfig{Mode: AuthBearer, Token: bad}, good, bad)
 	})
 	t.Run("oauth-token-endpoint-refuses", func(t *testing.T) {
 		const canary = "CANARY-token-endpoint-body-4f0a"
-		fx := fixtureFor(t, authOAuth)
+		fx := fixtureFor(t, AuthOAuth)
 		fx.issuer.refuse = true
 		fx.issuer.refuseBody = `{"error":"invalid_client","error_description":"` + canary + `"}`
 		refused(t, fx.server, fx.client, append(fx.secrets, canary)...)
 		require.NotEmpty(t, fx.issuer.granted(), "the grant was attempted")
 	})
 	t.Run("oauth-token-for-another-purpose", func(t *testing.T) {
-		fx := fixtureFor(t, authOAuth)
+		fx := fixtureFor(t, AuthOAuth)
 		fx.server.Purpose = "upload" // the issuer's tokens are for ahp-event
 		fx.client.SigningKey = ""    // the client cannot check before sending
 		refused(t, fx.server, fx.client, fx.secrets...)
 		require.Len(t, fx.issuer.granted(), 2, "discovery: the rejected token, then one replay with a fresh one")
 	})
 	t.Run("workload-assertion-expired", func(t *testing.T) {
-		fx := fixtureFor(t, authWorkload)
-		c := claimsFor(purposeWorkload)
+		fx := fixtureFor(t, AuthWorkload)
+		c := claimsFor(PurposeWorkload)
 		c["exp"] = fixtureNow - 1
 		fx.client.Assertion = signedToken(t, workloadKey, c)
 		refused(t, fx.server, fx.client, append(fx.secrets, fx.client.Assertion)...)
 	})
 	t.Run("workload-assertion-signed-with-the-oauth-key", func(t *testing.T) {
-		fx := fixtureFor(t, authWorkload)
-		fx.client.Assertion = signedToken(t, oauthKey, claimsFor(purposeWorkload))
+		fx := fixtureFor(t, AuthWorkload)
+		fx.client.Assertion = signedToken(t, oauthKey, claimsFor(PurposeWorkload))
 		refused(t, fx.server, fx.client, append(fx.secrets, fx.client.Assertion)...)
 	})
 	t.Run("mtls-client-certificate-of-another-ca", func(t *testing.T) {
-		fx := fixtureFor(t, authMTLS)
+		fx := fixtureFor(t, AuthMTLS)
 		other, _ := mtlsFixture(t, "another-ca")
 		cli := fx.client
 		cli.CertFile, cli.KeyFile = other.client.CertFile, other.client.KeyFile

@@ -1,4 +1,4 @@
-package main
+package interop
 
 import (
 	"bytes"
@@ -23,13 +23,13 @@ import (
 	"github.com/agenthooks/agenthooks-go/server"
 )
 
-// errUnsupported reports a configuration this adapter does not run (any
+// ErrUnsupported reports a configuration this adapter does not run (any
 // auth but none over stdio, which runs on process trust); the process exits
 // with status 3 and writes no readiness file.
-var errUnsupported = errors.New("unsupported configuration")
+var ErrUnsupported = errors.New("unsupported configuration")
 
-// maxBody bounds one request body or stdio frame.
-const maxBody = 4 << 20
+// MaxBody bounds one request body or stdio frame.
+const MaxBody = 4 << 20
 
 // shutdownGrace bounds the graceful part of an HTTP shutdown.
 const shutdownGrace = 5 * time.Second
@@ -66,7 +66,7 @@ type receipt struct {
 type scriptServer struct {
 	log       *slog.Logger
 	transport string
-	auth      *serverAuth
+	auth      *ServerAuth
 	rows      map[string]*scriptedRow
 	// backend is the SDK's real server.Handler. It answers every message
 	// that is not a scripted hooks/intercept request: discovery
@@ -82,7 +82,7 @@ type scriptServer struct {
 }
 
 // newScriptServer builds the scripted server for a loaded scenario file.
-func newScriptServer(log *slog.Logger, transport string, auth *serverAuth, f *scenarioFile) (*scriptServer, error) {
+func newScriptServer(log *slog.Logger, transport string, auth *ServerAuth, f *ScenarioFile) (*scriptServer, error) {
 	s := &scriptServer{
 		log:       log,
 		transport: transport,
@@ -93,12 +93,12 @@ func newScriptServer(log *slog.Logger, transport string, auth *serverAuth, f *sc
 	events := map[string]bool{}
 	for i := range f.Scenarios {
 		sc := &f.Scenarios[i]
-		resp, err := compactJSON(sc.Response)
+		resp, err := CompactJSON(sc.Response)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %q: response is not JSON: %w", sc.ID, err)
 		}
 		var reqVal any
-		if err := decodeJSON(sc.Request, &reqVal); err != nil {
+		if err := DecodeJSON(sc.Request, &reqVal); err != nil {
 			return nil, fmt.Errorf("scenario %q: request is not JSON: %w", sc.ID, err)
 		}
 		s.rows[sc.ID] = &scriptedRow{id: sc.ID, barrier: sc.Barrier, request: reqVal, response: resp}
@@ -128,7 +128,7 @@ func newScriptServer(log *slog.Logger, transport string, auth *serverAuth, f *sc
 // declares interception of the scenario boundaries with every capability the
 // boundary can grant (the replies are scripted, so nothing is enforced
 // locally), checked against the canonical capabilities-response schema.
-func discoveryManifest(events map[string]bool, transport string, auth *serverAuth) (*gen.StaticCapabilityManifest, error) {
+func discoveryManifest(events map[string]bool, transport string, auth *ServerAuth) (*gen.StaticCapabilityManifest, error) {
 	type entry struct {
 		Event        string         `json:"event"`
 		Modes        []string       `json:"modes"`
@@ -167,7 +167,7 @@ func discoveryManifest(events map[string]bool, transport string, auth *serverAut
 	if entries == nil {
 		entries = []entry{}
 	}
-	authn, authGap := auth.advertised()
+	authn, authGap := auth.Advertised()
 	gaps := []map[string]string{
 		{"path": "*", "reason": "scripted interop server: every reply is fixed by the scenario file"},
 		{"path": "limits", "reason": "no limits are enforced by the scripted server"},
@@ -231,7 +231,7 @@ func (s *scriptServer) handle(ctx context.Context, body []byte) []byte {
 // delegate has the SDK's server.Handler answer one message, through
 // server.ServeStdio over a one-message stream.
 func (s *scriptServer) delegate(ctx context.Context, body []byte) []byte {
-	line, err := compactJSON(body)
+	line, err := CompactJSON(body)
 	if err != nil {
 		// Not JSON at all: the parse error a stdio frame gets.
 		return jsonrpc.AppendErrorResponse(nil, jsonrpc.NullID(), jsonrpc.NewError(jsonrpc.CodeParseError))
@@ -277,15 +277,15 @@ func (s *scriptServer) intercept(ctx context.Context, id jsonrpc.ID, body []byte
 		return jsonrpc.AppendErrorResponse(nil, id, jsonrpc.NewError(jsonrpc.CodeInvalidParams))
 	}
 	var got any
-	if err := decodeJSON(body, &got); err == nil && !reflect.DeepEqual(got, row.request) {
+	if err := DecodeJSON(body, &got); err == nil && !reflect.DeepEqual(got, row.request) {
 		s.log.Warn("request differs from the scenario's request", "scenario", row.id)
 	}
-	msg, err := compactJSON(body)
+	msg, err := CompactJSON(body)
 	if err != nil {
 		return jsonrpc.AppendErrorResponse(nil, id, jsonrpc.NewError(jsonrpc.CodeParseError))
 	}
 	s.mu.Lock()
-	s.receipts = append(s.receipts, receipt{ID: row.id, Method: jsonrpc.MethodIntercept, Accepted: true, Transport: s.transport, Auth: s.auth.mode, Message: msg})
+	s.receipts = append(s.receipts, receipt{ID: row.id, Method: jsonrpc.MethodIntercept, Accepted: true, Transport: s.transport, Auth: s.auth.Mode, Message: msg})
 	s.mu.Unlock()
 	if row.barrier != "" {
 		select {
@@ -342,7 +342,7 @@ func (s *scriptServer) ahpHandler() http.Handler {
 	mux.HandleFunc("POST /intercept", s.serveRPC)
 	mux.HandleFunc("POST /capabilities", s.serveRPC)
 	mux.HandleFunc("GET /capabilities", s.serveDiscovery)
-	return s.auth.authenticate(s, mux)
+	return s.auth.Authenticate(s.log, mux)
 }
 
 func (s *scriptServer) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -350,13 +350,13 @@ func (s *scriptServer) serveRPC(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "content type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		http.Error(w, "request body unreadable or too large", http.StatusRequestEntityTooLarge)
 		return
 	}
 	if id, ok := isIntercept(body); ok {
-		writeJSON(w, http.StatusOK, s.intercept(r.Context(), id, body))
+		WriteJSON(w, http.StatusOK, s.intercept(r.Context(), id, body))
 		return
 	}
 	r2 := r.Clone(r.Context())
@@ -374,7 +374,7 @@ func (s *scriptServer) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "discovery unavailable", http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, http.StatusOK, reply)
+	WriteJSON(w, http.StatusOK, reply)
 }
 
 // controlHandler is the contract's control endpoint: GET /health, GET
@@ -382,7 +382,7 @@ func (s *scriptServer) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 func (s *scriptServer) controlHandler(stop func()) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, []byte(`{"ready":true}`))
+		WriteJSON(w, http.StatusOK, []byte(`{"ready":true}`))
 	})
 	mux.HandleFunc("GET /receipts", func(w http.ResponseWriter, _ *http.Request) {
 		body, err := s.receiptsJSON()
@@ -390,7 +390,7 @@ func (s *scriptServer) controlHandler(stop func()) http.Handler {
 			http.Error(w, "receipts unavailable", http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, http.StatusOK, body)
+		WriteJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("POST /release", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
@@ -402,33 +402,34 @@ func (s *scriptServer) controlHandler(stop func()) http.Handler {
 		}
 		s.release(in.Barrier)
 		body, _ := json.Marshal(map[string]any{"released": in.Barrier})
-		writeJSON(w, http.StatusOK, body)
+		WriteJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("POST /shutdown", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, []byte(`{"shutdown":true}`))
+		WriteJSON(w, http.StatusOK, []byte(`{"shutdown":true}`))
 		stop()
 	})
 	return mux
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
+func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 
-// httpService is one loopback HTTP server with its serving goroutine.
-type httpService struct {
-	srv  *http.Server
-	url  string
+// HTTPService is one loopback HTTP server with its serving goroutine.
+type HTTPService struct {
+	srv *http.Server
+	// URL is the service's base URL (scheme://127.0.0.1:PORT).
+	URL  string
 	done chan error
 }
 
-// startHTTP listens on 127.0.0.1 port 0, over TLS when tlsCfg is set, and
+// StartHTTP listens on 127.0.0.1 port 0, over TLS when tlsCfg is set, and
 // serves h until shutdown. Request contexts derive from base, so cancelling base releases handlers blocked on
 // a barrier.
-func startHTTP(base context.Context, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) (*httpService, error) {
+func StartHTTP(base context.Context, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) (*HTTPService, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
@@ -447,8 +448,8 @@ func startHTTP(base context.Context, h http.Handler, tlsCfg *tls.Config, log *sl
 	// gets a longer write deadline than the default.
 	srv.WriteTimeout = heldWriteTimeout
 	srv.BaseContext = func(net.Listener) context.Context { return base }
-	srv.ErrorLog = stdlog.New(withheldWriter{log}, "", 0)
-	hs := &httpService{srv: srv, url: scheme + "://" + ln.Addr().String(), done: make(chan error, 1)}
+	srv.ErrorLog = stdlog.New(WithheldWriter{log}, "", 0)
+	hs := &HTTPService{srv: srv, URL: scheme + "://" + ln.Addr().String(), done: make(chan error, 1)}
 	go func() {
 		err := srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -459,18 +460,18 @@ func startHTTP(base context.Context, h http.Handler, tlsCfg *tls.Config, log *sl
 	return hs, nil
 }
 
-// withheldWriter reports net/http's internal errors without their text,
+// WithheldWriter reports net/http's internal errors without their text,
 // which can name peer addresses and their ephemeral ports.
-type withheldWriter struct{ log *slog.Logger }
+type WithheldWriter struct{ log *slog.Logger }
 
-func (w withheldWriter) Write(p []byte) (int, error) {
+func (w WithheldWriter) Write(p []byte) (int, error) {
 	w.log.Warn("http server error (details withheld)")
 	return len(p), nil
 }
 
-// stop shuts the server down gracefully, then forcibly, and joins its
+// Stop shuts the server down gracefully, then forcibly, and joins its
 // serving goroutine.
-func (hs *httpService) stop() error {
+func (hs *HTTPService) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	err := hs.srv.Shutdown(ctx)
@@ -480,25 +481,40 @@ func (hs *httpService) stop() error {
 	return errors.Join(err, <-hs.done)
 }
 
-// readiness is the contract's readiness document. Endpoint is null over
-// stdio.
-type readiness struct {
+// Readiness is the contract's readiness document. Endpoint is null over
+// stdio. UploadEndpoint is the lifecycle server's content receiver, omitted
+// by the core server.
+type Readiness struct {
 	Endpoint        *string `json:"endpoint"`
 	ControlEndpoint string  `json:"controlEndpoint"`
+	UploadEndpoint  *string `json:"uploadEndpoint,omitempty"`
 	PID             int     `json:"pid"`
 }
 
-// runServer runs the scripted server until ctx ends, POST /shutdown, or (over
+// WriteReadiness writes rd to path atomically (WriteFileAtomic), so the
+// runner never reads a partial document.
+func WriteReadiness(path string, rd Readiness) error {
+	body, err := json.Marshal(rd)
+	if err != nil {
+		return fmt.Errorf("encode readiness: %w", err)
+	}
+	if err := WriteFileAtomic(path, body); err != nil {
+		return fmt.Errorf("write readiness: %w", err)
+	}
+	return nil
+}
+
+// RunServer runs the scripted server until ctx ends, POST /shutdown, or (over
 // stdio) the end of stdin.
-func runServer(ctx context.Context, cfg *serverConfig, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
-	if err := cfg.check(); err != nil {
+func RunServer(ctx context.Context, cfg *ServerConfig, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+	if err := cfg.Check(); err != nil {
 		return err
 	}
-	sa, err := newServerAuth(cfg)
+	sa, err := NewServerAuth(cfg.Transport, cfg.Auth)
 	if err != nil {
 		return err
 	}
-	f, err := loadScenarios(cfg.ScenarioFile)
+	f, err := LoadScenarios(cfg.ScenarioFile)
 	if err != nil {
 		return err
 	}
@@ -509,20 +525,20 @@ func runServer(ctx context.Context, cfg *serverConfig, stdin io.Reader, stdout i
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var control *httpService
+	var control *HTTPService
 	if cfg.ReadinessFile != "" {
-		control, err = startHTTP(ctx, s.controlHandler(cancel), nil, log)
+		control, err = StartHTTP(ctx, s.controlHandler(cancel), nil, log)
 		if err != nil {
 			return err
 		}
 	}
-	var ahp *httpService
-	if cfg.Transport == transportHTTP {
-		ahp, err = startHTTP(ctx, s.ahpHandler(), sa.tls, log)
+	var ahp *HTTPService
+	if cfg.Transport == TransportHTTP {
+		ahp, err = StartHTTP(ctx, s.ahpHandler(), sa.TLS, log)
 		if err != nil {
 			cancel()
 			if control != nil {
-				err = errors.Join(err, control.stop())
+				err = errors.Join(err, control.Stop())
 			}
 			return err
 		}
@@ -530,32 +546,28 @@ func runServer(ctx context.Context, cfg *serverConfig, stdin io.Reader, stdout i
 	stopAll := func() error {
 		var errs []error
 		if ahp != nil {
-			errs = append(errs, ahp.stop())
+			errs = append(errs, ahp.Stop())
 		}
 		if control != nil {
-			errs = append(errs, control.stop())
+			errs = append(errs, control.Stop())
 		}
 		return errors.Join(errs...)
 	}
 	if control != nil {
-		rd := readiness{ControlEndpoint: control.url, PID: os.Getpid()}
+		rd := Readiness{ControlEndpoint: control.URL, PID: os.Getpid()}
 		if ahp != nil {
-			ep := ahp.url + "/intercept"
+			ep := ahp.URL + "/intercept"
 			rd.Endpoint = &ep
 		}
-		body, err := json.Marshal(rd)
-		if err == nil {
-			err = writeFileAtomic(cfg.ReadinessFile, body)
-		}
-		if err != nil {
+		if err := WriteReadiness(cfg.ReadinessFile, rd); err != nil {
 			cancel()
-			return errors.Join(fmt.Errorf("write readiness: %w", err), stopAll())
+			return errors.Join(err, stopAll())
 		}
 	}
 	log.Info("scripted server ready", "transport", cfg.Transport, "auth", cfg.Auth.Mode, "scenarios", len(f.Scenarios))
 
 	var serveErr error
-	if cfg.Transport == transportStdio {
+	if cfg.Transport == TransportStdio {
 		serveErr = s.serveStdio(ctx, stdin, stdout)
 	} else {
 		<-ctx.Done()
@@ -579,7 +591,7 @@ func (s *scriptServer) serveStdio(ctx context.Context, r io.Reader, w io.Writer)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		fr := jsonrpc.NewFrameReader(r, maxBody)
+		fr := jsonrpc.NewFrameReader(r, MaxBody)
 		for {
 			data, err := fr.Next()
 			select {
@@ -587,7 +599,7 @@ func (s *scriptServer) serveStdio(ctx context.Context, r io.Reader, w io.Writer)
 			case <-quit:
 				return
 			}
-			if err != nil && !recoverableFrameError(err) {
+			if err != nil && !RecoverableFrameError(err) {
 				return
 			}
 		}
@@ -613,7 +625,7 @@ func (s *scriptServer) serveStdio(ctx context.Context, r io.Reader, w io.Writer)
 			reply = s.handle(ctx, fm.data)
 		case errors.Is(fm.err, io.EOF):
 			return nil
-		case recoverableFrameError(fm.err) || errors.Is(fm.err, jsonrpc.ErrUnterminatedFrame):
+		case RecoverableFrameError(fm.err) || errors.Is(fm.err, jsonrpc.ErrUnterminatedFrame):
 			s.log.Warn("malformed stdio frame", "error", fm.err)
 			reply = jsonrpc.AppendErrorResponse(nil, jsonrpc.NullID(), jsonrpc.NewError(jsonrpc.CodeParseError))
 		default:
@@ -630,14 +642,14 @@ func (s *scriptServer) serveStdio(ctx context.Context, r io.Reader, w io.Writer)
 	}
 }
 
-// recoverableFrameError reports frame errors after which the reader is at
+// RecoverableFrameError reports frame errors after which the reader is at
 // the start of the next line.
-func recoverableFrameError(err error) bool {
+func RecoverableFrameError(err error) bool {
 	return errors.Is(err, jsonrpc.ErrFrameTooLarge) || errors.Is(err, jsonrpc.ErrEmptyFrame) || errors.Is(err, jsonrpc.ErrCRLF)
 }
 
-// decodeJSON decodes one JSON value keeping numbers as json.Number.
-func decodeJSON(data []byte, v any) error {
+// DecodeJSON decodes one JSON value keeping numbers as json.Number.
+func DecodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
