@@ -12,8 +12,11 @@
 //	https://agenthooksprotocol.org/schemas/draft/effect.schema.json#/$defs/InjectEffect
 //
 // Validation failures are reported as [*Error] values that name the schema,
-// the JSON pointer of the failing instance location and the failing keyword.
-// They never contain instance values or the input bytes, because protocol
+// the JSON pointer of the failing instance location and the failing keyword,
+// and say what is wrong: the missing members of a "required" failure, the
+// unexpected members of an "additionalProperties" failure, and the allowed
+// values (taken from the schema) of a "const" or "enum" failure. They never
+// contain instance values or the input bytes, because protocol
 // messages routinely carry secrets such as tokens or file contents. Note that
 // a JSON pointer consists of property names taken from the instance.
 //

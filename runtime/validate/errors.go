@@ -1,12 +1,15 @@
 package validate
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -81,6 +84,15 @@ type Error struct {
 	// when Keyword is "required" or "dependentRequired". The names come from
 	// the schema.
 	Missing []string
+	// Unexpected lists, when Keyword is "additionalProperties", the names of
+	// the members of the object at Pointer that the schema does not allow.
+	// Like the tokens of Pointer, they are the instance's property names;
+	// their values are never reported.
+	Unexpected []string
+	// Allowed lists, when Keyword is "const" or "enum", the values the
+	// schema allows at Pointer, each as compact JSON text taken from the
+	// schema (never from the instance), in schema order.
+	Allowed []string
 	// Offset is, when Keyword is KeywordJSON and the input was bytes, the
 	// byte offset at (or, for syntax errors, just after) which decoding
 	// failed; for KeywordDuplicateMember, the offset of the repeated name.
@@ -105,10 +117,17 @@ type Cause struct {
 	// Missing lists missing property names for "required" and
 	// "dependentRequired" failures.
 	Missing []string
+	// Unexpected lists the names of disallowed members for an
+	// "additionalProperties" failure (see [Error].Unexpected).
+	Unexpected []string
+	// Allowed lists the schema's allowed values, as compact JSON text, for
+	// a "const" or "enum" failure (see [Error].Allowed).
+	Allowed []string
 }
 
-// Error returns a description naming the schema, the instance location and
-// the failing keyword, without any instance value.
+// Error returns a description naming the schema, the instance location, the
+// failing keyword and, where the keyword has them, the missing members, the
+// unexpected members or the allowed values, without any instance value.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("ahp: schema ")
@@ -127,16 +146,7 @@ func (e *Error) Error() string {
 	b.WriteString(": keyword ")
 	b.WriteString(strconv.Quote(e.Keyword))
 	b.WriteString(" failed")
-	if len(e.Missing) > 0 {
-		b.WriteString(" (missing ")
-		for i, m := range e.Missing {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.Quote(m))
-		}
-		b.WriteString(")")
-	}
+	writeDetail(&b, e.Missing, e.Unexpected, e.Allowed)
 	if n := len(e.Causes) - 1; n > 0 {
 		fmt.Fprintf(&b, " (and %d more)", n)
 	}
@@ -158,6 +168,88 @@ func (e *Error) Is(target error) bool {
 		return e.Keyword == KeywordUnverified
 	}
 	return false
+}
+
+// Limits on what [Error.Error] and [Cause.Detail] spell out; the fields
+// themselves are complete.
+const (
+	maxListed    = 8   // names or values listed before "and N more"
+	maxNameBytes = 64  // bytes of an instance member name shown
+	maxValueText = 120 // bytes of a schema value's JSON text shown
+)
+
+// Detail describes what the failure names, without any instance value: for
+// "required" the missing members (`missing "a", "b"`), for
+// "additionalProperties" the unexpected ones (`unexpected "x"`), for "const"
+// and "enum" the allowed values (`allowed "a", "b"`); "" otherwise. Long
+// lists and names are shortened.
+func (c Cause) Detail() string {
+	var b strings.Builder
+	writeDetail(&b, c.Missing, c.Unexpected, c.Allowed)
+	s := b.String()
+	if s == "" {
+		return ""
+	}
+	return s[2 : len(s)-1] // without " (" and ")"
+}
+
+// writeDetail appends " (missing …)", " (unexpected …)" and " (allowed …)"
+// for the non-empty lists.
+func writeDetail(b *strings.Builder, missing, unexpected, allowed []string) {
+	list := func(label string, items []string, quote bool, limit int) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(" (")
+		b.WriteString(label)
+		b.WriteByte(' ')
+		for i, it := range items {
+			if i == maxListed {
+				fmt.Fprintf(b, " and %d more", len(items)-i)
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			cut := len(it) > limit
+			if cut {
+				it = truncateUTF8(it, limit)
+			}
+			if quote {
+				it = strconv.Quote(it)
+			} else {
+				it = quoteControl(it)
+			}
+			b.WriteString(it)
+			if cut {
+				b.WriteString("…")
+			}
+		}
+		b.WriteByte(')')
+	}
+	list("missing", missing, true, maxNameBytes)
+	list("unexpected", unexpected, true, maxNameBytes)
+	list("allowed", allowed, false, maxValueText)
+}
+
+// truncateUTF8 returns at most n bytes of s, not splitting a rune.
+func truncateUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// quoteControl leaves JSON text as it is unless it holds a control
+// character (JSON text from the schema never does; a caller-built value
+// might), in which case it is quoted as a Go string.
+func quoteControl(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // displayPointer renders a pointer for an error message: the root is shown
@@ -190,7 +282,8 @@ func convert(key string, err error) error {
 	sortCauses(causes)
 	causes = slices.CompactFunc(causes, func(a, b Cause) bool {
 		return a.Pointer == b.Pointer && a.Keyword == b.Keyword &&
-			a.SchemaLocation == b.SchemaLocation && slices.Equal(a.Missing, b.Missing)
+			a.SchemaLocation == b.SchemaLocation && slices.Equal(a.Missing, b.Missing) &&
+			slices.Equal(a.Unexpected, b.Unexpected) && slices.Equal(a.Allowed, b.Allowed)
 	})
 	p := causes[0]
 	return &Error{
@@ -199,6 +292,8 @@ func convert(key string, err error) error {
 		Keyword:        p.Keyword,
 		SchemaLocation: p.SchemaLocation,
 		Missing:        p.Missing,
+		Unexpected:     p.Unexpected,
+		Allowed:        p.Allowed,
 		Causes:         causes,
 	}
 }
@@ -369,9 +464,32 @@ func toCause(e *jsonschema.ValidationError) Cause {
 			c.Missing = slices.Clone(k.Missing)
 		case *kind.Dependency:
 			c.Missing = slices.Clone(k.Missing)
+		case *kind.AdditionalProperties:
+			c.Unexpected = slices.Clone(k.Properties)
+			slices.Sort(c.Unexpected)
+		case *kind.Enum:
+			// Want is the schema's list; Got, the instance value, is dropped.
+			c.Allowed = make([]string, len(k.Want))
+			for i, w := range k.Want {
+				c.Allowed[i] = jsonText(w)
+			}
+		case *kind.Const:
+			c.Allowed = []string{jsonText(k.Want)}
 		}
 	}
 	return c
+}
+
+// jsonText encodes a schema value (decoded by jsonschema.UnmarshalJSON, so
+// numbers are json.Number) as compact JSON with sorted object members.
+func jsonText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "?"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sortCauses orders causes deterministically (jsonschema visits properties

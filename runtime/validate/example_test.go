@@ -25,7 +25,7 @@ func ExampleValidator_Validate() {
 	fmt.Println(v.Validate("effect.schema.json", []byte(`{"type":`)))
 	// Output:
 	// <nil>
-	// ahp: schema effect.schema.json#/$defs/StopFlowEffect: (root): keyword "additionalProperties" failed
+	// ahp: schema effect.schema.json#/$defs/StopFlowEffect: (root): keyword "additionalProperties" failed (unexpected "token")
 	// true true additionalProperties
 	// ahp: schema effect.schema.json: malformed JSON at byte offset 8
 }

@@ -2,6 +2,7 @@ package validate_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,7 +184,7 @@ func TestErrorText(t *testing.T) {
 
 	err = v.Validate("content-selection.schema.json", []byte(`{"default":"metadata","a/b~c":1,"x\ny":2}`))
 	require.EqualError(t, err,
-		`ahp: schema content-selection.schema.json: /a~1b~0c: keyword "enum" failed (and 1 more)`)
+		`ahp: schema content-selection.schema.json: /a~1b~0c: keyword "enum" failed (allowed "body", "metadata", "omit") (and 1 more)`)
 	var verr *validate.Error
 	require.ErrorAs(t, err, &verr)
 	require.Equal(t, "/x\ny", verr.Causes[1].Pointer)
@@ -553,4 +554,95 @@ func TestPropertyNamesPointerIsStable(t *testing.T) {
 		require.Equal(t, "/result/extensions", verr.Pointer)
 		require.Equal(t, "propertyNames", verr.Keyword)
 	}
+}
+
+// TestErrorDetail pins that an error names what is wrong (the missing
+// members, the unexpected ones, the allowed values), taking allowed values
+// from the schema, and that no instance value appears anywhere in it.
+func TestErrorDetail(t *testing.T) {
+	v := newValidator(t)
+	const secret = "sk-live-SECRET-4f9a2b7c"
+	reg := func(f func(hook, sub map[string]any)) []byte {
+		doc := mutate(t, readFixture(t, "fixtures/draft/registration/portable.valid.json"), func(m map[string]any) {
+			hook := m["hooks"].([]any)[0].(map[string]any)
+			f(hook, hook["subscriptions"].([]any)[0].(map[string]any))
+		})
+		return doc
+	}
+	tests := []struct {
+		name, ref string
+		doc       []byte
+		pointer   string
+		keyword   string
+		missing   []string
+		unexpect  []string
+		allowed   []string
+		text      string
+	}{
+		{
+			name: "required", ref: "registration.schema.json",
+			doc: reg(func(_, sub map[string]any) {
+				delete(sub, "timeoutMs")
+				sub["failurePolicy"] = "fail-closed"
+				sub["events"] = []any{"tool.before"}
+			}),
+			pointer: "/hooks/0/subscriptions/0", keyword: "required", missing: []string{"timeoutMs"},
+			text: `(missing "timeoutMs")`,
+		},
+		{
+			name: "additionalProperties", ref: "deny-effect.schema.json",
+			doc:     []byte(`{"type":"deny","reason":"` + secret + `","zeta":"` + secret + `","apiKey":"` + secret + `"}`),
+			pointer: "", keyword: "additionalProperties", unexpect: []string{"apiKey", "zeta"},
+			text: `(unexpected "apiKey", "zeta")`,
+		},
+		{
+			name: "enum", ref: "registration.schema.json",
+			doc: reg(func(_, sub map[string]any) {
+				sub["failurePolicy"] = secret
+			}),
+			pointer: "/hooks/0/subscriptions/0/failurePolicy", keyword: "enum",
+			allowed: []string{`"fail-open"`, `"fail-closed"`},
+			text:    `(allowed "fail-open", "fail-closed")`,
+		},
+		{
+			name: "const", ref: "registration.schema.json",
+			doc: mutate(t, readFixture(t, "fixtures/draft/registration/portable.valid.json"), func(m map[string]any) {
+				m["protocolVersion"] = secret
+			}),
+			pointer: "/protocolVersion", keyword: "const", allowed: []string{`"draft"`},
+			text: `(allowed "draft")`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := v.Validate(tc.ref, tc.doc)
+			var verr *validate.Error
+			require.ErrorAs(t, err, &verr)
+			require.Equal(t, tc.pointer, verr.Pointer)
+			require.Equal(t, tc.keyword, verr.Keyword)
+			require.Equal(t, tc.missing, verr.Missing)
+			require.Equal(t, tc.unexpect, verr.Unexpected)
+			require.Equal(t, tc.allowed, verr.Allowed)
+			require.Contains(t, err.Error(), tc.text)
+			require.Equal(t, verr.Causes[0].Detail(), tc.text[1:len(tc.text)-1])
+			require.NotContains(t, err.Error(), "SECRET")
+			require.NotContains(t, fmt.Sprintf("%#v", *verr), "SECRET")
+			// The same detail from Check, the path for peer documents.
+			cerr := v.Check(context.Background(), tc.ref, tc.doc)
+			require.Equal(t, err.Error(), cerr.Error())
+		})
+	}
+}
+
+// TestErrorDetailBounded shows that a long list of allowed values or a
+// long member name is shortened in the text while the fields stay whole.
+func TestErrorDetailBounded(t *testing.T) {
+	v := newValidator(t)
+	long := strings.Repeat("n", 500)
+	err := v.Validate("deny-effect.schema.json", []byte(`{"type":"deny","reason":"r","`+long+`":1}`))
+	var verr *validate.Error
+	require.ErrorAs(t, err, &verr)
+	require.Equal(t, []string{long}, verr.Unexpected)
+	require.Contains(t, err.Error(), `(unexpected "`+long[:64]+`"…)`)
+	require.Less(t, len(err.Error()), 300)
 }
