@@ -129,6 +129,11 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	if err != nil {
 		return nil, err
 	}
+	if o.origSet {
+		if err := o.originalRequest(name); err != nil {
+			return nil, err
+		}
+	}
 	caps, intercept, err := e.advertisement(o, usedContinuations(o, ev))
 	if err != nil {
 		return nil, err
@@ -152,6 +157,33 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
 	}
 	return c.run(intercept)
+}
+
+// originalRequest checks WithOriginalElicitationRequest's event and puts a
+// detached copy of it into the initial state; settle.New correlates it with
+// the result.
+func (o *callOptions) originalRequest(name gen.EventName) error {
+	if name != gen.EventUserElicitationResult {
+		return inputError("options", "", "elicitation", "an original elicitation request is only for user.elicitation.result")
+	}
+	if o.origRequest == nil || o.origRequest.UserElicitationRequest == nil {
+		return inputError("options", "/type", "elicitation", "the original request is not a user.elicitation.request event")
+	}
+	info, _ := gen.LookupEvent(gen.EventUserElicitationRequest)
+	data, err := validateEvent(info, o.origRequest)
+	if err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			ve.Doc = "original elicitation request"
+		}
+		return err
+	}
+	var cp gen.Event
+	if err := cp.UnmarshalJSON(data); err != nil || cp.UserElicitationRequest == nil {
+		return inputError("original elicitation request", "", "schema", "the original request cannot be decoded")
+	}
+	o.initial.ElicitationRequest = cp.UserElicitationRequest
+	return nil
 }
 
 // usedContinuations is how many continuations the turn has used: the
@@ -356,9 +388,13 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 	c.offered = append(c.offered, s)
 	var opts settle.ApplyOptions
 	if returns(result) { // only a returned result is recorded with provenance
+		// The supplier is the backend of the host's own registration (the
+		// one this delivery authenticated to), never a field of the event.
 		opts.Provenance, _ = json.Marshal(struct {
 			RequestID string `json:"requestId"`
-		}{id})
+			Kind      string `json:"kind"`
+			BackendID string `json:"backendId"`
+		}{id, "hook", s.b.id})
 	}
 	if err := c.occ.ApplyContext(dctx, caps, result, opts); err != nil {
 		if c.ended() {

@@ -16,6 +16,9 @@ type callOptions struct {
 	eventID       string
 	continuations int
 	attachments   []attachmentOption
+	// origRequest is WithOriginalElicitationRequest's event (nil without it).
+	origRequest *gen.Event
+	origSet     bool
 }
 
 type optionFunc func(*callOptions)
@@ -69,6 +72,23 @@ func WithEventID(id string) CallOption {
 // (turn.finish.before); WithContinuations can raise it, never lower it.
 func WithContinuations(used int) CallOption {
 	return optionFunc(func(o *callOptions) { o.continuations = used })
+}
+
+// WithOriginalElicitationRequest supplies, for a user.elicitation.result
+// call, the canonical user.elicitation.request event that the result
+// answers: typically the Event of the request call's Result. Settlement
+// needs it to check a backend's edit of the answer object
+// (modify(content), replace or merge) against the requested form schema;
+// without it such an edit is rejected (context_unavailable).
+//
+// The call checks the request canonically and correlates it with the
+// result before any content is read: the result's parentEventId must be the
+// request's id, and source, session, server and mode must match. A request
+// that fails is invalid input (ErrInvalidInput). The option is refused on
+// any other event. The request's body is read from the host's own copy,
+// never from what a receiver was shown.
+func WithOriginalElicitationRequest(request *gen.Event) CallOption {
+	return optionFunc(func(o *callOptions) { o.origRequest, o.origSet = request, true })
 }
 
 func clone(b json.RawMessage) json.RawMessage {

@@ -183,20 +183,19 @@ func answerMembers(m gen.OrderedMap[gen.FormAnswerValue]) []member {
 	return out
 }
 
-// elicitationRequestContext checks that req is the request a result event
-// answers (parent, source, session and server correlation) and returns the
-// compiled requested form schema when the request body is available.
-func elicitationRequestContext(res *gen.UserElicitationResultEvent, req *gen.UserElicitationRequestEvent) (*jsonschema.Schema, error) {
+// correlateElicitation checks that req is the request a result event
+// answers: parent, source, session, server and mode. It reads no body.
+func correlateElicitation(res *gen.UserElicitationResultEvent, req *gen.UserElicitationRequestEvent) error {
 	if res.ParentEventID == nil || *res.ParentEventID != req.ID {
-		return nil, errors.New("elicitation request does not parent the result")
+		return errors.New("elicitation request does not parent the result")
 	}
 	if res.Source != req.Source || res.Elicitation.Server != req.Elicitation.Server || res.Elicitation.Mode != req.Elicitation.Mode {
-		return nil, errors.New("elicitation request and result do not correlate")
+		return errors.New("elicitation request and result do not correlate")
 	}
 	if (res.Session == nil) != (req.Session == nil) || (res.Session != nil && res.Session.ID != req.Session.ID) {
-		return nil, errors.New("elicitation request and result sessions differ")
+		return errors.New("elicitation request and result sessions differ")
 	}
-	return requestForm(req)
+	return nil
 }
 
 // requestForm parses a request event's body and compiles its form schema;

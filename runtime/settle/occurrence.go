@@ -294,6 +294,13 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 	}
 	c := &elicitCtx{mode: el.Mode, action: string(el.Action)}
 	o.elicit = c
+	// Correlation comes before any body is read (interaction-payloads.md,
+	// accepted-boundary-apis.md: parent, source and session first).
+	if req != nil {
+		if err := correlateElicitation(e, req); err != nil {
+			return invalid("elicitation request context", err)
+		}
+	}
 	if el.Result != nil && el.Result.Body != nil {
 		r, err := parseResult(el.Result.Body.Text)
 		if err != nil {
@@ -319,7 +326,7 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 		o.origAnswers = cloneAnswers(o.cur.answers)
 	}
 	if req != nil {
-		form, err := elicitationRequestContext(e, req)
+		form, err := requestForm(req)
 		if err != nil {
 			return invalid("elicitation request context", err)
 		}
