@@ -80,6 +80,23 @@ type call struct {
 	stateContent bool
 	diags        []Diagnostic
 	synthetic    bool
+
+	// given is the canonical request an Invocation was begun from
+	// (BeginRequest), nil otherwise; reqID is its id, the id of every
+	// interception request of the call ("" means the event id). applied
+	// reports that a response was published (the state is no longer the
+	// request's).
+	given   []byte
+	reqID   string
+	applied bool
+}
+
+// beginRequest is what BeginRequest takes from a canonical intercept
+// request: its compact encoding, id and capabilities.
+type beginRequest struct {
+	body []byte
+	id   string
+	caps gen.Capabilities
 }
 
 // dispatch runs one occurrence: build and validate the canonical event,
@@ -88,7 +105,27 @@ type call struct {
 // The call owns the attachments of its options from the start: a Result
 // returned without error takes them over, and any other return closes them
 // first (before the call counts as finished, so Close waits for it).
-func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error)) (res *Result, err error) {
+func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error)) (*Result, error) {
+	c, intercept, err := h.start(ctx, name, opts, build, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer h.calls.Done()
+	res, err := c.run(intercept)
+	if err != nil {
+		c.release(res)
+	}
+	return res, err
+}
+
+// start admits a call and prepares its occurrence: build and validate the
+// canonical event, compute the advertisement, start the settlement. On
+// success the call counts in h.calls until its owner calls h.calls.Done;
+// on error nothing is left counted and the attachments are closed. req,
+// when set, is the canonical request an Invocation begins from: its
+// capabilities (a narrowing of the configured grant) and id replace the
+// computed ones, its state is the initial state.
+func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error), req *beginRequest) (_ *call, intercept bool, err error) {
 	// One allocation holds the call, its options and the fill the input
 	// conversion reads.
 	c := &call{h: h, ctx: ctx}
@@ -100,49 +137,55 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	}
 	if !h.enter() {
 		c.release(nil)
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
-	defer h.calls.Done()
 	defer func() {
 		if err != nil {
-			c.release(res)
+			c.release(nil)
+			h.calls.Done()
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("hooks: %s: %w", name, err)
+		return nil, false, fmt.Errorf("hooks: %s: %w", name, err)
 	}
 	e := h.events[name]
 	if e == nil || !e.declared {
-		return nil, inputError("event", "/type", "declared", "the manifest does not declare this event")
+		return nil, false, inputError("event", "/type", "declared", "the manifest does not declare this event")
 	}
 	c.entry = e
 	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest}
 	ev, err := build(&c.fill)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ev = synthesizeIDs(ev)
 	if ev, err = c.bindAttachments(ev); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	encoded, err := validateEvent(e.info, ev)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if o.origSet {
 		if err := o.originalRequest(name); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	caps, intercept, err := e.advertisement(o, usedContinuations(o, ev))
-	if err != nil {
-		return nil, err
+	var caps gen.Capabilities
+	if req != nil {
+		if !e.intercept || !e.info.Interceptable() || !narrows(req.caps, e.caps) {
+			return nil, false, ErrWidening
+		}
+		caps, intercept = req.caps, true
+		c.given, c.reqID = req.body, req.id
+	} else if caps, intercept, err = e.advertisement(o, usedContinuations(o, ev)); err != nil {
+		return nil, false, err
 	}
 	var occ *settle.Occurrence // observe-only events have nothing to settle
 	if e.info.Interceptable() {
 		occ, err = settle.NewEncoded(ev, encoded, o.initial)
 		if err != nil {
-			return nil, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
+			return nil, false, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
 		}
 	}
 	narrowed := false
@@ -153,10 +196,10 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 	}
 	c.caps, c.occ, c.base, c.cur, c.curJSON = caps, occ, ev, ev, encoded
 	c.stateContent = o.initial.Candidate.Present || len(o.initial.Injections) > 0
-	if o.grant == nil && !narrowed && !countsContinuations(e.caps) {
+	if req == nil && o.grant == nil && !narrowed && !countsContinuations(e.caps) {
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
 	}
-	return c.run(intercept)
+	return c, intercept, nil
 }
 
 // originalRequest checks WithOriginalElicitationRequest's event and puts a
@@ -244,22 +287,7 @@ func validateEvent(info gen.EventInfo, ev *gen.Event) ([]byte, error) {
 }
 
 func (c *call) run(intercept bool) (*Result, error) {
-	kind, path := eventFacts(c.base)
-	var chain []*subscription
-	for _, s := range c.entry.interceptors {
-		if s.accepts(kind, path) {
-			chain = append(chain, s)
-		}
-	}
-	// Every matching interceptor is delivered to (or owed an observation):
-	// their selected uploads are prepared before the chain.
-	c.uploadFor(chain, 0)
-	var owed []*subscription // uncalled interceptors owed an observation
-	if !intercept || (c.occ != nil && c.occ.Done()) {
-		// Observation only, or decision-making ended before it began: the
-		// host's initial state is a denial or a flow stop (AHP-COMP-001).
-		owed, chain = chain, nil
-	}
+	chain, owed := c.chain(intercept)
 	for i, s := range chain {
 		if c.ended() {
 			return c.interrupted(nil)
@@ -273,10 +301,39 @@ func (c *call) run(intercept bool) (*Result, error) {
 			break
 		}
 	}
+	return c.finish(owed)
+}
+
+// chain returns the interceptors the occurrence is delivered to, in
+// order, and those owed an observation from the start; their selected
+// uploads are prepared first.
+func (c *call) chain(intercept bool) (chain, owed []*subscription) {
+	kind, path := eventFacts(c.base)
+	for _, s := range c.entry.interceptors {
+		if s.accepts(kind, path) {
+			chain = append(chain, s)
+		}
+	}
+	// Every matching interceptor is delivered to (or owed an observation):
+	// their selected uploads are prepared before the chain.
+	c.uploadFor(chain, 0)
+	if !intercept || (c.occ != nil && c.occ.Done()) {
+		// Observation only, or decision-making ended before it began: the
+		// host's initial state is a denial or a flow stop (AHP-COMP-001).
+		return nil, chain
+	}
+	return chain, nil
+}
+
+// finish ends a call whose decision-making is over: the settled Result,
+// then the observations (explicit observers and the owed uncalled
+// interceptors).
+func (c *call) finish(owed []*subscription) (*Result, error) {
 	if c.ended() {
 		return c.interrupted(nil)
 	}
 	res := c.result()
+	kind, path := eventFacts(c.base)
 	var observers []*subscription
 	for _, s := range c.entry.observers {
 		if s.accepts(kind, path) {
@@ -304,8 +361,43 @@ func (c *call) run(intercept bool) (*Result, error) {
 // response. stop reports that decision-making ends (accepted deny, flow
 // stop, fail-closed failure); interrupted that the call's context ended.
 func (c *call) intercept(s *subscription) (stop, interrupted bool) {
+	d, stop, interrupted := c.prepareDelivery(s)
+	if d == nil {
+		return stop, interrupted
+	}
+	defer c.h.timeouts.release(d.dctx)
+	raw, err := c.exchange(d.dctx, d)
+	if c.ended() {
+		return false, true // interruption overrides everything, including a response
+	}
+	result, te := c.admit(d, raw, err)
+	if c.ended() {
+		return false, true
+	}
+	if te != nil {
+		return c.failure(s, te), false
+	}
+	return c.publish(d, result)
+}
+
+// delivery is one interception delivery prepared for a subscription: the
+// request, the capabilities it advertises and its budget (the
+// subscription's timeoutMs within the call), which the caller releases.
+type delivery struct {
+	s    *subscription
+	id   string
+	body []byte
+	caps gen.Capabilities
+	dctx *deliveryContext
+}
+
+// prepareDelivery builds the delivery of the occurrence to s. A nil
+// delivery means there is none: either the call ended (interrupted) or the
+// delivery failed before it was sent (its failure is recorded, stop
+// reports the policy's verdict).
+func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted bool) {
 	if c.uploadFailed(s) { // a body it selected cannot be published
-		return c.failure(s, uploadError()), false
+		return nil, c.failure(s, uploadError()), false
 	}
 	ev := c.view(s)
 	if p := c.h.cfg.Preparer; p != nil {
@@ -313,10 +405,10 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		pe, reason := prepare(pctx, p, s, gen.ModeIntercept, ev)
 		c.h.timeouts.release(pctx)
 		if c.ended() {
-			return false, true
+			return nil, false, true
 		}
 		if reason != "" {
-			return c.failure(s, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: reason}), false
+			return nil, c.failure(s, &transport.Error{Code: transport.CodePreparation, Stage: transport.StagePrepare, Reason: reason}), false
 		}
 		ev = pe
 	}
@@ -348,43 +440,85 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		caps, capsJSON = withoutEffect(caps, gen.EffectFamilyReturn), &own
 	}
 	id := ev.ID()
-	var evJSON []byte
-	if ev == c.cur {
-		if c.curJSON == nil {
-			c.curJSON, _ = gen.EncodeEvent(ev) // on failure, interceptBody reports it
+	if c.reqID != "" {
+		id = c.reqID
+	}
+	var body []byte
+	if c.givenFits(s, ev, capsJSON) {
+		body = c.given // the canonical request as the host gave it
+	} else {
+		var evJSON []byte
+		if ev == c.cur {
+			if c.curJSON == nil {
+				c.curJSON, _ = gen.EncodeEvent(ev) // on failure, interceptBody reports it
+			}
+			evJSON = c.curJSON
 		}
-		evJSON = c.curJSON
+		var err error
+		if body, err = c.interceptBody(id, ev, evJSON, &caps, capsJSON, s); err != nil {
+			return nil, c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
+		}
 	}
-	body, err := c.interceptBody(id, ev, evJSON, &caps, capsJSON, s)
+	return &delivery{s: s, id: id, body: body, caps: caps, dctx: c.h.timeouts.start(c.ctx, s.timeout)}, false, false
+}
+
+// givenFits reports whether the canonical request the call was begun from
+// is exactly what s is to receive: nothing was published yet, s's view is
+// the event itself (no projection, native dropping, attachment reference
+// or preparation changed it), the call's capabilities are advertised
+// unchanged, and the state needs no projection for s.
+func (c *call) givenFits(s *subscription, ev *gen.Event, capsJSON *[]byte) bool {
+	if c.given == nil || c.applied || ev != c.cur || c.cur != c.base || capsJSON != &c.capsJSON {
+		return false
+	}
+	if !c.stateContent {
+		return true
+	}
+	own, err := c.requestState(s, ev)
 	if err != nil {
-		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
+		return false
 	}
-	dctx := c.h.timeouts.start(c.ctx, s.timeout)
-	defer c.h.timeouts.release(dctx)
-	raw, err := s.b.tr.Exchange(dctx, transport.Message{BackendID: s.b.id, Method: jsonrpc.MethodIntercept, ID: jsonrpc.StringID(id), Body: body})
-	if c.ended() {
-		return false, true // interruption overrides everything, including a response
-	}
+	plain, err := c.occ.RequestStateJSON()
+	return err == nil && string(own) == string(plain)
+}
+
+// exchange sends d's request over its subscription's transport and waits
+// for the response, within ctx.
+func (c *call) exchange(ctx context.Context, d *delivery) ([]byte, error) {
+	return d.s.b.tr.Exchange(ctx, transport.Message{BackendID: d.s.b.id, Method: jsonrpc.MethodIntercept, ID: jsonrpc.StringID(d.id), Body: d.body})
+}
+
+// admit checks the outcome of an exchange of d: the transport's error, the
+// delivery's deadline, the envelope, correlation and canonical shape, and
+// the references. It returns the admitted response, or the failure to
+// charge to d's subscription. It publishes nothing.
+func (c *call) admit(d *delivery, raw []byte, err error) (*gen.InterceptResponseResult, *transport.Error) {
+	dctx := d.dctx
 	if err != nil {
-		return c.failure(s, classify(err, dctx)), false
+		return nil, classify(err, dctx)
 	}
 	if dctx.Err() != nil { // a response after the deadline is ignored, unread
-		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
+		return nil, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}
 	}
-	result, ferr := decodeIntercept(dctx, raw, id)
-	if c.ended() {
-		return false, true
-	}
+	result, ferr := decodeIntercept(dctx, raw, d.id)
 	if ferr != nil {
-		return c.failure(s, ferr), false
+		return nil, ferr
 	}
-	if !c.canonicalRefs(s, result) { // a reference it was never given
-		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: "reserved_reference"}), false
+	if !c.canonicalRefs(d.s, result) { // a reference it was never given
+		return nil, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: "reserved_reference"}
 	}
 	c.canonicalGaps(result)
 	if dctx.Err() != nil { // the deadline passed while the response was read
-		return c.failure(s, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}), false
+		return nil, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}
 	}
+	return result, nil
+}
+
+// publish applies an admitted response of d atomically and commits it:
+// the settlement engine of every call. stop and interrupted are as for
+// intercept.
+func (c *call) publish(d *delivery, result *gen.InterceptResponseResult) (stop, interrupted bool) {
+	s, dctx := d.s, d.dctx
 	c.offered = append(c.offered, s)
 	var opts settle.ApplyOptions
 	if returns(result) { // only a returned result is recorded with provenance
@@ -394,9 +528,9 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 			RequestID string `json:"requestId"`
 			Kind      string `json:"kind"`
 			BackendID string `json:"backendId"`
-		}{id, "hook", s.b.id})
+		}{d.id, "hook", s.b.id})
 	}
-	if err := c.occ.ApplyContext(dctx, caps, result, opts); err != nil {
+	if err := c.occ.ApplyContext(dctx, d.caps, result, opts); err != nil {
 		if c.ended() {
 			return false, true
 		}
@@ -406,6 +540,7 @@ func (c *call) intercept(s *subscription) (stop, interrupted bool) {
 		}
 		return c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: rj.Reason}), false
 	}
+	c.applied = true
 	if returns(result) || injects(result) {
 		c.stateContent = true
 	}
@@ -758,6 +893,10 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 		return r, fmt.Errorf("hooks: %s interrupted: %w", name, ErrClosed)
 	}
 	if err := c.ctx.Err(); err != nil {
+		if cause != nil && cause != err {
+			// A cause of its own (Invocation.Cancel's ErrCancelled): both match.
+			return r, fmt.Errorf("hooks: %s interrupted: %w: %w", name, err, cause)
+		}
 		return r, fmt.Errorf("hooks: %s interrupted: %w", name, err)
 	}
 	return r, fmt.Errorf("hooks: %s interrupted: %w", name, cause)

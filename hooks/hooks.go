@@ -201,13 +201,15 @@ type Hooks struct {
 	cfg      Config
 	log      *slog.Logger
 
-	mu       sync.Mutex  // orders enter against Close
+	mu       sync.Mutex  // orders enter against Close; guards invocations
 	closed   atomic.Bool // Close has begun: no call is admitted, and calls stop at their next step
 	calls    sync.WaitGroup
 	shutdown sync.Once
 	done     chan struct{}
 	timeouts timeouts // delivery deadlines
 	uploader *content.Uploader
+	// invocations are the begun, unfinished Invocations (Close ends them).
+	invocations map[*Invocation]struct{}
 }
 
 // backend is one registration entry with its transport.
@@ -297,6 +299,7 @@ func (h *Hooks) Close() error {
 		h.closed.Store(true)
 		h.mu.Unlock()
 		h.timeouts.cancelAll(ErrClosed)
+		h.endInvocations()
 		h.calls.Wait()
 		h.timeouts.close()
 		var wg sync.WaitGroup
