@@ -31,8 +31,11 @@ type CompactionHook struct {
 	// rejected. Empty means FailOpen.
 	FailurePolicy FailurePolicy
 	// Callback receives a detached snapshot of the current state and
-	// returns draft effects (an empty list is no effect) or an error. It
-	// runs serially with the other callbacks and must honour ctx.
+	// returns draft effects (an empty list is no effect) or an error. An
+	// error wrapping a *settle.Rejection reports a response the callback
+	// itself refused (a malformed response array, a transport's own
+	// admission) and is traced as rejected with its reason. It runs
+	// serially with the other callbacks and must honour ctx.
 	Callback func(ctx context.Context, snap CompactionSnapshot) ([]gen.Effect, error)
 }
 
@@ -455,7 +458,7 @@ func (r *compactionRun) boundary(ctx context.Context, b gen.EventName, occ *sett
 		if err != nil {
 			return true, err
 		}
-		effects, reason := callHook(ctx, h, snap)
+		effects, reason, rejected := callHook(ctx, h, snap)
 		if err := ctx.Err(); err != nil {
 			r.res.Interrupted = true
 			return true, fmt.Errorf("hooks: compaction interrupted: %w", err)
@@ -482,6 +485,8 @@ func (r *compactionRun) boundary(ctx context.Context, b gen.EventName, occ *sett
 				r.res.Trace = append(r.res.Trace, step)
 				return true, fmt.Errorf("hooks: compaction interrupted: %w", err)
 			}
+		} else if rejected {
+			step.Outcome, step.Reason = CompactionRejected, reason
 		} else {
 			step.Outcome, step.Reason = CompactionFailed, reason
 		}
@@ -498,22 +503,23 @@ func (r *compactionRun) boundary(ctx context.Context, b gen.EventName, occ *sett
 }
 
 // callHook runs one callback, containing a panic. It returns the effects
-// or a failure reason.
-func callHook(ctx context.Context, h *CompactionHook, snap CompactionSnapshot) (effects []gen.Effect, reason string) {
+// or a failure reason; rejected reports a callback error wrapping a
+// *settle.Rejection (a response the callback's own admission refused).
+func callHook(ctx context.Context, h *CompactionHook, snap CompactionSnapshot) (effects []gen.Effect, reason string, rejected bool) {
 	defer func() {
 		if recover() != nil {
-			effects, reason = nil, CompactionReasonCallbackPanic
+			effects, reason, rejected = nil, CompactionReasonCallbackPanic, false
 		}
 	}()
 	effects, err := h.Callback(ctx, snap)
 	if err != nil {
 		var rej *settle.Rejection
 		if errors.As(err, &rej) {
-			return nil, rej.Reason
+			return nil, rej.Reason, true
 		}
-		return nil, CompactionReasonCallbackError
+		return nil, CompactionReasonCallbackError, false
 	}
-	return effects, ""
+	return effects, "", false
 }
 
 // notify starts the observers on their own snapshots of the settled after

@@ -559,5 +559,5 @@ func TestCompactionRejectionFromCallback(t *testing.T) {
 	res, err := c.Run(context.Background(), input())
 	require.NoError(t, err)
 	require.Equal(t, settle.ReasonTargetNotGranted, res.Trace[0].Reason)
-	require.Equal(t, hooks.CompactionFailed, res.Trace[0].Outcome)
+	require.Equal(t, hooks.CompactionRejected, res.Trace[0].Outcome)
 }
