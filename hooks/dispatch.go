@@ -317,9 +317,12 @@ func (c *call) chain(intercept bool) (chain, owed []*subscription) {
 	// Every matching interceptor is delivered to (or owed an observation):
 	// their selected uploads are prepared before the chain.
 	c.uploadFor(chain, 0)
-	if !intercept || (c.occ != nil && c.occ.Done()) {
+	if !intercept || (c.occ != nil && c.occ.Done() && c.given == nil) {
 		// Observation only, or decision-making ended before it began: the
 		// host's initial state is a denial or a flow stop (AHP-COMP-001).
+		// A request the host made itself (BeginRequest) is delivered all
+		// the same: its state carries what earlier receivers decided, and
+		// its response settles on it.
 		return nil, chain
 	}
 	return chain, nil

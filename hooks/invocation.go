@@ -60,9 +60,13 @@ type AttemptError struct {
 	Status int
 }
 
-// Error describes the failure by its code, stage and reason.
+// Error describes the failure by its code, stage, reason and status.
 func (e *AttemptError) Error() string {
-	return fmt.Sprintf("%v: %s at %s: %s", ErrRejected, e.Code, e.Stage, e.Reason)
+	s := fmt.Sprintf("%v: %s at %s: %s", ErrRejected, e.Code, e.Stage, e.Reason)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (status %d)", e.Status)
+	}
+	return s
 }
 
 // Unwrap returns ErrRejected.
@@ -181,7 +185,10 @@ func (h *Hooks) Begin(ctx context.Context, ev *gen.Event, opts ...CallOption) (*
 // invocation carries. An interceptor whose view is the event itself gets
 // the request exactly as given; one whose content selection, native
 // choice or attachment references change its view gets its own, as in a
-// named call. The request id must be a string.
+// named call. The request id must be a string. The request is delivered
+// even when its state already ends decision-making (a denial or flow stop
+// decided before it, as in a chain): the host made it, and its response
+// settles on that state, which it cannot reopen.
 func (h *Hooks) BeginRequest(ctx context.Context, request []byte, opts ...CallOption) (*Invocation, error) {
 	req, err := gen.ParseInterceptRequest(request)
 	if err != nil {

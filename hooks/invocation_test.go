@@ -96,7 +96,11 @@ func (hb *heldBackend) script(id string, free bool, effects ...gen.Effect) {
 	_, release, _ := hb.chans(id)
 	hb.effects[id] = effects
 	if free {
-		close(release)
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
 	}
 }
 
@@ -497,6 +501,21 @@ func TestBeginRequest(t *testing.T) {
 	res, err := inv.Accept(ctx)
 	require.NoError(t, err)
 	require.Equal(t, gen.PermissionDeny, res.Permission)
+
+	// A request whose state already denies (decided by an earlier
+	// receiver) is still delivered; its response cannot reopen the denial.
+	denied := `{"jsonrpc":"2.0","id":"evt-q","method":"hooks/intercept","params":{"protocolVersion":"draft","event":` + string(ev) +
+		`,"capabilities":{"effects":["deny","allow","return"]},"state":{"permission":"deny","candidate":null}}}`
+	hb.script("evt-q", true, server.Allow())
+	inv, err = h.BeginRequest(ctx, []byte(denied))
+	require.NoError(t, err)
+	_, ok = inv.Request()
+	require.True(t, ok, "the host's own request is pending")
+	res, err = inv.Accept(ctx)
+	require.NoError(t, err)
+	require.Equal(t, gen.PermissionDeny, res.Permission)
+	require.Equal(t, 2, hb.requests())
+	require.Equal(t, denied, string(hb.bodies[1]))
 
 	bad := []struct {
 		name string

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/hooks"
 	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
@@ -35,8 +36,9 @@ const (
 	scenarioTimeout = 30 * time.Second
 )
 
-// backendID names the single backend in transport diagnostics.
-const backendID = "interop-server"
+// backendID names the single backend: in the registration the client's
+// hooks.Hooks is built from, and in transport diagnostics.
+const backendID = "org.agenthooks.interop-server"
 
 // report is the client's report document.
 type report struct {
@@ -108,6 +110,9 @@ func RunClient(ctx context.Context, cfg *ClientConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if err := c.startHooks(f); err != nil {
+		return errors.Join(err, c.close())
+	}
 	discErr := c.discover(ctx)
 	if discErr != nil {
 		log.Error("capability discovery failed", "error", discErr)
@@ -151,11 +156,17 @@ func writeReport(path string, rep *report) error {
 	return nil
 }
 
-// interopClient delivers scenario requests through one SDK transport.
+// interopClient delivers scenario requests through the SDK's harness
+// (hooks.Hooks, one backend borrowing one SDK transport) and settles them
+// with it.
 type interopClient struct {
 	cfg *ClientConfig
 	log *slog.Logger
 	tr  transport.Transport
+	h   *hooks.Hooks
+	// endpoint is the HTTP endpoint the registration names (its transport
+	// is tr); empty for stdio and in-process tests.
+	endpoint string
 	// startup bounds discovery (which launches a stdio child); perRow
 	// bounds each scenario exchange.
 	startup, perRow time.Duration
@@ -198,6 +209,7 @@ func newInteropClient(cfg *ClientConfig, log *slog.Logger) (*interopClient, erro
 		c.httpClient = &http.Client{Transport: ht, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		opts := transport.HTTPOptions{BackendID: backendID, Client: c.httpClient, Authentication: ca.Binding, Credentials: ca.Provider}
 		c.tr = transport.NewHTTP(u.String(), opts)
+		c.endpoint = u.String()
 		d := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/capabilities"}
 		c.discoveryURL = d.String()
 		c.areq = auth.Request{BackendID: backendID, URL: c.discoveryURL, Purpose: auth.PurposeEvent}
@@ -232,7 +244,11 @@ func newInteropClient(cfg *ClientConfig, log *slog.Logger) (*interopClient, erro
 }
 
 func (c *interopClient) close() error {
-	err := c.tr.Close()
+	var err error
+	if c.h != nil {
+		err = c.h.Close()
+	}
+	err = errors.Join(err, c.tr.Close())
 	if c.httpClient != nil {
 		c.httpClient.CloseIdleConnections()
 	}
@@ -349,10 +365,99 @@ func (c *interopClient) getDiscovery(ctx context.Context) (*http.Response, error
 	return get(next)
 }
 
+// startHooks builds the harness every scenario runs through: a
+// registration with the one backend (its transport borrowed: c.tr) and one
+// fail-open intercept subscription to every event the scenarios use,
+// seeing bodies and native members, so that each receives the scenario's
+// request exactly as written; and a manifest granting every capability of
+// those events, of which each request's capabilities are a narrowing.
+// Fail-open keeps a rejected response from publishing anything: the
+// rejection is the call's diagnostic.
+func (c *interopClient) startHooks(f *ScenarioFile) error {
+	events := map[string]bool{}
+	var names []string
+	for i := range f.Scenarios {
+		var head struct {
+			Params struct {
+				Event struct {
+					Type string `json:"type"`
+				} `json:"event"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(f.Scenarios[i].Request, &head) != nil || head.Params.Event.Type == "" || events[head.Params.Event.Type] {
+			continue
+		}
+		info, ok := gen.LookupEvent(gen.EventName(head.Params.Event.Type))
+		if !ok || !info.Interceptable() {
+			continue
+		}
+		events[head.Params.Event.Type] = true
+		names = append(names, head.Params.Event.Type)
+	}
+	if len(names) == 0 {
+		return nil // no interception row: each fails on its own
+	}
+	kind := TransportHTTP
+	endpoint := c.endpoint
+	if endpoint == "" {
+		endpoint = "http://127.0.0.1/intercept" // a borrowed in-process transport
+	}
+	tr := map[string]any{"type": "http", "url": endpoint}
+	if c.cfg.Transport == TransportStdio {
+		kind = TransportStdio
+		tr = map[string]any{"type": "stdio", "command": "interop-server", "lifecycle": "persistent"}
+	}
+	reg, err := json.Marshal(map[string]any{
+		"protocolVersion": gen.ProtocolVersion,
+		"hooks": []any{map[string]any{
+			"id":        backendID,
+			"transport": tr,
+			"subscriptions": []any{map[string]any{
+				"events": names, "mode": "intercept", "failurePolicy": "fail-open",
+				"timeoutMs":     max(1, c.perRow.Milliseconds()),
+				"content":       map[string]any{"default": "body"},
+				"includeNative": true,
+			}},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("encode registration: %w", err)
+	}
+	manifest, err := discoveryManifest(events, kind, &ServerAuth{Mode: AuthNone}, hostAllowance)
+	if err != nil {
+		return err
+	}
+	h, err := hooks.New(reg, hooks.Config{
+		Source:     "urn:ahp:interop:go-client",
+		Manifest:   manifest,
+		Transports: map[string]transport.Transport{backendID: c.tr},
+		Logger:     c.log,
+	})
+	if err != nil {
+		return fmt.Errorf("start the harness: %w", err)
+	}
+	c.h = h
+	return nil
+}
+
+// hostAllowance is the synthetic host's continuation allowance in its
+// manifest: any scenario's remainingContinuations is a narrowing of it.
+const hostAllowance = 1 << 20
+
 // runScenario delivers one scenario request and settles the response under
-// the synthetic-host semantics. It never looks at the expected answer before
-// the result is derived.
+// the synthetic-host semantics, through a hooks.Invocation begun from the
+// scenario's canonical request: the response is acquired over the
+// harness's transport and retained, checked against the synthetic tool's
+// codec, and accepted (published atomically) or rejected. It never looks at
+// the expected answer before the result is derived.
 func (c *interopClient) runScenario(ctx context.Context, sc *Scenario) rowOutcome {
+	return c.settleRow(ctx, sc, func(ctx context.Context, inv *hooks.Invocation) error { return inv.Acquire(ctx) })
+}
+
+// settleRow runs one row with obtain getting the response into the
+// invocation (Acquire over the harness's transport, or Receive of bytes
+// obtained otherwise).
+func (c *interopClient) settleRow(ctx context.Context, sc *Scenario, obtain func(context.Context, *hooks.Invocation) error) rowOutcome {
 	fail := func(msg string) rowOutcome {
 		return rowOutcome{entry: reportEntry{ID: sc.ID, Status: statusFailed, Actual: json.RawMessage("null"), Error: msg}}
 	}
@@ -363,36 +468,83 @@ func (c *interopClient) runScenario(ctx context.Context, sc *Scenario) rowOutcom
 	if id, ok := req.ID.AsString(); !ok || id != sc.ID || req.Params.Event.ID() != sc.ID {
 		return fail("scenario request id, event id and scenario id differ")
 	}
-	body, err := CompactJSON(sc.Request)
-	if err != nil {
-		return fail("scenario request is not JSON")
-	}
-	host, err := newSyntheticHost(req)
+	host, err := newSyntheticHost(req, sc.Request)
 	if err != nil {
 		return fail("cannot start the synthetic host: " + err.Error())
+	}
+	if c.h == nil {
+		return fail("cannot start the synthetic host: no harness")
 	}
 	before := host.snapshot()
 
 	xctx, cancel := context.WithTimeout(ctx, c.perRow)
-	raw, err := c.tr.Exchange(xctx, transport.Message{BackendID: backendID, Method: jsonrpc.MethodIntercept, ID: host.rpcID, Body: body})
-	cancel()
-	var rej *rejection
+	defer cancel()
+	inv, err := c.h.BeginRequest(xctx, sc.Request)
 	if err != nil {
-		rej = scriptedRejection(err)
-		if rej == nil {
+		return fail("cannot begin the interception: " + err.Error())
+	}
+	if _, ok := inv.Request(); !ok {
+		inv.Cancel()
+		return fail("cannot begin the interception: nothing to deliver")
+	}
+	var rej *rejection
+	err = obtain(xctx, inv)
+	var ae *hooks.AttemptError
+	switch {
+	case errors.Is(err, hooks.ErrUncorrelated):
+		// A response for another request: this one's was never received,
+		// and nothing may be published for it.
+		inv.Cancel()
+		out := rowOutcome{rejection: &rejection{stageCorrelation, "response id does not match the request id"}, before: &before}
+		after := host.snapshot()
+		out.after = &after
+		out.entry = reportEntry{ID: sc.ID, Actual: json.RawMessage(`{"rejected":true}`), Status: statusFailed, Error: out.rejection.Error()}
+		if sc.ExpectError {
+			out.entry.Status = statusPassed
+		}
+		return out
+	case err == nil:
+		if retained, ok := inv.Response(); ok {
+			if cerr := host.checkToolCodec(retained.Effects); cerr != nil {
+				rej = &rejection{stageApplication, cerr.Error()}
+				if err := inv.Reject(); err != nil {
+					inv.Cancel()
+					return fail("cannot reject the response: " + err.Error())
+				}
+			}
+		}
+	case errors.As(err, &ae):
+		if rej = rejectionFor(ae.Code, ae.Stage, ae.Reason); rej == nil {
 			// Transport failure, timeout or spawn failure: never a pass.
+			inv.Cancel()
 			return fail("delivery failed: " + err.Error())
 		}
-	} else {
-		rej = host.accept(raw)
+	default:
+		inv.Cancel()
+		return fail("delivery failed: " + err.Error())
+	}
+	res, err := inv.Accept(xctx)
+	if err != nil {
+		return fail("settlement failed: " + err.Error())
+	}
+	if rej == nil {
+		for _, d := range res.Diagnostics {
+			if d.Mode == gen.ModeIntercept {
+				if rej = rejectionFor(d.Code, d.Stage, d.Reason); rej == nil {
+					return fail("delivery failed: " + string(d.Code) + " at " + string(d.Stage) + ": " + d.Reason)
+				}
+				break
+			}
+		}
 	}
 
 	out := rowOutcome{rejection: rej, before: &before}
 	if rej != nil {
+		host.res = res // what the harness settled without the response
 		after := host.snapshot()
 		out.after = &after
 		out.entry = reportEntry{ID: sc.ID, Actual: json.RawMessage(`{"rejected":true}`)}
-		if !reflect.DeepEqual(before, after) {
+		if !reflect.DeepEqual(before, after) || len(res.Accepted) > 0 || res.SyntheticDenial {
 			out.entry.Status = statusFailed
 			out.entry.Error = "rejected response leaked partial state"
 			return out
@@ -406,7 +558,7 @@ func (c *interopClient) runScenario(ctx context.Context, sc *Scenario) rowOutcom
 		}
 		return out
 	}
-	actual := host.derive()
+	actual := host.derive(res)
 	after := host.snapshot()
 	out.after = &after
 	actualJSON, err := json.Marshal(actual)
@@ -426,24 +578,4 @@ func (c *interopClient) runScenario(ctx context.Context, sc *Scenario) rowOutcom
 	}
 	out.entry.Status = statusPassed
 	return out
-}
-
-// scriptedRejection classifies a transport error that is itself a
-// rejection of the scripted response: the persistent stdio transport
-// correlates frames by id and refuses a frame that is not a correlated
-// JSON-RPC response after reading it. Every other transport error (status,
-// connection, process exit, framing, timeout, media type) is a delivery
-// failure.
-func scriptedRejection(err error) *rejection {
-	var te *transport.Error
-	if !errors.As(err, &te) || te.Code != transport.CodeProtocolRejection || te.Stage != transport.StageReceive {
-		return nil
-	}
-	switch te.Reason {
-	case "id_mismatch":
-		return &rejection{stageCorrelation, "response id does not match the request id"}
-	case "not_response":
-		return &rejection{stageEnvelope, "not a JSON-RPC 2.0 response"}
-	}
-	return nil
 }

@@ -8,9 +8,8 @@ import (
 	"slices"
 
 	"github.com/agenthooks/agenthooks-go/gen"
-	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
-	"github.com/agenthooks/agenthooks-go/runtime/settle"
-	"github.com/agenthooks/agenthooks-go/runtime/validate"
+	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
 
 // Rejection stages: where an acquired response was refused.
@@ -18,14 +17,13 @@ const (
 	stageEnvelope    = "envelope"    // not a JSON-RPC success response
 	stageCorrelation = "correlation" // id does not match the request
 	stageSchema      = "schema"      // generated codec or canonical schema
-	stageAdmission   = "admission"   // capability and boundary admission (settle.Admit)
+	stageAdmission   = "admission"   // capability, boundary and staging admission (at acceptance)
 	stageApplication = "application" // the synthetic host's tool codec
-	stageStaging     = "staging"     // atomic application (settle.Apply)
 )
 
 // rejection is the refusal of an acquired response. Its text comes from
-// fixed vocabularies (stage names, settle reasons, schema pointer and
-// keyword); it never quotes backend values.
+// fixed vocabularies (stage names, the SDK's diagnostic reasons); it never
+// quotes backend values.
 type rejection struct {
 	stage  string
 	reason string
@@ -33,17 +31,50 @@ type rejection struct {
 
 func (r *rejection) Error() string { return "rejected at " + r.stage + ": " + r.reason }
 
+// rejectionFor classifies a failed delivery the SDK reported (a failed
+// attempt or a diagnostic of the accepted call) as a rejection of the
+// acquired response, or nil when it is a delivery failure: a transport
+// failure, an HTTP status, a timeout or anything else that is not a refusal
+// of a response that was received.
+func rejectionFor(code hooks.Code, stage hooks.Stage, reason string) *rejection {
+	switch code {
+	case transport.CodeRemoteRPC:
+		return &rejection{stageEnvelope, "JSON-RPC error response (operational failure)"}
+	case transport.CodeProtocolRejection:
+	default:
+		return nil
+	}
+	switch reason {
+	case "malformed_json", "invalid_envelope", "invalid_error":
+		return &rejection{stageEnvelope, "not a JSON-RPC 2.0 message"}
+	case "not_response":
+		return &rejection{stageEnvelope, "not a JSON-RPC 2.0 response"}
+	case "id_mismatch":
+		return &rejection{stageCorrelation, "response id does not match the request id"}
+	case "schema", "missing_effects":
+		return &rejection{stageSchema, "the response does not satisfy its canonical schema (" + reason + ")"}
+	case "reserved_reference":
+		return &rejection{stageSchema, "the response names a reference it was never given"}
+	}
+	if stage == transport.StageAdmit && reason != "" {
+		return &rejection{stageAdmission, reason} // settle's fixed rejection reasons
+	}
+	return nil
+}
+
 // syntheticHost is the interop README's deterministic host for one row: its
 // managed policy allows the operation and its native policy needs no
 // prompt, so permission none resolves to allow; ask stays pending; the
-// edit_task tool accepts only objects with a positive integer task. It keeps
-// side-effect counters so tests can prove a rejection published nothing.
+// edit_task tool accepts only objects with a positive integer task. The
+// occurrence is settled by the SDK (hooks.Invocation); the host keeps the
+// published Result and side-effect counters so tests can prove a rejection
+// published nothing.
 type syntheticHost struct {
 	req     *gen.InterceptRequest
-	rpcID   jsonrpc.ID
 	info    gen.EventInfo
 	granted gen.Capabilities
-	occ     *settle.Occurrence
+	input   json.RawMessage // the event's tool input, nil when it has none
+	res     *hooks.Result   // the accepted outcome, nil before acceptance
 
 	// Side effects published after acceptance.
 	executions int
@@ -52,83 +83,33 @@ type syntheticHost struct {
 	injected   int // injections staged or scheduled
 }
 
-// newSyntheticHost starts a row from its canonical request: the event's own
-// input and the incoming params.state (omitted state is permission none and
-// a null candidate).
-func newSyntheticHost(req *gen.InterceptRequest) (*syntheticHost, error) {
+// newSyntheticHost starts a row from its canonical request (raw, which
+// must parse as req).
+func newSyntheticHost(req *gen.InterceptRequest, raw []byte) (*syntheticHost, error) {
 	info, ok := gen.LookupEvent(gen.EventName(req.Params.Event.Type()))
 	if !ok || !info.Interceptable() || info.ResponseSchema == "" {
 		return nil, errors.New("event is not an interception boundary")
 	}
-	rpcID, err := requestID(req)
-	if err != nil {
-		return nil, err
+	if st := req.Params.State; st != nil && !st.Permission.Known() {
+		return nil, errors.New("incoming state: unknown permission")
 	}
-	initial, err := settle.InitialFromState(req.Params.State)
-	if err != nil {
-		return nil, fmt.Errorf("incoming state: %w", err)
+	var doc struct {
+		Params struct {
+			Event struct {
+				Tool struct {
+					Input json.RawMessage `json:"input"`
+				} `json:"tool"`
+			} `json:"event"`
+		} `json:"params"`
 	}
-	occ, err := settle.New(&req.Params.Event, initial)
-	if err != nil {
-		return nil, fmt.Errorf("start settlement: %w", err)
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, errors.New("request is not JSON")
 	}
-	return &syntheticHost{req: req, rpcID: rpcID, info: info, granted: req.Params.Capabilities, occ: occ}, nil
-}
-
-// requestID converts the request's JSON-RPC id to a jsonrpc.ID.
-func requestID(req *gen.InterceptRequest) (jsonrpc.ID, error) {
-	if s, ok := req.ID.AsString(); ok {
-		return jsonrpc.StringID(s), nil
+	h := &syntheticHost{req: req, info: info, granted: req.Params.Capabilities}
+	if in := doc.Params.Event.Tool.Input; len(in) > 0 && in[0] == '{' {
+		h.input = in
 	}
-	if n, ok := req.ID.AsNumber(); ok {
-		var id jsonrpc.ID
-		if err := id.UnmarshalJSON([]byte(n.String())); err != nil {
-			return jsonrpc.ID{}, fmt.Errorf("request id: %w", err)
-		}
-		return id, nil
-	}
-	return jsonrpc.ID{}, errors.New("request id is neither a string nor an integer")
-}
-
-// accept validates the whole acquired response and, only if every check
-// passes, applies it atomically. A non-nil result means nothing was
-// published.
-func (h *syntheticHost) accept(raw []byte) *rejection {
-	env, err := jsonrpc.Classify(raw)
-	if err != nil {
-		return &rejection{stageEnvelope, "not a JSON-RPC 2.0 message"}
-	}
-	switch env.Kind {
-	case jsonrpc.KindResponse:
-	case jsonrpc.KindErrorResponse:
-		return &rejection{stageEnvelope, "JSON-RPC error response (operational failure)"}
-	default:
-		return &rejection{stageEnvelope, "not a response"}
-	}
-	if !env.ID.Equal(h.rpcID) {
-		return &rejection{stageCorrelation, "response id does not match the request id"}
-	}
-	resp, err := gen.ParseInterceptResponse(raw)
-	if err != nil {
-		return &rejection{stageSchema, err.Error()}
-	}
-	if err := validate.Default().Validate(h.info.ResponseSchema, raw); err != nil {
-		return &rejection{stageSchema, err.Error()}
-	}
-	if err := settle.Admit(&h.req.Params.Event, h.granted, resp.Result.Effects); err != nil {
-		return &rejection{stageAdmission, err.Error()}
-	}
-	if err := h.checkToolCodec(resp.Result.Effects); err != nil {
-		return &rejection{stageApplication, err.Error()}
-	}
-	if err := h.occ.Apply(h.granted, &resp.Result); err != nil {
-		var rj *settle.Rejection
-		if errors.As(err, &rj) {
-			return &rejection{stageStaging, rj.Error()}
-		}
-		return &rejection{stageStaging, "settlement failed"}
-	}
-	return nil
+	return h, nil
 }
 
 // checkToolCodec is the synthetic tool's own input contract (README
@@ -136,7 +117,7 @@ func (h *syntheticHost) accept(raw []byte) *rejection {
 // order, must be an object whose task is a positive integer. It is host
 // behaviour, not an AHP schema rule.
 func (h *syntheticHost) checkToolCodec(effects []gen.Effect) error {
-	cur := h.occ.State().Input
+	cur := h.input
 	if cur == nil {
 		return nil
 	}
@@ -228,12 +209,12 @@ type actualResult struct {
 	Injections               *[]gen.InjectEffect `json:"injections,omitempty"`
 }
 
-// derive computes the application result from the committed settlement and
+// derive computes the application result from the accepted Result and
 // publishes the side effects (README semantics 2, 5-9).
-func (h *syntheticHost) derive() actualResult {
-	st := h.occ.State()
-	out := actualResult{Messages: append([]string{}, st.Messages...)}
-	switch st.Permission {
+func (h *syntheticHost) derive(res *hooks.Result) actualResult {
+	h.res = res
+	out := actualResult{Messages: append([]string{}, res.Messages...)}
+	switch res.Permission {
 	case gen.PermissionDeny:
 		out.Decision = "deny"
 	case gen.PermissionAsk:
@@ -242,34 +223,34 @@ func (h *syntheticHost) derive() actualResult {
 	default:
 		out.Decision = "allow" // none resolves to allow under this host's policy
 	}
-	stopped := st.Flow == gen.FlowStateStop
-	if st.Flow == gen.FlowStateStop || st.Flow == gen.FlowStateContinue {
-		out.Flow = string(st.Flow)
+	stopped := res.Flow == gen.FlowStateStop
+	if res.Flow == gen.FlowStateStop || res.Flow == gen.FlowStateContinue {
+		out.Flow = string(res.Flow)
 	}
-	if cand, ok := st.SuppliedResult(); ok && out.Decision == "allow" {
-		out.Result = cand.Value
+	if res.Candidate.Present && out.Decision == "allow" && !stopped {
+		out.Result = res.Candidate.Value
 	}
-	if st.Input != nil {
-		out.Input = st.Input
-		out.Executed = out.Decision == "allow" && !stopped && !st.Candidate.Present
+	if res.Input != nil {
+		out.Input = res.Input
+		out.Executed = out.Decision == "allow" && !stopped && !res.Candidate.Present
 	}
 	if h.isFinish() {
-		instr := append([]string{}, st.Instructions...)
+		instr := append([]string{}, res.Instructions...)
 		out.ContinuationInstructions = &instr
 		if _, ok := h.grantedRemaining(); ok {
-			rem := st.RemainingContinuations
+			rem := res.RemainingContinuations
 			out.ContinuationRemaining = &rem
 		}
 	}
 	if h.injectGranted() {
-		inj := append([]gen.InjectEffect{}, st.Injections...)
+		inj := append([]gen.InjectEffect{}, res.Injections...)
 		out.Injections = &inj
 	}
 	if out.Executed {
 		h.executions++
 	}
-	h.delivered += len(st.Messages)
-	h.injected += len(st.Injections)
+	h.delivered += len(res.Messages)
+	h.injected += len(res.Injections)
 	return out
 }
 
@@ -295,33 +276,55 @@ type snapshotCandidate struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// snapshot captures the host state. The remaining allowance is the host's
-// ledger: the advertised allowance, less one once a continuation resolves.
+// snapshot captures the host state: the accepted Result's, or before
+// acceptance (and after a rejection, which publishes nothing) the
+// request's own state. The remaining allowance is the host's ledger: the
+// advertised allowance, less one once a continuation resolves.
 func (h *syntheticHost) snapshot() hostSnapshot {
-	st := h.occ.State()
 	s := hostSnapshot{
-		Permission:               string(st.Permission),
-		Input:                    st.Input,
-		Messages:                 append([]string{}, st.Messages...),
-		Injections:               append([]gen.InjectEffect{}, st.Injections...),
-		Flow:                     string(st.Flow),
-		ContinuationInstructions: append([]string{}, st.Instructions...),
+		Permission:               string(gen.PermissionNone),
+		Input:                    h.input,
+		Messages:                 []string{},
+		Injections:               []gen.InjectEffect{},
+		Flow:                     string(gen.FlowStateNone),
+		ContinuationInstructions: []string{},
 		Executions:               h.executions,
 		Prompts:                  h.prompts,
 		Delivered:                h.delivered,
 		Injected:                 h.injected,
 	}
-	if s.Permission == "" {
-		s.Permission = string(gen.PermissionNone)
+	flow := gen.FlowStateNone
+	if r := h.res; r != nil {
+		s.Permission, s.Input, flow = string(r.Permission), r.Input, r.Flow
+		s.Messages = append(s.Messages, r.Messages...)
+		s.Injections = append(s.Injections, r.Injections...)
+		s.ContinuationInstructions = append(s.ContinuationInstructions, r.Instructions...)
+		if r.Candidate.Present {
+			s.Candidate = &snapshotCandidate{Value: r.Candidate.Value}
+		}
+	} else if st := h.req.Params.State; st != nil {
+		if st.Permission != "" {
+			s.Permission = string(st.Permission)
+		}
+		if st.Flow != nil && *st.Flow != "" {
+			flow = *st.Flow
+		}
+		s.Injections = append(s.Injections, st.Injections...)
+		s.ContinuationInstructions = append(s.ContinuationInstructions, st.Instructions...)
+		if st.Candidate.Valid {
+			s.Candidate = &snapshotCandidate{Value: st.Candidate.Value.Value}
+		}
 	}
-	if s.Flow == "" {
-		s.Flow = string(gen.FlowStateNone)
+	if flow != "" {
+		s.Flow = string(flow)
 	}
-	if st.Candidate.Present {
-		s.Candidate = &snapshotCandidate{Value: st.Candidate.Value}
+	if s.Input != nil {
+		if in, err := CompactJSON(s.Input); err == nil {
+			s.Input = in // a Result's input is compact; the request's may not be
+		}
 	}
 	if rem, ok := h.grantedRemaining(); ok {
-		if st.Flow == gen.FlowStateContinue && rem > 0 {
+		if flow == gen.FlowStateContinue && rem > 0 {
 			rem--
 		}
 		s.ContinuationRemaining = &rem

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/hooks"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
 
@@ -23,8 +24,10 @@ func inProcessClient(t *testing.T, f *ScenarioFile) *interopClient {
 	s, err := newScriptServer(discardLogger(), TransportHTTP, mustServerAuth(t, AuthConfig{Mode: AuthNone}), f)
 	require.NoError(t, err)
 	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
-	t.Cleanup(func() { require.NoError(t, tr.Close()) })
-	return &interopClient{cfg: &ClientConfig{Transport: TransportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 10 * time.Second}
+	c := &interopClient{cfg: &ClientConfig{Transport: TransportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 10 * time.Second}
+	require.NoError(t, c.startHooks(f))
+	t.Cleanup(func() { require.NoError(t, c.close()) })
+	return c
 }
 
 // TestCorpusHostInvariants runs every row in process and checks what the
@@ -87,18 +90,20 @@ func scenarioByID(t *testing.T, f *ScenarioFile, id string) *Scenario {
 	return nil
 }
 
-// TestRejectedResponsesLeaveHostUntouched offers one host a rejected
-// response at every stage, then a valid one: the incoming candidate and
+// TestRejectedResponsesLeaveHostUntouched offers the host a rejected
+// response at every stage (handed in as a host-obtained response:
+// hooks.Invocation.Receive), then a valid one: the incoming candidate and
 // allow survive every rejection, no message, prompt, injection or execution
 // escapes, and the accepted response composes on the untouched state.
 func TestRejectedResponsesLeaveHostUntouched(t *testing.T) {
 	f, err := LoadScenarios(corpusPath)
 	require.NoError(t, err)
+	c := inProcessClient(t, f)
 	// Incoming allow + candidate, capabilities deny/allow/ask/modify/message/return.
 	sc := scenarioByID(t, f, "go-appinvalid-10-keeps-incoming-candidate")
 	req, err := gen.ParseInterceptRequest(sc.Request)
 	require.NoError(t, err)
-	h, err := newSyntheticHost(req)
+	h, err := newSyntheticHost(req, sc.Request)
 	require.NoError(t, err)
 	before := h.snapshot()
 	require.Equal(t, "allow", before.Permission)
@@ -115,26 +120,40 @@ func TestRejectedResponsesLeaveHostUntouched(t *testing.T) {
 		{stageSchema, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"r"},{"type":"message","text":"leak"},{"type":"escalate"}]}}`},
 		{stageAdmission, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"message","text":"leak"},{"type":"return","value":1},{"type":"flow","operation":"stop","reason":"r"}]}}`},
 		{stageApplication, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"r"},{"type":"message","text":"leak"},{"type":"return","value":"leak"},{"type":"modify","target":"input","operation":"merge","value":{"task":0}}]}}`},
-		{stageStaging, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft"}}`},
+		// A result without effects: the harness refuses it when it is
+		// received (before, with the runtime driven directly, settlement
+		// refused it at staging).
+		{stageSchema, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft"}}`},
 	}
+	receive := func(body string) func(context.Context, *hooks.Invocation) error {
+		return func(_ context.Context, inv *hooks.Invocation) error { return inv.Receive([]byte(body)) }
+	}
+	neg := *sc
+	neg.ExpectError = true
 	for _, b := range bad {
-		rej := h.accept([]byte(b.body))
-		require.NotNil(t, rej, b.stage)
-		require.Equal(t, b.stage, rej.stage)
-		require.NotContains(t, rej.Error(), "leak", "rejections carry no backend text")
-		require.Equal(t, before, h.snapshot(), "stage %s leaked", b.stage)
+		out := c.settleRow(context.Background(), &neg, receive(b.body))
+		require.Equal(t, statusPassed, out.entry.Status, "%s: %s", b.stage, out.entry.Error)
+		require.NotNil(t, out.rejection, b.stage)
+		require.Equal(t, b.stage, out.rejection.stage, out.rejection.Error())
+		require.NotContains(t, out.rejection.Error(), "leak", "rejections carry no backend text")
+		require.Equal(t, before, *out.before)
+		require.Equal(t, before, *out.after, "stage %s leaked", b.stage)
 	}
 
 	good := `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"draft","effects":[{"type":"message","text":"kept"}]}}`
-	require.Nil(t, h.accept([]byte(good)))
-	res := h.derive()
+	pos := *sc
+	pos.ExpectError, pos.Expected = false, json.RawMessage(`{"decision":"allow","executed":false,"messages":["kept"],"result":{"status":"cached","lines":3}}`)
+	out := c.settleRow(context.Background(), &pos, receive(good))
+	require.Nil(t, out.rejection)
+	require.Equal(t, statusPassed, out.entry.Status, out.entry.Error)
+	var res actualResult
+	require.NoError(t, json.Unmarshal(out.entry.Actual, &res))
 	require.Equal(t, "allow", res.Decision)
 	require.False(t, res.Executed, "the surviving candidate is selected")
 	require.JSONEq(t, `{"status":"cached","lines":3}`, string(res.Result))
 	require.Equal(t, []string{"kept"}, res.Messages)
-	after := h.snapshot()
-	require.Equal(t, 0, after.Executions)
-	require.Equal(t, 1, after.Delivered)
+	require.Equal(t, 0, out.after.Executions)
+	require.Equal(t, 1, out.after.Delivered)
 }
 
 // TestDeliveryFailureIsNotARejection: a negative row whose delivery fails
@@ -150,12 +169,13 @@ func TestDeliveryFailureIsNotARejection(t *testing.T) {
 	require.NoError(t, err)
 	tr := transport.NewInProcess(s.ahpHandler(), transport.InProcessOptions{Path: "/intercept"})
 	c := &interopClient{cfg: &ClientConfig{Transport: TransportHTTP}, log: discardLogger(), tr: tr, startup: time.Minute, perRow: 50 * time.Millisecond}
+	require.NoError(t, c.startHooks(one))
 	out := c.runScenario(context.Background(), &sc)
 	require.Equal(t, statusFailed, out.entry.Status)
 	require.Contains(t, out.entry.Error, "delivery failed")
 	require.Nil(t, out.rejection)
 	s.release("never-released") // let the handler return so Close can join it
-	require.NoError(t, tr.Close())
+	require.NoError(t, c.close())
 }
 
 func TestPositiveInteger(t *testing.T) {

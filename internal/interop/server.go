@@ -113,7 +113,7 @@ func newScriptServer(log *slog.Logger, transport string, auth *ServerAuth, f *Sc
 			events[ev.Params.Event.Type] = true
 		}
 	}
-	manifest, err := discoveryManifest(events, transport, auth)
+	manifest, err := discoveryManifest(events, transport, auth, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,10 @@ func newScriptServer(log *slog.Logger, transport string, auth *ServerAuth, f *Sc
 // declares interception of the scenario boundaries with every capability the
 // boundary can grant (the replies are scripted, so nothing is enforced
 // locally), checked against the canonical capabilities-response schema.
-func discoveryManifest(events map[string]bool, transport string, auth *ServerAuth) (*gen.StaticCapabilityManifest, error) {
+// allowance is the continuation allowance advertised where continue is
+// granted (the scripted server advertises 0; the client's harness a large
+// one).
+func discoveryManifest(events map[string]bool, transport string, auth *ServerAuth, allowance int) (*gen.StaticCapabilityManifest, error) {
 	type entry struct {
 		Event        string         `json:"event"`
 		Modes        []string       `json:"modes"`
@@ -151,7 +154,7 @@ func discoveryManifest(events map[string]bool, transport string, auth *ServerAut
 			f := map[string]any{"operations": info.FlowOperations}
 			for _, op := range info.FlowOperations {
 				if op == "continue" {
-					f["remainingContinuations"] = 0
+					f["remainingContinuations"] = allowance
 					f["continuationCount"] = 0
 				}
 			}
