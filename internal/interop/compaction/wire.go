@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
@@ -23,7 +22,6 @@ import (
 	"github.com/agenthooks/agenthooks-go/internal/interop"
 	"github.com/agenthooks/agenthooks-go/runtime/auth"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
-	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 	"github.com/agenthooks/agenthooks-go/schemas"
 	"github.com/agenthooks/agenthooks-go/server"
@@ -555,7 +553,7 @@ func hostCase(ctx context.Context, c *HostCase, tokens map[string]string, log *s
 			return nil, err
 		}
 		closers = append(closers, h)
-		cfg.Hooks = append(cfg.Hooks, hooks.CompactionHook{Supplier: s.Name, Boundary: b, FailurePolicy: pol, Callback: deliver(h, b)})
+		cfg.Hooks = append(cfg.Hooks, hooks.CompactionHook{Supplier: s.Name, Boundary: b, FailurePolicy: pol, Callback: hooks.DeliverCompaction(h, b)})
 	}
 	comp, err := hooks.NewCompactor(cfg)
 	if err != nil {
@@ -621,71 +619,6 @@ func subscriptionHooks(endpoint string, s HostSubscription, b gen.EventName, pol
 		AuthProvider: tokenProvider{tokens},
 		Logger:       log,
 	})
-}
-
-// deliver is the compaction callback of one subscription: it sends the
-// snapshot's canonical event through h (one hooks/intercept, the request
-// state carrying the pending candidate) and returns the effects h
-// accepted, or an error carrying the rejection reason of a delivery that
-// failed.
-func deliver(h *hooks.Hooks, b gen.EventName) func(context.Context, hooks.CompactionSnapshot) ([]gen.Effect, error) {
-	return func(ctx context.Context, snap hooks.CompactionSnapshot) ([]gen.Effect, error) {
-		init := hooks.InitialState(gen.PermissionNone)
-		if st := snap.State; st != nil {
-			if st.Permission != "" {
-				init = hooks.InitialState(st.Permission)
-			}
-			if st.Candidate.Valid {
-				var prov json.RawMessage
-				if p := st.Candidate.Value.Provenance; p != nil {
-					prov, _ = p.MarshalJSON()
-				}
-				init = init.WithCandidate(st.Candidate.Value.Value, prov)
-			}
-		}
-		var (
-			res *hooks.Result
-			err error
-		)
-		switch ev := snap.Event; {
-		case b == gen.EventContextCompactBefore && ev.ContextCompactBefore != nil:
-			e := ev.ContextCompactBefore
-			res, err = h.ContextCompactBefore(ctx, hooks.ContextCompactBeforeInput{ID: e.ID, Time: eventTime(e.Time), Session: e.Session,
-				Turn: e.Turn, Items: e.Items, Gaps: e.Gaps, Trigger: e.Trigger, Instructions: e.Instructions, TokenCounts: e.TokenCounts},
-				hooks.WithInitialState(init))
-		case b == gen.EventContextCompactAfter && ev.ContextCompactAfter != nil:
-			e := ev.ContextCompactAfter
-			res, err = h.ContextCompactAfter(ctx, hooks.ContextCompactAfterInput{ID: e.ID, Time: eventTime(e.Time), Session: e.Session,
-				Turn: e.Turn, Items: e.Items, Gaps: e.Gaps, Summary: e.Summary, Removed: e.Removed, Execution: e.Execution, TokenCounts: e.TokenCounts},
-				hooks.WithInitialState(init))
-		default:
-			return nil, errors.New("snapshot of another boundary")
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer res.Close()
-		if len(res.Accepted) > 0 {
-			return res.Accepted[0].Effects, nil
-		}
-		if len(res.Diagnostics) > 0 {
-			d := res.Diagnostics[0]
-			if d.Code == transport.CodeProtocolRejection && d.Stage == transport.StageAdmit && d.Reason != "" {
-				return nil, &settle.Rejection{EffectIndex: -1, Reason: d.Reason}
-			}
-			return nil, fmt.Errorf("delivery failed: %s", d.Code)
-		}
-		return []gen.Effect{}, nil
-	}
-}
-
-// eventTime parses an event time; a bad one is now.
-func eventTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
 
 // rawCase sends a raw request through the SDK's HTTP transport with the
