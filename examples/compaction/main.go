@@ -5,14 +5,16 @@
 //     through hooks.DeliverCompaction, so the SDK projects, authenticates
 //     and admits its answer) returns the summary itself, which skips the
 //     host's generator but not the controls after it;
+//
 //   - after compaction, a host-owned redacting callback replaces secrets
 //     in the summary before anything is installed;
+//
 //   - the host installs a summary only when the result is Applied
 //     (CompactionResult.Downstream). A second occurrence, with the
 //     backend gone and its hook fail-closed, generates nothing and
 //     installs nothing.
 //
-//	go run ./examples/compaction
+//     go run ./examples/compaction
 package main
 
 import (
