@@ -1,20 +1,15 @@
 // Command compaction runs host-side context compaction with
-// hooks.Compactor:
+// hooks.Compactor. Before compaction, a summarizer backend on loopback
+// HTTP (reached through hooks.DeliverCompaction, so the SDK projects,
+// authenticates and admits its answer) returns the summary itself, which
+// skips the host's generator but not the controls after it. After
+// compaction, a host-owned redacting callback replaces secrets in the
+// summary before anything is installed. The host installs a summary only
+// when the result is Applied (CompactionResult.Downstream); a second
+// occurrence, with the backend gone and its hook fail-closed, generates
+// nothing and installs nothing.
 //
-//   - before compaction, a summarizer backend on loopback HTTP (reached
-//     through hooks.DeliverCompaction, so the SDK projects, authenticates
-//     and admits its answer) returns the summary itself, which skips the
-//     host's generator but not the controls after it;
-//
-//   - after compaction, a host-owned redacting callback replaces secrets
-//     in the summary before anything is installed;
-//
-//   - the host installs a summary only when the result is Applied
-//     (CompactionResult.Downstream). A second occurrence, with the
-//     backend gone and its hook fail-closed, generates nothing and
-//     installs nothing.
-//
-//     go run ./examples/compaction
+//	go run ./examples/compaction
 package main
 
 import (
