@@ -189,3 +189,23 @@ func TestElicitationReturnProvenance(t *testing.T) {
 	require.Equal(t, "com.example.answerer", p["backendId"])
 	require.NotEmpty(t, p["requestId"])
 }
+
+// TestOriginalElicitationRequestDispatch: the option works the same for a
+// canonical event given to Dispatch.
+func TestOriginalElicitationRequestDispatch(t *testing.T) {
+	ctx := context.Background()
+	h, _ := elicitHooks(t, mergeAge())
+	reqRes, err := h.UserElicitationRequest(ctx, hooks.UserElicitationRequestInput{Elicitation: gen.InteractionEventUserElicitationRequestElicitation{
+		Server: "mcp-a", Mode: gen.ElicitationModeForm, Request: elicitPart("q", elicitForm)}})
+	require.NoError(t, err)
+	original := reqRes.Event()
+	parent := original.UserElicitationRequest.ID
+	ev := &gen.Event{UserElicitationResult: &gen.UserElicitationResultEvent{ID: "r-dispatch", Source: "urn:test:harness", Time: "2026-09-15T12:00:00Z",
+		Type: "user.elicitation.result", ParentEventID: &parent, Elicitation: gen.InteractionEventUserElicitationResultElicitation{
+			Server: "mcp-a", Mode: gen.ElicitationModeForm, Action: gen.InteractionEventUserElicitationResultElicitationActionAccept,
+			Result: elicitPart("r", `{"action":"accept","content":{"name":"Ada"}}`)}}}
+	res, err := h.Dispatch(ctx, ev, hooks.WithOriginalElicitationRequest(original))
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.JSONEq(t, `{"action":"accept","content":{"name":"Ada","age":41}}`, res.Event().UserElicitationResult.Elicitation.Result.Body.Text)
+}
