@@ -1,8 +1,11 @@
 package agenthooks_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/fixtures"
@@ -112,5 +115,50 @@ func BenchmarkEncode(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+}
+
+// BenchmarkParseLargeAnswer compares, on a valid 4 MiB intercept answer
+// (an input replacement of 250k members), the host's answer path before
+// (validate.Check, then UnmarshalJSON, which scans the document once more
+// for repeated names) and after (gen.ParseInterceptResponseContext: the
+// same check, then the decode alone, observing the context), beside its
+// stages and a raw baseline on the same bytes.
+func BenchmarkParseLargeAnswer(b *testing.B) {
+	data := largeAnswer()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour) // a context that can end, as the host's
+	defer cancel()
+	if _, err := gen.ParseInterceptResponseContext(ctx, data); err != nil {
+		b.Fatal(err)
+	}
+	run := func(name string, f func() error) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	run("gen.ParseInterceptResponseContext", func() error {
+		_, err := gen.ParseInterceptResponseContext(ctx, data)
+		return err
+	})
+	run("before=Check+UnmarshalJSON", func() error {
+		if err := validate.Default().Check(ctx, "intercept-response.schema.json", data); err != nil {
+			return err
+		}
+		var resp gen.InterceptResponse
+		return resp.UnmarshalJSON(data)
+	})
+	run("stage=Check", func() error { return validate.Default().Check(ctx, "intercept-response.schema.json", data) })
+	run("stage=UniqueMembers", func() error { return validate.UniqueMembers(data) })
+	run("baseline=json.Valid", func() error {
+		if !json.Valid(data) {
+			return errors.New("invalid")
+		}
+		return nil
 	})
 }

@@ -1,6 +1,7 @@
 package agenthooks_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -80,6 +81,43 @@ func fuzzRoot(t *testing.T, schema string, data []byte, decode func([]byte) erro
 	}
 }
 
+// agreeContext checks that parseCtx (a Parse...Context function, here
+// with a context that can end but does not) accepts what parse accepts,
+// exactly for documents of up to 16 KiB (where its validation is the exact
+// validator's) and only what parse accepts above, and decodes it to the
+// same value.
+func agreeContext[T any](t *testing.T, data []byte, parse func([]byte) (*T, error),
+	parseCtx func(context.Context, []byte) (*T, error), encode func(*T) ([]byte, error)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	want, werr := parse(data)
+	got, gerr := parseCtx(ctx, data)
+	if gerr != nil {
+		if pe := (*gen.ParseError)(nil); !errors.As(gerr, &pe) {
+			t.Fatalf("context parse: error of type %T, want *gen.ParseError: %v", gerr, gerr)
+		}
+	}
+	switch {
+	case (werr == nil) != (gerr == nil) && len(data) <= 16<<10:
+		t.Fatalf("Parse: %v; Parse...Context: %v", werr, gerr)
+	case gerr == nil && werr != nil:
+		t.Fatalf("Parse...Context accepts what Parse rejects: %v", werr)
+	case gerr != nil || werr != nil:
+		return
+	}
+	a, err := encode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Fatalf("decodings differ:\n%s\n%s", a, b)
+	}
+}
+
 func FuzzParseInterceptRequest(f *testing.F) {
 	seedFromFixtures(f, "intercept-request.schema.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -87,6 +125,7 @@ func FuzzParseInterceptRequest(f *testing.F) {
 			var v gen.InterceptRequest
 			return v.UnmarshalJSON(b)
 		})
+		agreeContext(t, data, gen.ParseInterceptRequest, gen.ParseInterceptRequestContext, gen.EncodeInterceptRequest)
 	})
 }
 
@@ -107,5 +146,6 @@ func FuzzParseInterceptResponse(f *testing.F) {
 			var v gen.InterceptResponse
 			return v.UnmarshalJSON(b)
 		})
+		agreeContext(t, data, gen.ParseInterceptResponse, gen.ParseInterceptResponseContext, gen.EncodeInterceptResponse)
 	})
 }

@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Capabilities is the object defined at capabilities.schema.json#.
 type Capabilities struct {
@@ -63,7 +66,7 @@ func (s *Capabilities) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Capabilities) member(k, b []byte, i int) (int, error) {
+func (s *Capabilities) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "effects":
 		return decArray(&s.Effects, b, i, (*EffectFamily).decode)
@@ -82,7 +85,7 @@ func (s *Capabilities) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Capabilities) decode(b []byte, i int) (int, error) {
+func (s *Capabilities) decode(b *input, i int) (int, error) {
 	*s = Capabilities{}
 	return decObject(b, i, s.member)
 }
@@ -123,7 +126,7 @@ func (v EffectFamily) Known() bool {
 	}
 	return false
 }
-func (p *EffectFamily) decode(b []byte, i int) (int, error) {
+func (p *EffectFamily) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "deny", "allow", "ask", "modify", "message", "return", "flow", "inject")
 }
 
@@ -200,7 +203,7 @@ func (s *CapabilitiesModify) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModify) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModify) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "input":
 		s.Input = new(CapabilitiesModifyInput)
@@ -232,7 +235,7 @@ func (s *CapabilitiesModify) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModify) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModify) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModify{}
 	return decObject(b, i, s.member)
 }
@@ -270,7 +273,7 @@ func (s *CapabilitiesModifyInput) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyInput) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyInput) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -279,7 +282,7 @@ func (s *CapabilitiesModifyInput) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyInput) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyInput) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyInput{}
 	return decObject(b, i, s.member)
 }
@@ -317,7 +320,7 @@ func (s *CapabilitiesModifyOutput) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyOutput) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyOutput) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -326,7 +329,7 @@ func (s *CapabilitiesModifyOutput) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyOutput) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyOutput) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyOutput{}
 	return decObject(b, i, s.member)
 }
@@ -364,7 +367,7 @@ func (s *CapabilitiesModifyPrompt) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyPrompt) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyPrompt) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -373,7 +376,7 @@ func (s *CapabilitiesModifyPrompt) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyPrompt) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyPrompt) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyPrompt{}
 	return decObject(b, i, s.member)
 }
@@ -411,7 +414,7 @@ func (s *CapabilitiesModifyRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyRequest) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -420,7 +423,7 @@ func (s *CapabilitiesModifyRequest) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyRequest) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyRequest) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyRequest{}
 	return decObject(b, i, s.member)
 }
@@ -458,7 +461,7 @@ func (s *CapabilitiesModifyResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyResponse) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -467,7 +470,7 @@ func (s *CapabilitiesModifyResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyResponse) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyResponse) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyResponse{}
 	return decObject(b, i, s.member)
 }
@@ -505,7 +508,7 @@ func (s *CapabilitiesModifyContent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyContent) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyContent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -514,7 +517,7 @@ func (s *CapabilitiesModifyContent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyContent) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyContent) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyContent{}
 	return decObject(b, i, s.member)
 }
@@ -552,7 +555,7 @@ func (s *CapabilitiesModifyInstructions) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyInstructions) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyInstructions) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -561,7 +564,7 @@ func (s *CapabilitiesModifyInstructions) member(k, b []byte, i int) (int, error)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyInstructions) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyInstructions) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyInstructions{}
 	return decObject(b, i, s.member)
 }
@@ -599,7 +602,7 @@ func (s *CapabilitiesModifySummary) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifySummary) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifySummary) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -608,7 +611,7 @@ func (s *CapabilitiesModifySummary) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifySummary) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifySummary) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifySummary{}
 	return decObject(b, i, s.member)
 }
@@ -646,7 +649,7 @@ func (s *CapabilitiesModifyWorkspace) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesModifyWorkspace) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyWorkspace) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "replace":
 		return decBoolAt(&s.Replace, b, i)
@@ -655,7 +658,7 @@ func (s *CapabilitiesModifyWorkspace) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesModifyWorkspace) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesModifyWorkspace) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesModifyWorkspace{}
 	return decObject(b, i, s.member)
 }
@@ -718,7 +721,7 @@ func (s *CapabilitiesFlow) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesFlow) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesFlow) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "operations":
 		return decArray(&s.Operations, b, i, (*FlowOperation).decode)
@@ -734,7 +737,7 @@ func (s *CapabilitiesFlow) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesFlow) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesFlow) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesFlow{}
 	return decObject(b, i, s.member)
 }
@@ -763,7 +766,7 @@ func (v FlowOperation) Known() bool {
 	}
 	return false
 }
-func (p *FlowOperation) decode(b []byte, i int) (int, error) {
+func (p *FlowOperation) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "stop", "continue")
 }
 
@@ -790,14 +793,14 @@ func (s *CapabilitiesInject) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesInject) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesInject) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "context":
 		return s.Context.decode(b, i)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesInject) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesInject) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesInject{}
 	return decObject(b, i, s.member)
 }
@@ -846,7 +849,7 @@ func (s *CapabilitiesInjectContext) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesInjectContext) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesInjectContext) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "append":
 		return decBoolAt(&s.Append, b, i)
@@ -855,7 +858,7 @@ func (s *CapabilitiesInjectContext) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesInjectContext) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesInjectContext) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesInjectContext{}
 	return decObject(b, i, s.member)
 }
@@ -884,7 +887,7 @@ func (v DeliverAt) Known() bool {
 	}
 	return false
 }
-func (p *DeliverAt) decode(b []byte, i int) (int, error) {
+func (p *DeliverAt) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "now", "next_turn")
 }
 
@@ -919,7 +922,7 @@ func (s *CapabilitiesElicitation) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesElicitation) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesElicitation) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "form":
 		return decRawAt(&s.Form, b, i)
@@ -928,7 +931,7 @@ func (s *CapabilitiesElicitation) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesElicitation) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesElicitation) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesElicitation{}
 	return decObject(b, i, s.member)
 }
@@ -999,6 +1002,12 @@ type WorkspaceChangeBeforeCapabilities = Capabilities
 // ParseCapabilities validates data against the canonical schema capabilities.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCapabilities(data []byte) (*Capabilities, error) {
 	v, err := parseRoot[Capabilities]("Capabilities", "capabilities.schema.json", data)
+	return v, err
+}
+
+// ParseCapabilitiesContext is ParseCapabilities for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseCapabilitiesContext(ctx context.Context, data []byte) (*Capabilities, error) {
+	v, err := parseRootContext[Capabilities](ctx, "Capabilities", "capabilities.schema.json", data)
 	return v, err
 }
 

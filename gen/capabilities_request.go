@@ -3,6 +3,8 @@
 
 package gen
 
+import "context"
+
 // CapabilitiesRequestParams is the object defined at capabilities-request.schema.json#/allOf/1/properties/params.
 type CapabilitiesRequestParams struct {
 	// ProtocolVersion is the "protocolVersion" member (required).
@@ -23,14 +25,14 @@ func (s *CapabilitiesRequestParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesRequestParams) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesRequestParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
 	}
 	return notAllowed(k, i)
 }
-func (s *CapabilitiesRequestParams) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesRequestParams) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesRequestParams{}
 	return decObject(b, i, s.member)
 }
@@ -84,7 +86,7 @@ func (s *CapabilitiesRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesRequest) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -97,7 +99,7 @@ func (s *CapabilitiesRequest) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesRequest) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesRequest) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesRequest{}
 	return decObject(b, i, s.member)
 }
@@ -111,6 +113,12 @@ func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
 // ParseCapabilitiesRequest validates data against the canonical schema capabilities-request.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCapabilitiesRequest(data []byte) (*CapabilitiesRequest, error) {
 	v, err := parseRoot[CapabilitiesRequest]("CapabilitiesRequest", "capabilities-request.schema.json", data)
+	return v, err
+}
+
+// ParseCapabilitiesRequestContext is ParseCapabilitiesRequest for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseCapabilitiesRequestContext(ctx context.Context, data []byte) (*CapabilitiesRequest, error) {
+	v, err := parseRootContext[CapabilitiesRequest](ctx, "CapabilitiesRequest", "capabilities-request.schema.json", data)
 	return v, err
 }
 

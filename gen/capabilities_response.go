@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // CapabilitiesResponseResult is the object defined at capabilities-response.schema.json#/allOf/1/properties/result.
 type CapabilitiesResponseResult struct {
@@ -32,7 +35,7 @@ func (s *CapabilitiesResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -41,7 +44,7 @@ func (s *CapabilitiesResponseResult) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesResponseResult) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesResponseResult) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -184,7 +187,7 @@ func (s *StaticCapabilityManifest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *StaticCapabilityManifest) member(k, b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "events":
 		return decArray(&s.Events, b, i, (*StaticCapabilityManifestEvent).decode)
@@ -207,7 +210,7 @@ func (s *StaticCapabilityManifest) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *StaticCapabilityManifest) decode(b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifest) decode(b *input, i int) (int, error) {
 	*s = StaticCapabilityManifest{}
 	return decObject(b, i, s.member)
 }
@@ -262,7 +265,7 @@ func (s *StaticCapabilityManifestEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *StaticCapabilityManifestEvent) member(k, b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifestEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "event":
 		return (*StaticCapabilityManifestEventEvent).decode(&s.Event, b, i)
@@ -274,7 +277,7 @@ func (s *StaticCapabilityManifestEvent) member(k, b []byte, i int) (int, error) 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *StaticCapabilityManifestEvent) decode(b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifestEvent) decode(b *input, i int) (int, error) {
 	*s = StaticCapabilityManifestEvent{}
 	return decObject(b, i, s.member)
 }
@@ -363,7 +366,7 @@ func (v StaticCapabilityManifestEventEvent) Known() bool {
 	}
 	return false
 }
-func (p *StaticCapabilityManifestEventEvent) decode(b []byte, i int) (int, error) {
+func (p *StaticCapabilityManifestEventEvent) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "tool.before", "tool.after", "session.start", "session.end", "config.change.before", "config.change.after", "turn.start", "turn.finish.before", "turn.end", "turn.progress", "model.request.before", "model.response.after", "model.error", "model.switch.before", "model.switch.after", "tool.permission.request", "tool.permission.resolved", "tool.progress", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "task.change.after", "user.attention", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "workspace.change.after", "file.changed", "hook.failure")
 }
 
@@ -385,7 +388,7 @@ func (v StaticCapabilityManifestEventMode) Known() bool {
 	}
 	return false
 }
-func (p *StaticCapabilityManifestEventMode) decode(b []byte, i int) (int, error) {
+func (p *StaticCapabilityManifestEventMode) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "observe", "intercept")
 }
 
@@ -416,7 +419,7 @@ func (s *Gap) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Gap) member(k, b []byte, i int) (int, error) {
+func (s *Gap) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "path":
 		return decStrAt(&s.Path, b, i)
@@ -425,7 +428,7 @@ func (s *Gap) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Gap) decode(b []byte, i int) (int, error) {
+func (s *Gap) decode(b *input, i int) (int, error) {
 	*s = Gap{}
 	return decObject(b, i, s.member)
 }
@@ -456,7 +459,7 @@ func (v StaticCapabilityManifestTransport) Known() bool {
 	}
 	return false
 }
-func (p *StaticCapabilityManifestTransport) decode(b []byte, i int) (int, error) {
+func (p *StaticCapabilityManifestTransport) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "http", "stdio", "in_process")
 }
 
@@ -478,7 +481,7 @@ func (v StaticCapabilityManifestAuthenticationItem) Known() bool {
 	}
 	return false
 }
-func (p *StaticCapabilityManifestAuthenticationItem) decode(b []byte, i int) (int, error) {
+func (p *StaticCapabilityManifestAuthenticationItem) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "bearer", "oauth")
 }
 
@@ -525,7 +528,7 @@ func (s *StaticCapabilityManifestLimits) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *StaticCapabilityManifestLimits) member(k, b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifestLimits) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "maxUploadBytes":
 		s.MaxUploadBytes = new(json.Number)
@@ -542,7 +545,7 @@ func (s *StaticCapabilityManifestLimits) member(k, b []byte, i int) (int, error)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *StaticCapabilityManifestLimits) decode(b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifestLimits) decode(b *input, i int) (int, error) {
 	*s = StaticCapabilityManifestLimits{}
 	return decObject(b, i, s.member)
 }
@@ -591,7 +594,7 @@ func (s *StaticCapabilityManifestManagedPolicy) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *StaticCapabilityManifestManagedPolicy) member(k, b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifestManagedPolicy) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "scopes":
 		return decArray(&s.Scopes, b, i, (*StaticCapabilityManifestManagedPolicyScope).decode)
@@ -600,7 +603,7 @@ func (s *StaticCapabilityManifestManagedPolicy) member(k, b []byte, i int) (int,
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *StaticCapabilityManifestManagedPolicy) decode(b []byte, i int) (int, error) {
+func (s *StaticCapabilityManifestManagedPolicy) decode(b *input, i int) (int, error) {
 	*s = StaticCapabilityManifestManagedPolicy{}
 	return decObject(b, i, s.member)
 }
@@ -631,7 +634,7 @@ func (v StaticCapabilityManifestManagedPolicyScope) Known() bool {
 	}
 	return false
 }
-func (p *StaticCapabilityManifestManagedPolicyScope) decode(b []byte, i int) (int, error) {
+func (p *StaticCapabilityManifestManagedPolicyScope) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "user", "project", "managed")
 }
 
@@ -670,7 +673,7 @@ func (s *CapabilitiesResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CapabilitiesResponse) member(k, b []byte, i int) (int, error) {
+func (s *CapabilitiesResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -681,7 +684,7 @@ func (s *CapabilitiesResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CapabilitiesResponse) decode(b []byte, i int) (int, error) {
+func (s *CapabilitiesResponse) decode(b *input, i int) (int, error) {
 	*s = CapabilitiesResponse{}
 	return decObject(b, i, s.member)
 }
@@ -695,6 +698,12 @@ func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 // ParseCapabilitiesResponse validates data against the canonical schema capabilities-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCapabilitiesResponse(data []byte) (*CapabilitiesResponse, error) {
 	v, err := parseRoot[CapabilitiesResponse]("CapabilitiesResponse", "capabilities-response.schema.json", data)
+	return v, err
+}
+
+// ParseCapabilitiesResponseContext is ParseCapabilitiesResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseCapabilitiesResponseContext(ctx context.Context, data []byte) (*CapabilitiesResponse, error) {
+	v, err := parseRootContext[CapabilitiesResponse](ctx, "CapabilitiesResponse", "capabilities-response.schema.json", data)
 	return v, err
 }
 

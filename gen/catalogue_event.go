@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -113,7 +114,7 @@ func (s *ConfigChangeBeforeEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ConfigChangeBeforeEvent) member(k, b []byte, i int) (int, error) {
+func (s *ConfigChangeBeforeEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -148,7 +149,7 @@ func (s *ConfigChangeBeforeEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ConfigChangeBeforeEvent) decode(b []byte, i int) (int, error) {
+func (s *ConfigChangeBeforeEvent) decode(b *input, i int) (int, error) {
 	*s = ConfigChangeBeforeEvent{}
 	return decObject(b, i, s.member)
 }
@@ -188,7 +189,7 @@ func (s *Turn) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Turn) member(k, b []byte, i int) (int, error) {
+func (s *Turn) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -198,7 +199,7 @@ func (s *Turn) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Turn) decode(b []byte, i int) (int, error) {
+func (s *Turn) decode(b *input, i int) (int, error) {
 	*s = Turn{}
 	return decObject(b, i, s.member)
 }
@@ -314,7 +315,7 @@ func (s *ConfigChangeAfterEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ConfigChangeAfterEvent) member(k, b []byte, i int) (int, error) {
+func (s *ConfigChangeAfterEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -349,7 +350,7 @@ func (s *ConfigChangeAfterEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ConfigChangeAfterEvent) decode(b []byte, i int) (int, error) {
+func (s *ConfigChangeAfterEvent) decode(b *input, i int) (int, error) {
 	*s = ConfigChangeAfterEvent{}
 	return decObject(b, i, s.member)
 }
@@ -516,7 +517,7 @@ func (s *UserAttentionEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserAttentionEvent) member(k, b []byte, i int) (int, error) {
+func (s *UserAttentionEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -551,7 +552,7 @@ func (s *UserAttentionEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserAttentionEvent) decode(b []byte, i int) (int, error) {
+func (s *UserAttentionEvent) decode(b *input, i int) (int, error) {
 	*s = UserAttentionEvent{}
 	return decObject(b, i, s.member)
 }
@@ -667,7 +668,7 @@ func (s *UserElicitationRequestEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserElicitationRequestEvent) member(k, b []byte, i int) (int, error) {
+func (s *UserElicitationRequestEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -702,7 +703,7 @@ func (s *UserElicitationRequestEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserElicitationRequestEvent) decode(b []byte, i int) (int, error) {
+func (s *UserElicitationRequestEvent) decode(b *input, i int) (int, error) {
 	*s = UserElicitationRequestEvent{}
 	return decObject(b, i, s.member)
 }
@@ -818,7 +819,7 @@ func (s *UserElicitationResultEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserElicitationResultEvent) member(k, b []byte, i int) (int, error) {
+func (s *UserElicitationResultEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -853,7 +854,7 @@ func (s *UserElicitationResultEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserElicitationResultEvent) decode(b []byte, i int) (int, error) {
+func (s *UserElicitationResultEvent) decode(b *input, i int) (int, error) {
 	*s = UserElicitationResultEvent{}
 	return decObject(b, i, s.member)
 }
@@ -969,7 +970,7 @@ func (s *UserMessageInboundEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageInboundEvent) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageInboundEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1004,7 +1005,7 @@ func (s *UserMessageInboundEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserMessageInboundEvent) decode(b []byte, i int) (int, error) {
+func (s *UserMessageInboundEvent) decode(b *input, i int) (int, error) {
 	*s = UserMessageInboundEvent{}
 	return decObject(b, i, s.member)
 }
@@ -1120,7 +1121,7 @@ func (s *UserMessageOutboundEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageOutboundEvent) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageOutboundEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1155,7 +1156,7 @@ func (s *UserMessageOutboundEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserMessageOutboundEvent) decode(b []byte, i int) (int, error) {
+func (s *UserMessageOutboundEvent) decode(b *input, i int) (int, error) {
 	*s = UserMessageOutboundEvent{}
 	return decObject(b, i, s.member)
 }
@@ -1278,7 +1279,7 @@ func (s *HookFailureEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *HookFailureEvent) member(k, b []byte, i int) (int, error) {
+func (s *HookFailureEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1312,7 +1313,7 @@ func (s *HookFailureEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *HookFailureEvent) decode(b []byte, i int) (int, error) {
+func (s *HookFailureEvent) decode(b *input, i int) (int, error) {
 	*s = HookFailureEvent{}
 	return decObject(b, i, s.member)
 }
@@ -1454,7 +1455,7 @@ func (u *CatalogueEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *CatalogueEvent) decode(b []byte, i int) (int, error) {
+func (u *CatalogueEvent) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1865,6 +1866,12 @@ func (u *CatalogueEvent) Type() string {
 // ParseCatalogueEvent validates data against the canonical schema catalogue-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseCatalogueEvent(data []byte) (*CatalogueEvent, error) {
 	v, err := parseRoot[CatalogueEvent]("CatalogueEvent", "catalogue-event.schema.json", data)
+	return v, err
+}
+
+// ParseCatalogueEventContext is ParseCatalogueEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseCatalogueEventContext(ctx context.Context, data []byte) (*CatalogueEvent, error) {
+	v, err := parseRootContext[CatalogueEvent](ctx, "CatalogueEvent", "catalogue-event.schema.json", data)
 	return v, err
 }
 

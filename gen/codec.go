@@ -4,6 +4,7 @@ package gen
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,23 +136,59 @@ func (m OrderedMap[T]) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *OrderedMap[T]) UnmarshalJSON(data []byte) error {
 	saved := *m
-	return restore(m, saved, decodeDoc(data, func(b []byte, i int) (int, error) { return decMap(m, b, i) }))
+	return restore(m, saved, decodeDoc(data, func(b *input, i int) (int, error) { return decMap(m, b, i) }))
 }
 
 // parseRoot validates data against schema and decodes it, for Parse<Root>.
 func parseRoot[T any, P interface {
 	*T
-	decode(b []byte, i int) (int, error)
+	decode(b *input, i int) (int, error)
 }](root, schema string, data []byte) (P, error) {
 	if err := validateDocument(root, schema, data); err != nil {
 		return nil, err
 	}
 	// Validation rejected repeated member names already: decode directly.
 	v := P(new(T))
-	if err := decodeAll(data, v.decode); err != nil {
+	if err := decodeAll(&input{b: data}, v.decode); err != nil {
 		return nil, decodeFailure(root, err)
 	}
 	return v, nil
+}
+
+// parseRootContext is parseRoot within ctx, for Parse<Root>Context: the
+// validation is validate.Check's, linear in the size of data, and both it
+// and the decoding stop soon after ctx ends, with an error that wraps
+// ctx.Err() and is not a ParseError.
+func parseRootContext[T any, P interface {
+	*T
+	decode(b *input, i int) (int, error)
+}](ctx context.Context, root, schema string, data []byte) (P, error) {
+	if err := validate.Default().Check(ctx, schema, data); err != nil {
+		// Check wraps ctx.Err() when it stops; nothing else it returns
+		// wraps a context error.
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, parseStopped(root, err)
+		}
+		return nil, parseFailure(root, err)
+	}
+	// Check rejected repeated member names at any depth already (it
+	// returns nil only for a document without any): decode directly,
+	// without another pass for them.
+	v := P(new(T))
+	in := &input{b: data}
+	in.observe(ctx)
+	if err := decodeAll(in, v.decode); err != nil {
+		if in.stopped != nil {
+			return nil, parseStopped(root, in.stopped)
+		}
+		return nil, decodeFailure(root, err)
+	}
+	return v, nil
+}
+
+// parseStopped is the error of a Parse<Root>Context call that ctx ended.
+func parseStopped(root string, err error) error {
+	return fmt.Errorf("ahp: %s: parsing stopped: %w", root, err)
 }
 
 // encodeRoot encodes a root document, for Encode<Root> (named fn).
@@ -174,7 +211,12 @@ func encodeRoot[T any, P interface {
 // validateDocument validates data against a canonical schema and converts a
 // failure into a ParseError.
 func validateDocument(root, schema string, data []byte) error {
-	err := validate.Default().Validate(schema, data)
+	return parseFailure(root, validate.Default().Validate(schema, data))
+}
+
+// parseFailure converts a validation error into a ParseError; nil stays
+// nil.
+func parseFailure(root string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -244,9 +286,9 @@ func isNull(v []byte) bool {
 	return len(v) == 4 && string(v) == "null"
 }
 
-// isNullAt reports whether the JSON literal null starts at b[i].
-func isNullAt(b []byte, i int) bool {
-	return len(b)-i >= 4 && string(b[i:i+4]) == "null"
+// isNullAt reports whether the JSON literal null starts at b.b[i].
+func isNullAt(b *input, i int) bool {
+	return len(b.b)-i >= 4 && string(b.b[i:i+4]) == "null"
 }
 
 func skipSpace(b []byte, i int) int {
@@ -262,16 +304,67 @@ func skipSpace(b []byte, i int) int {
 }
 
 // Decoding reads the input once. A decoder takes the input b and the index
-// i of the first byte of a JSON value (past any whitespace), stores the
-// value and returns the index just after it. Only values kept as JSON text
-// (unknown members, raw values) are skipped over, by skipValue, which checks
-// their syntax, and then copied.
+// i of the first byte of a JSON value in b.b (past any whitespace), stores
+// the value and returns the index just after it. Only values kept as JSON
+// text (unknown members, raw values) are skipped over, by skipValue, which
+// checks their syntax, and then copied.
+
+// input is the document a decoder reads. When it observes a context, the
+// decoders look at it every stopEvery values (object members, array
+// elements and the values inside skipped JSON text) and fail once it has
+// ended, with stopped set to its error.
+type input struct {
+	b       []byte
+	ctx     context.Context // nil: never stop
+	steps   int             // values since the last look at ctx
+	stopped error           // ctx.Err() once the decoding failed for that reason
+}
+
+// stopEvery is the number of values decoded between two looks at the
+// context of an input: once it has ended, at most this many more values
+// are decoded.
+const stopEvery = 1024
+
+// observe makes the decoders of in stop once ctx ends; a context that can
+// never end costs nothing.
+func (in *input) observe(ctx context.Context) {
+	if ctx.Done() != nil {
+		in.ctx = ctx
+	}
+}
+
+// step counts one value and, every stopEvery values, fails if the context
+// of in has ended.
+func (in *input) step() error {
+	if in.ctx == nil {
+		return nil
+	}
+	if in.steps++; in.steps < stopEvery {
+		return nil
+	}
+	return in.look()
+}
+
+// look fails if the context of in has ended.
+func (in *input) look() error {
+	if in.ctx == nil {
+		return nil
+	}
+	in.steps = 0
+	if err := in.ctx.Err(); err != nil {
+		in.stopped = err
+		// A new error each time: wrapAt adds the path to it.
+		return &decodeError{keyword: "stopped", msg: "decoding stopped"}
+	}
+	return nil
+}
 
 // decodeDoc decodes the JSON document data with dec, for UnmarshalJSON.
 // It first rejects a member name repeated in any object (RFC 7493), which
 // decoding alone would read last-wins; the check is linear in the size of
-// data.
-func decodeDoc(data []byte, dec func(b []byte, i int) (int, error)) error {
+// data. (Parse functions validate first, which rejects repeated names, and
+// then decode without this pass.)
+func decodeDoc(data []byte, dec func(b *input, i int) (int, error)) error {
 	if err := validate.UniqueMembers(data); err != nil {
 		var ve *validate.Error
 		if errors.As(err, &ve) && ve.Keyword == validate.KeywordDuplicateMember {
@@ -279,14 +372,14 @@ func decodeDoc(data []byte, dec func(b []byte, i int) (int, error)) error {
 		}
 		// Malformed input: decoding reports it, with its location.
 	}
-	return decodeAll(data, dec)
+	return decodeAll(&input{b: data}, dec)
 }
 
-// decodeAll decodes the JSON value of data with dec; only whitespace may
+// decodeAll decodes the JSON value of in with dec; only whitespace may
 // surround it.
-func decodeAll(data []byte, dec func(b []byte, i int) (int, error)) error {
-	i, err := dec(data, skipSpace(data, 0))
-	if err == nil && skipSpace(data, i) != len(data) {
+func decodeAll(in *input, dec func(b *input, i int) (int, error)) error {
+	i, err := dec(in, skipSpace(in.b, 0))
+	if err == nil && skipSpace(in.b, i) != len(in.b) {
 		err = decodeErr("json", "unexpected data after the value")
 	}
 	return err
@@ -305,7 +398,8 @@ func restore[T any](s *T, saved T, err error) error {
 // decoded name and the index of its value, in document order; member
 // returns the index after the value. Errors under a member are wrapped with
 // its name.
-func decObject(b []byte, i int, member func(k, b []byte, i int) (int, error)) (int, error) {
+func decObject(in *input, i int, member func(k []byte, b *input, i int) (int, error)) (int, error) {
+	b := in.b
 	if i >= len(b) || b[i] != '{' {
 		return i, decodeErr("type", "expected an object")
 	}
@@ -314,11 +408,14 @@ func decObject(b []byte, i int, member func(k, b []byte, i int) (int, error)) (i
 		return i + 1, nil
 	}
 	for {
+		if err := in.step(); err != nil {
+			return i, err
+		}
 		k, j, err := memberName(b, i)
 		if err != nil {
 			return j, err
 		}
-		if j, err = member(k, b, j); err != nil {
+		if j, err = member(k, in, j); err != nil {
 			return j, wrapAt(string(k), err)
 		}
 		i = skipSpace(b, j)
@@ -444,13 +541,17 @@ func numberEnd(b []byte, i int) (int, error) {
 // skipValue checks the syntax of the JSON value at b[i] and returns the
 // index after it. It keeps its own stack of open containers, so deep
 // nesting costs no recursion.
-func skipValue(b []byte, i int) (int, error) {
+func skipValue(in *input, i int) (int, error) {
+	b := in.b
 	var stackBuf [32]byte
 	stack := stackBuf[:0] // the closing bracket of each open container
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
 			return i, decodeErr("json", "unexpected end of input")
+		}
+		if err := in.step(); err != nil {
+			return i, err
 		}
 		var err error
 		switch c := b[i]; c {
@@ -540,7 +641,8 @@ func literalEnd(b []byte, i int, lit string) (int, error) {
 }
 
 // decArray decodes the array at b[i] into *p, each element with dec.
-func decArray[T any](p *[]T, b []byte, i int, dec func(*T, []byte, int) (int, error)) (int, error) {
+func decArray[T any](p *[]T, in *input, i int, dec func(*T, *input, int) (int, error)) (int, error) {
+	b := in.b
 	if i >= len(b) || b[i] != '[' {
 		return i, decodeErr("type", "expected an array")
 	}
@@ -552,8 +654,11 @@ func decArray[T any](p *[]T, b []byte, i int, dec func(*T, []byte, int) (int, er
 	out := make([]T, 0, 4)
 	var zero T
 	for n := 0; ; n++ {
+		if err := in.step(); err != nil {
+			return i, err
+		}
 		out = append(out, zero)
-		j, err := dec(&out[n], b, i)
+		j, err := dec(&out[n], in, i)
 		if err != nil {
 			return j, wrapAt(strconv.Itoa(n), err)
 		}
@@ -576,22 +681,22 @@ func decArray[T any](p *[]T, b []byte, i int, dec func(*T, []byte, int) (int, er
 // decMap decodes the object at b[i] into an OrderedMap, each member value
 // with its type's own decoder when it has one, as a number into a
 // json.Number, and otherwise with encoding/json.
-func decMap[T any](p *OrderedMap[T], b []byte, i int) (int, error) {
+func decMap[T any](p *OrderedMap[T], in *input, i int) (int, error) {
 	out := OrderedMap[T]{}
-	j, err := decObject(b, i, func(k, b []byte, i int) (int, error) {
+	j, err := decObject(in, i, func(k []byte, in *input, i int) (int, error) {
 		var val T
 		var j int
 		var err error
 		switch d := any(&val).(type) {
 		case interface {
-			decode(b []byte, i int) (int, error)
+			decode(b *input, i int) (int, error)
 		}:
-			j, err = d.decode(b, i)
+			j, err = d.decode(in, i)
 		case *json.Number:
-			j, err = decNumAt(d, b, i)
+			j, err = decNumAt(d, in, i)
 		default:
-			if j, err = skipValue(b, i); err == nil {
-				err = json.Unmarshal(b[i:j], &val)
+			if j, err = skipValue(in, i); err == nil {
+				err = json.Unmarshal(in.b[i:j], &val)
 			}
 		}
 		if err != nil {
@@ -607,13 +712,13 @@ func decMap[T any](p *OrderedMap[T], b []byte, i int) (int, error) {
 	return j, nil
 }
 
-// decUnknown keeps the member k whose value is at b[i] in *p.
-func decUnknown(p *[]Member, k, b []byte, i int) (int, error) {
+// decUnknown keeps the member k whose value is at b.b[i] in *p.
+func decUnknown(p *[]Member, k []byte, b *input, i int) (int, error) {
 	j, err := skipValue(b, i)
 	if err != nil {
 		return j, err
 	}
-	*p = append(*p, Member{Name: string(k), Value: cloneRaw(b[i:j])})
+	*p = append(*p, Member{Name: string(k), Value: cloneRaw(b.b[i:j])})
 	return j, nil
 }
 
@@ -622,7 +727,8 @@ func notAllowed(_ []byte, i int) (int, error) {
 	return i, decodeErr("additionalProperties", "member not allowed")
 }
 
-func decStrAt(p *string, b []byte, i int) (int, error) {
+func decStrAt(p *string, in *input, i int) (int, error) {
+	b := in.b
 	if i >= len(b) || b[i] != '"' {
 		return i, decodeErr("type", "expected a string")
 	}
@@ -641,7 +747,8 @@ func decStrAt(p *string, b []byte, i int) (int, error) {
 // decKnownAt decodes a JSON string as decNamedAt does, except that a string
 // written without escapes that equals one of known is set to that value
 // itself (a constant of the schema), without a copy.
-func decKnownAt[T ~string](p *T, b []byte, i int, known ...T) (int, error) {
+func decKnownAt[T ~string](p *T, in *input, i int, known ...T) (int, error) {
+	b := in.b
 	if i < len(b) && b[i] == '"' {
 		if end, plain, err := stringSpan(b, i); err == nil && plain {
 			s := b[i+1 : end-1]
@@ -653,26 +760,27 @@ func decKnownAt[T ~string](p *T, b []byte, i int, known ...T) (int, error) {
 			}
 		}
 	}
-	return decNamedAt(p, b, i)
+	return decNamedAt(p, in, i)
 }
 
 // decNamedAt decodes a JSON string into a named string type.
-func decNamedAt[T ~string](p *T, b []byte, i int) (int, error) {
+func decNamedAt[T ~string](p *T, in *input, i int) (int, error) {
 	var s string
-	j, err := decStrAt(&s, b, i)
+	j, err := decStrAt(&s, in, i)
 	*p = T(s)
 	return j, err
 }
 
-func decNumAt(p *json.Number, b []byte, i int) (int, error) {
-	j, err := numberEnd(b, i)
+func decNumAt(p *json.Number, in *input, i int) (int, error) {
+	j, err := numberEnd(in.b, i)
 	if err == nil {
-		*p = json.Number(b[i:j])
+		*p = json.Number(in.b[i:j])
 	}
 	return j, err
 }
 
-func decBoolAt(p *bool, b []byte, i int) (int, error) {
+func decBoolAt(p *bool, in *input, i int) (int, error) {
+	b := in.b
 	switch {
 	case len(b)-i >= 4 && string(b[i:i+4]) == "true":
 		*p = true
@@ -684,17 +792,17 @@ func decBoolAt(p *bool, b []byte, i int) (int, error) {
 	return i, decodeErr("type", "expected a boolean")
 }
 
-func decRawAt(p *json.RawMessage, b []byte, i int) (int, error) {
-	j, err := skipValue(b, i)
+func decRawAt(p *json.RawMessage, in *input, i int) (int, error) {
+	j, err := skipValue(in, i)
 	if err == nil {
-		*p = cloneRaw(b[i:j])
+		*p = cloneRaw(in.b[i:j])
 	}
 	return j, err
 }
 
 func decString(v []byte) (string, error) {
 	var s string
-	j, err := decStrAt(&s, v, 0)
+	j, err := decStrAt(&s, &input{b: v}, 0)
 	if err == nil && j != len(v) {
 		err = decodeErr("type", "expected a string")
 	}
@@ -703,7 +811,7 @@ func decString(v []byte) (string, error) {
 
 func decBool(v []byte) (bool, error) {
 	var x bool
-	j, err := decBoolAt(&x, v, 0)
+	j, err := decBoolAt(&x, &input{b: v}, 0)
 	if err == nil && j != len(v) {
 		err = decodeErr("type", "expected a boolean")
 	}
@@ -960,6 +1068,7 @@ type unionArm struct {
 // collects the members, then its pick method selects the arm and decodes it
 // from them (an arm that is itself a union picks from the same members).
 type unionMembers struct {
+	in       *input
 	b        []byte
 	keys     [16][]byte
 	vals     [16][2]int
@@ -967,20 +1076,21 @@ type unionMembers struct {
 	moreKeys [][]byte
 	moreVals [][2]int
 	obj      []byte // the whole object, for validation
+	start    int    // the index of obj in b
 }
 
-// collect reads the object at b[i], checking the syntax of every member
+// collect reads the object at b.b[i], checking the syntax of every member
 // value, and returns the index after it.
-func (m *unionMembers) collect(b []byte, i int) (int, error) {
-	m.b = b
+func (m *unionMembers) collect(b *input, i int) (int, error) {
+	m.in, m.b = b, b.b
 	j, err := decObject(b, i, m.add)
 	if err == nil {
-		m.obj = b[i:j]
+		m.obj, m.start = b.b[i:j], i
 	}
 	return j, err
 }
 
-func (m *unionMembers) add(k, b []byte, i int) (int, error) {
+func (m *unionMembers) add(k []byte, b *input, i int) (int, error) {
 	j, err := skipValue(b, i)
 	if err != nil {
 		return j, err
@@ -1012,10 +1122,10 @@ func (m *unionMembers) lookup(k string) ([]byte, bool) {
 
 // decode calls member for every member, in document order, as decObject
 // does.
-func (m *unionMembers) decode(member func(k, b []byte, i int) (int, error)) error {
+func (m *unionMembers) decode(member func(k []byte, b *input, i int) (int, error)) error {
 	for n := 0; n < m.n+len(m.moreKeys); n++ {
 		k, v := m.at(n)
-		j, err := member(k, m.b, v[0])
+		j, err := member(k, m.in, v[0])
 		if err == nil && j != v[1] {
 			err = decodeErr("json", "unexpected data in value")
 		}
@@ -1024,6 +1134,15 @@ func (m *unionMembers) decode(member func(k, b []byte, i int) (int, error)) erro
 		}
 	}
 	return nil
+}
+
+// whole decodes the collected object with dec, as one value.
+func (m *unionMembers) whole(dec func(b *input, i int) (int, error)) error {
+	j, err := dec(m.in, m.start)
+	if err == nil && j != m.start+len(m.obj) {
+		err = decodeErr("json", "unexpected data after the value")
+	}
+	return err
 }
 
 func (m *unionMembers) at(n int) ([]byte, [2]int) {
@@ -1062,6 +1181,10 @@ func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 	refs := refBuf[:0]
 	for _, i := range cand {
 		refs = append(refs, arms[i].schema)
+	}
+	// Validation does not observe the context: look at it first.
+	if err := m.in.look(); err != nil {
+		return -1, err
 	}
 	if k := firstValidArm(refs, m.obj); k >= 0 {
 		return cand[k], nil

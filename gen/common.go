@@ -47,7 +47,7 @@ func (s *JSONRPCRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *JSONRPCRequest) member(k, b []byte, i int) (int, error) {
+func (s *JSONRPCRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -60,7 +60,7 @@ func (s *JSONRPCRequest) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *JSONRPCRequest) decode(b []byte, i int) (int, error) {
+func (s *JSONRPCRequest) decode(b *input, i int) (int, error) {
 	*s = JSONRPCRequest{}
 	return decObject(b, i, s.member)
 }
@@ -80,8 +80,8 @@ func (u JSONRPCID) MarshalJSON() ([]byte, error) {
 	e.raw([]byte(u))
 	return e.buf, e.err
 }
-func (u *JSONRPCID) decode(b []byte, i int) (int, error) {
-	switch jsonKind(b[i:]) {
+func (u *JSONRPCID) decode(b *input, i int) (int, error) {
+	switch jsonKind(b.b[i:]) {
 	case "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -169,7 +169,7 @@ func (s *JSONRPCSuccessResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *JSONRPCSuccessResponse) member(k, b []byte, i int) (int, error) {
+func (s *JSONRPCSuccessResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -180,7 +180,7 @@ func (s *JSONRPCSuccessResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *JSONRPCSuccessResponse) decode(b []byte, i int) (int, error) {
+func (s *JSONRPCSuccessResponse) decode(b *input, i int) (int, error) {
 	*s = JSONRPCSuccessResponse{}
 	return decObject(b, i, s.member)
 }
@@ -200,8 +200,8 @@ func (u JSONRPCResponseID) MarshalJSON() ([]byte, error) {
 	e.raw([]byte(u))
 	return e.buf, e.err
 }
-func (u *JSONRPCResponseID) decode(b []byte, i int) (int, error) {
-	switch jsonKind(b[i:]) {
+func (u *JSONRPCResponseID) decode(b *input, i int) (int, error) {
+	switch jsonKind(b.b[i:]) {
 	case "number", "null", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -325,7 +325,7 @@ func (s *Session) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Session) member(k, b []byte, i int) (int, error) {
+func (s *Session) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -349,7 +349,7 @@ func (s *Session) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Session) decode(b []byte, i int) (int, error) {
+func (s *Session) decode(b *input, i int) (int, error) {
 	*s = Session{}
 	return decObject(b, i, s.member)
 }
@@ -389,7 +389,7 @@ func (s *SessionAgent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionAgent) member(k, b []byte, i int) (int, error) {
+func (s *SessionAgent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -399,7 +399,7 @@ func (s *SessionAgent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SessionAgent) decode(b []byte, i int) (int, error) {
+func (s *SessionAgent) decode(b *input, i int) (int, error) {
 	*s = SessionAgent{}
 	return decObject(b, i, s.member)
 }
@@ -459,7 +459,7 @@ func (s *SessionCounters) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionCounters) member(k, b []byte, i int) (int, error) {
+func (s *SessionCounters) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "turns":
 		s.Turns = new(json.Number)
@@ -479,7 +479,7 @@ func (s *SessionCounters) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SessionCounters) decode(b []byte, i int) (int, error) {
+func (s *SessionCounters) decode(b *input, i int) (int, error) {
 	*s = SessionCounters{}
 	return decObject(b, i, s.member)
 }
@@ -525,7 +525,7 @@ func (s *JSONRPCNotification) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *JSONRPCNotification) member(k, b []byte, i int) (int, error) {
+func (s *JSONRPCNotification) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -536,7 +536,7 @@ func (s *JSONRPCNotification) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *JSONRPCNotification) decode(b []byte, i int) (int, error) {
+func (s *JSONRPCNotification) decode(b *input, i int) (int, error) {
 	*s = JSONRPCNotification{}
 	return decObject(b, i, s.member)
 }
@@ -582,7 +582,7 @@ func (s *JSONRPCErrorResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *JSONRPCErrorResponse) member(k, b []byte, i int) (int, error) {
+func (s *JSONRPCErrorResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -593,7 +593,7 @@ func (s *JSONRPCErrorResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *JSONRPCErrorResponse) decode(b []byte, i int) (int, error) {
+func (s *JSONRPCErrorResponse) decode(b *input, i int) (int, error) {
 	*s = JSONRPCErrorResponse{}
 	return decObject(b, i, s.member)
 }
@@ -637,7 +637,7 @@ func (s *JSONRPCErrorResponseError) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *JSONRPCErrorResponseError) member(k, b []byte, i int) (int, error) {
+func (s *JSONRPCErrorResponseError) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "code":
 		return decNumAt(&s.Code, b, i)
@@ -648,7 +648,7 @@ func (s *JSONRPCErrorResponseError) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *JSONRPCErrorResponseError) decode(b []byte, i int) (int, error) {
+func (s *JSONRPCErrorResponseError) decode(b *input, i int) (int, error) {
 	*s = JSONRPCErrorResponseError{}
 	return decObject(b, i, s.member)
 }

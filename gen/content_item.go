@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -68,7 +69,7 @@ func (s *TextBodyPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TextBodyPart) member(k, b []byte, i int) (int, error) {
+func (s *TextBodyPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -89,7 +90,7 @@ func (s *TextBodyPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *TextBodyPart) decode(b []byte, i int) (int, error) {
+func (s *TextBodyPart) decode(b *input, i int) (int, error) {
 	*s = TextBodyPart{}
 	return decObject(b, i, s.member)
 }
@@ -172,7 +173,7 @@ func (s *TextGapPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TextGapPart) member(k, b []byte, i int) (int, error) {
+func (s *TextGapPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -199,7 +200,7 @@ func (s *TextGapPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *TextGapPart) decode(b []byte, i int) (int, error) {
+func (s *TextGapPart) decode(b *input, i int) (int, error) {
 	*s = TextGapPart{}
 	return decObject(b, i, s.member)
 }
@@ -236,7 +237,7 @@ func (s *GapPartGap) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *GapPartGap) member(k, b []byte, i int) (int, error) {
+func (s *GapPartGap) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "reason":
 		return decStrAt(&s.Reason, b, i)
@@ -246,7 +247,7 @@ func (s *GapPartGap) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *GapPartGap) decode(b []byte, i int) (int, error) {
+func (s *GapPartGap) decode(b *input, i int) (int, error) {
 	*s = GapPartGap{}
 	return decObject(b, i, s.member)
 }
@@ -325,7 +326,7 @@ func (s *TextMetadataPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TextMetadataPart) member(k, b []byte, i int) (int, error) {
+func (s *TextMetadataPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -350,7 +351,7 @@ func (s *TextMetadataPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *TextMetadataPart) decode(b []byte, i int) (int, error) {
+func (s *TextMetadataPart) decode(b *input, i int) (int, error) {
 	*s = TextMetadataPart{}
 	return decObject(b, i, s.member)
 }
@@ -429,7 +430,7 @@ func (s *TextOmittedPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TextOmittedPart) member(k, b []byte, i int) (int, error) {
+func (s *TextOmittedPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -454,7 +455,7 @@ func (s *TextOmittedPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *TextOmittedPart) decode(b []byte, i int) (int, error) {
+func (s *TextOmittedPart) decode(b *input, i int) (int, error) {
 	*s = TextOmittedPart{}
 	return decObject(b, i, s.member)
 }
@@ -521,7 +522,7 @@ func (s *AttachmentBodyPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AttachmentBodyPart) member(k, b []byte, i int) (int, error) {
+func (s *AttachmentBodyPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -542,7 +543,7 @@ func (s *AttachmentBodyPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *AttachmentBodyPart) decode(b []byte, i int) (int, error) {
+func (s *AttachmentBodyPart) decode(b *input, i int) (int, error) {
 	*s = AttachmentBodyPart{}
 	return decObject(b, i, s.member)
 }
@@ -621,7 +622,7 @@ func (s *AttachmentGapPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AttachmentGapPart) member(k, b []byte, i int) (int, error) {
+func (s *AttachmentGapPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -648,7 +649,7 @@ func (s *AttachmentGapPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *AttachmentGapPart) decode(b []byte, i int) (int, error) {
+func (s *AttachmentGapPart) decode(b *input, i int) (int, error) {
 	*s = AttachmentGapPart{}
 	return decObject(b, i, s.member)
 }
@@ -723,7 +724,7 @@ func (s *AttachmentMetadataPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AttachmentMetadataPart) member(k, b []byte, i int) (int, error) {
+func (s *AttachmentMetadataPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -748,7 +749,7 @@ func (s *AttachmentMetadataPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *AttachmentMetadataPart) decode(b []byte, i int) (int, error) {
+func (s *AttachmentMetadataPart) decode(b *input, i int) (int, error) {
 	*s = AttachmentMetadataPart{}
 	return decObject(b, i, s.member)
 }
@@ -823,7 +824,7 @@ func (s *AttachmentOmittedPart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AttachmentOmittedPart) member(k, b []byte, i int) (int, error) {
+func (s *AttachmentOmittedPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -848,7 +849,7 @@ func (s *AttachmentOmittedPart) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *AttachmentOmittedPart) decode(b []byte, i int) (int, error) {
+func (s *AttachmentOmittedPart) decode(b *input, i int) (int, error) {
 	*s = AttachmentOmittedPart{}
 	return decObject(b, i, s.member)
 }
@@ -910,7 +911,7 @@ func (u *ContentItem) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ContentItem) decode(b []byte, i int) (int, error) {
+func (u *ContentItem) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1123,7 +1124,7 @@ func (s *CanonicalMessage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CanonicalMessage) member(k, b []byte, i int) (int, error) {
+func (s *CanonicalMessage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1137,7 +1138,7 @@ func (s *CanonicalMessage) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *CanonicalMessage) decode(b []byte, i int) (int, error) {
+func (s *CanonicalMessage) decode(b *input, i int) (int, error) {
 	*s = CanonicalMessage{}
 	return decObject(b, i, s.member)
 }
@@ -1172,7 +1173,7 @@ func (v CanonicalMessageRole) Known() bool {
 	}
 	return false
 }
-func (p *CanonicalMessageRole) decode(b []byte, i int) (int, error) {
+func (p *CanonicalMessageRole) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "system", "developer", "user", "assistant", "tool")
 }
 
@@ -1214,7 +1215,7 @@ func (u *TextPart) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *TextPart) decode(b []byte, i int) (int, error) {
+func (u *TextPart) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1353,7 +1354,7 @@ func (a TextParts) encode(e *encoder) {
 	}
 	e.buf = append(e.buf, ']')
 }
-func (a *TextParts) decode(b []byte, i int) (int, error) {
+func (a *TextParts) decode(b *input, i int) (int, error) {
 	return decArray((*[]TextPart)(a), b, i, (*TextPart).decode)
 }
 
@@ -1382,7 +1383,7 @@ func (a CanonicalMessages) encode(e *encoder) {
 	}
 	e.buf = append(e.buf, ']')
 }
-func (a *CanonicalMessages) decode(b []byte, i int) (int, error) {
+func (a *CanonicalMessages) decode(b *input, i int) (int, error) {
 	return decArray((*[]CanonicalMessage)(a), b, i, (*CanonicalMessage).decode)
 }
 
@@ -1395,6 +1396,12 @@ func (a *CanonicalMessages) UnmarshalJSON(data []byte) error {
 // ParseContentItem validates data against the canonical schema content-item.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentItem(data []byte) (*ContentItem, error) {
 	v, err := parseRoot[ContentItem]("ContentItem", "content-item.schema.json", data)
+	return v, err
+}
+
+// ParseContentItemContext is ParseContentItem for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseContentItemContext(ctx context.Context, data []byte) (*ContentItem, error) {
+	v, err := parseRootContext[ContentItem](ctx, "ContentItem", "content-item.schema.json", data)
 	return v, err
 }
 

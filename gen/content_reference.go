@@ -3,6 +3,8 @@
 
 package gen
 
+import "context"
+
 // ContentReference is the object defined at content-reference.schema.json#. Receiver-allocated immutable content reference. ref is opaque, not a URL or authorization grant; access is authorized by credential-derived scope. Upload size and digest belong only in the separate content-upload-receipt, never this event reference.
 type ContentReference struct {
 	// Ref is the "ref" member (required).
@@ -23,14 +25,14 @@ func (s *ContentReference) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContentReference) member(k, b []byte, i int) (int, error) {
+func (s *ContentReference) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "ref":
 		return decStrAt(&s.Ref, b, i)
 	}
 	return notAllowed(k, i)
 }
-func (s *ContentReference) decode(b []byte, i int) (int, error) {
+func (s *ContentReference) decode(b *input, i int) (int, error) {
 	*s = ContentReference{}
 	return decObject(b, i, s.member)
 }
@@ -44,6 +46,12 @@ func (s *ContentReference) UnmarshalJSON(data []byte) error {
 // ParseContentReference validates data against the canonical schema content-reference.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentReference(data []byte) (*ContentReference, error) {
 	v, err := parseRoot[ContentReference]("ContentReference", "content-reference.schema.json", data)
+	return v, err
+}
+
+// ParseContentReferenceContext is ParseContentReference for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseContentReferenceContext(ctx context.Context, data []byte) (*ContentReference, error) {
+	v, err := parseRootContext[ContentReference](ctx, "ContentReference", "content-reference.schema.json", data)
 	return v, err
 }
 

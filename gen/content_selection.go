@@ -3,6 +3,8 @@
 
 package gen
 
+import "context"
+
 // ContentSelection is the object defined at content-selection.schema.json#. Select by descriptor category; reasoning takes its own category, otherwise classify by media type, not enclosing message role. Unlisted categories use required default. Selection never grants authorization.
 type ContentSelection struct {
 	// Default is the "default" member (required).
@@ -62,7 +64,7 @@ func (s *ContentSelection) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContentSelection) member(k, b []byte, i int) (int, error) {
+func (s *ContentSelection) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		return (*ContentSelectionDefault).decode(&s.Default, b, i)
@@ -87,7 +89,7 @@ func (s *ContentSelection) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ContentSelection) decode(b []byte, i int) (int, error) {
+func (s *ContentSelection) decode(b *input, i int) (int, error) {
 	*s = ContentSelection{}
 	return decObject(b, i, s.member)
 }
@@ -118,7 +120,7 @@ func (v ContentSelectionDefault) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionDefault) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionDefault) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
@@ -142,7 +144,7 @@ func (v ContentSelectionText) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionText) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionText) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
@@ -166,7 +168,7 @@ func (v ContentSelectionReasoning) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionReasoning) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionReasoning) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
@@ -190,7 +192,7 @@ func (v ContentSelectionImages) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionImages) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionImages) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
@@ -214,7 +216,7 @@ func (v ContentSelectionAudio) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionAudio) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionAudio) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
@@ -238,7 +240,7 @@ func (v ContentSelectionVideo) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionVideo) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionVideo) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
@@ -262,13 +264,19 @@ func (v ContentSelectionFiles) Known() bool {
 	}
 	return false
 }
-func (p *ContentSelectionFiles) decode(b []byte, i int) (int, error) {
+func (p *ContentSelectionFiles) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "body", "metadata", "omit")
 }
 
 // ParseContentSelection validates data against the canonical schema content-selection.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentSelection(data []byte) (*ContentSelection, error) {
 	v, err := parseRoot[ContentSelection]("ContentSelection", "content-selection.schema.json", data)
+	return v, err
+}
+
+// ParseContentSelectionContext is ParseContentSelection for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseContentSelectionContext(ctx context.Context, data []byte) (*ContentSelection, error) {
+	v, err := parseRootContext[ContentSelection](ctx, "ContentSelection", "content-selection.schema.json", data)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ContentUpload is the object defined at content-upload.schema.json#. Independent upload endpoint and credentials. maxBytes is a local transfer bound, never permission to truncate. POST framing and confirmed availability are specified in spec/draft/content-upload.md.
 type ContentUpload struct {
@@ -42,7 +45,7 @@ func (s *ContentUpload) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContentUpload) member(k, b []byte, i int) (int, error) {
+func (s *ContentUpload) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "endpoint":
 		return decStrAt(&s.Endpoint, b, i)
@@ -56,7 +59,7 @@ func (s *ContentUpload) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ContentUpload) decode(b []byte, i int) (int, error) {
+func (s *ContentUpload) decode(b *input, i int) (int, error) {
 	*s = ContentUpload{}
 	return decObject(b, i, s.member)
 }
@@ -70,6 +73,12 @@ func (s *ContentUpload) UnmarshalJSON(data []byte) error {
 // ParseContentUpload validates data against the canonical schema content-upload.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentUpload(data []byte) (*ContentUpload, error) {
 	v, err := parseRoot[ContentUpload]("ContentUpload", "content-upload.schema.json", data)
+	return v, err
+}
+
+// ParseContentUploadContext is ParseContentUpload for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseContentUploadContext(ctx context.Context, data []byte) (*ContentUpload, error) {
+	v, err := parseRootContext[ContentUpload](ctx, "ContentUpload", "content-upload.schema.json", data)
 	return v, err
 }
 

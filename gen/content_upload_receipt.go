@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ContentUploadReceipt is the object defined at content-upload-receipt.schema.json#. HTTP 201 upload confirmation. ref identifies receiver-allocated immutable bytes; size counts exact octets and sha256 is their lowercase SHA-256 digest. Senders verify both before publishing only ref in an event body. This receipt is not event acknowledgement or proof of durable storage.
 type ContentUploadReceipt struct {
@@ -33,7 +36,7 @@ func (s *ContentUploadReceipt) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContentUploadReceipt) member(k, b []byte, i int) (int, error) {
+func (s *ContentUploadReceipt) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "ref":
 		return decStrAt(&s.Ref, b, i)
@@ -44,7 +47,7 @@ func (s *ContentUploadReceipt) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ContentUploadReceipt) decode(b []byte, i int) (int, error) {
+func (s *ContentUploadReceipt) decode(b *input, i int) (int, error) {
 	*s = ContentUploadReceipt{}
 	return decObject(b, i, s.member)
 }
@@ -58,6 +61,12 @@ func (s *ContentUploadReceipt) UnmarshalJSON(data []byte) error {
 // ParseContentUploadReceipt validates data against the canonical schema content-upload-receipt.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseContentUploadReceipt(data []byte) (*ContentUploadReceipt, error) {
 	v, err := parseRoot[ContentUploadReceipt]("ContentUploadReceipt", "content-upload-receipt.schema.json", data)
+	return v, err
+}
+
+// ParseContentUploadReceiptContext is ParseContentUploadReceipt for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseContentUploadReceiptContext(ctx context.Context, data []byte) (*ContentUploadReceipt, error) {
+	v, err := parseRootContext[ContentUploadReceipt](ctx, "ContentUploadReceipt", "content-upload-receipt.schema.json", data)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // DenyEffect is the object defined at deny-effect.schema.json#.
 type DenyEffect struct {
@@ -45,7 +48,7 @@ func (s *DenyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *DenyEffect) member(k, b []byte, i int) (int, error) {
+func (s *DenyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "deny")
@@ -59,7 +62,7 @@ func (s *DenyEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *DenyEffect) decode(b []byte, i int) (int, error) {
+func (s *DenyEffect) decode(b *input, i int) (int, error) {
 	*s = DenyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -73,6 +76,12 @@ func (s *DenyEffect) UnmarshalJSON(data []byte) error {
 // ParseDenyEffect validates data against the canonical schema deny-effect.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseDenyEffect(data []byte) (*DenyEffect, error) {
 	v, err := parseRoot[DenyEffect]("DenyEffect", "deny-effect.schema.json", data)
+	return v, err
+}
+
+// ParseDenyEffectContext is ParseDenyEffect for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseDenyEffectContext(ctx context.Context, data []byte) (*DenyEffect, error) {
+	v, err := parseRootContext[DenyEffect](ctx, "DenyEffect", "deny-effect.schema.json", data)
 	return v, err
 }
 

@@ -9,7 +9,9 @@ Every object type keeps members its schema does not name (Unknown) and
 re-emits them after the known members; numbers keep their exact text
 (json.Number); absent, null and zero stay distinct. Parse functions validate
 against the canonical schema before decoding; Encode functions write compact
-JSON without validating.
+JSON without validating. For a document a peer sent, Parse<Root>Context
+validates in time linear in its size and stops, validation and decoding
+alike, soon after its context ends.
 
 Start with the Parse function of the document at hand: ParseInterceptRequest
 and ParseObserveNotification (what a backend receives), ParseInterceptResponse

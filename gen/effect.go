@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -32,14 +33,14 @@ func (s *AllowEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AllowEffect) member(k, b []byte, i int) (int, error) {
+func (s *AllowEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "allow")
 	}
 	return notAllowed(k, i)
 }
-func (s *AllowEffect) decode(b []byte, i int) (int, error) {
+func (s *AllowEffect) decode(b *input, i int) (int, error) {
 	*s = AllowEffect{}
 	return decObject(b, i, s.member)
 }
@@ -74,14 +75,14 @@ func (s *AskEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AskEffect) member(k, b []byte, i int) (int, error) {
+func (s *AskEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "ask")
 	}
 	return notAllowed(k, i)
 }
-func (s *AskEffect) decode(b []byte, i int) (int, error) {
+func (s *AskEffect) decode(b *input, i int) (int, error) {
 	*s = AskEffect{}
 	return decObject(b, i, s.member)
 }
@@ -128,7 +129,7 @@ func (s *ModifyMessagesEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModifyMessagesEffect) member(k, b []byte, i int) (int, error) {
+func (s *ModifyMessagesEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -141,7 +142,7 @@ func (s *ModifyMessagesEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ModifyMessagesEffect) decode(b []byte, i int) (int, error) {
+func (s *ModifyMessagesEffect) decode(b *input, i int) (int, error) {
 	*s = ModifyMessagesEffect{}
 	return decObject(b, i, s.member)
 }
@@ -176,7 +177,7 @@ func (v ModifyMessagesEffectTarget) Known() bool {
 	}
 	return false
 }
-func (p *ModifyMessagesEffectTarget) decode(b []byte, i int) (int, error) {
+func (p *ModifyMessagesEffectTarget) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "prompt", "request", "response", "output", "content")
 }
 
@@ -198,7 +199,7 @@ func (v EffectOperation) Known() bool {
 	}
 	return false
 }
-func (p *EffectOperation) decode(b []byte, i int) (int, error) {
+func (p *EffectOperation) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "replace", "merge")
 }
 
@@ -238,7 +239,7 @@ func (s *ModifyTextEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModifyTextEffect) member(k, b []byte, i int) (int, error) {
+func (s *ModifyTextEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -251,7 +252,7 @@ func (s *ModifyTextEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ModifyTextEffect) decode(b []byte, i int) (int, error) {
+func (s *ModifyTextEffect) decode(b *input, i int) (int, error) {
 	*s = ModifyTextEffect{}
 	return decObject(b, i, s.member)
 }
@@ -280,7 +281,7 @@ func (v ModifyTextEffectTarget) Known() bool {
 	}
 	return false
 }
-func (p *ModifyTextEffectTarget) decode(b []byte, i int) (int, error) {
+func (p *ModifyTextEffectTarget) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "instructions", "summary")
 }
 
@@ -324,7 +325,7 @@ func (s *ModifyWorkspaceEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModifyWorkspaceEffect) member(k, b []byte, i int) (int, error) {
+func (s *ModifyWorkspaceEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -337,7 +338,7 @@ func (s *ModifyWorkspaceEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ModifyWorkspaceEffect) decode(b []byte, i int) (int, error) {
+func (s *ModifyWorkspaceEffect) decode(b *input, i int) (int, error) {
 	*s = ModifyWorkspaceEffect{}
 	return decObject(b, i, s.member)
 }
@@ -388,7 +389,7 @@ func (s *ModifyFormEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModifyFormEffect) member(k, b []byte, i int) (int, error) {
+func (s *ModifyFormEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -401,7 +402,7 @@ func (s *ModifyFormEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ModifyFormEffect) decode(b []byte, i int) (int, error) {
+func (s *ModifyFormEffect) decode(b *input, i int) (int, error) {
 	*s = ModifyFormEffect{}
 	return decObject(b, i, s.member)
 }
@@ -452,7 +453,7 @@ func (s *ModifyInputEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModifyInputEffect) member(k, b []byte, i int) (int, error) {
+func (s *ModifyInputEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -465,7 +466,7 @@ func (s *ModifyInputEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ModifyInputEffect) decode(b []byte, i int) (int, error) {
+func (s *ModifyInputEffect) decode(b *input, i int) (int, error) {
 	*s = ModifyInputEffect{}
 	return decObject(b, i, s.member)
 }
@@ -504,7 +505,7 @@ func (s *MessageEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MessageEffect) member(k, b []byte, i int) (int, error) {
+func (s *MessageEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "message")
@@ -513,7 +514,7 @@ func (s *MessageEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *MessageEffect) decode(b []byte, i int) (int, error) {
+func (s *MessageEffect) decode(b *input, i int) (int, error) {
 	*s = MessageEffect{}
 	return decObject(b, i, s.member)
 }
@@ -552,7 +553,7 @@ func (s *ReturnToolEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ReturnToolEffect) member(k, b []byte, i int) (int, error) {
+func (s *ReturnToolEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "return")
@@ -561,7 +562,7 @@ func (s *ReturnToolEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ReturnToolEffect) decode(b []byte, i int) (int, error) {
+func (s *ReturnToolEffect) decode(b *input, i int) (int, error) {
 	*s = ReturnToolEffect{}
 	return decObject(b, i, s.member)
 }
@@ -608,7 +609,7 @@ func (s *StopFlowEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *StopFlowEffect) member(k, b []byte, i int) (int, error) {
+func (s *StopFlowEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "flow")
@@ -619,7 +620,7 @@ func (s *StopFlowEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *StopFlowEffect) decode(b []byte, i int) (int, error) {
+func (s *StopFlowEffect) decode(b *input, i int) (int, error) {
 	*s = StopFlowEffect{}
 	return decObject(b, i, s.member)
 }
@@ -668,7 +669,7 @@ func (s *ContinueFlowEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContinueFlowEffect) member(k, b []byte, i int) (int, error) {
+func (s *ContinueFlowEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "flow")
@@ -680,7 +681,7 @@ func (s *ContinueFlowEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ContinueFlowEffect) decode(b []byte, i int) (int, error) {
+func (s *ContinueFlowEffect) decode(b *input, i int) (int, error) {
 	*s = ContinueFlowEffect{}
 	return decObject(b, i, s.member)
 }
@@ -739,7 +740,7 @@ func (s *InjectEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InjectEffect) member(k, b []byte, i int) (int, error) {
+func (s *InjectEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "inject")
@@ -754,7 +755,7 @@ func (s *InjectEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *InjectEffect) decode(b []byte, i int) (int, error) {
+func (s *InjectEffect) decode(b *input, i int) (int, error) {
 	*s = InjectEffect{}
 	return decObject(b, i, s.member)
 }
@@ -836,7 +837,7 @@ func (u *Effect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *Effect) decode(b []byte, i int) (int, error) {
+func (u *Effect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -984,7 +985,7 @@ func (s *ReturnMessagesEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ReturnMessagesEffect) member(k, b []byte, i int) (int, error) {
+func (s *ReturnMessagesEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "return")
@@ -993,7 +994,7 @@ func (s *ReturnMessagesEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ReturnMessagesEffect) decode(b []byte, i int) (int, error) {
+func (s *ReturnMessagesEffect) decode(b *input, i int) (int, error) {
 	*s = ReturnMessagesEffect{}
 	return decObject(b, i, s.member)
 }
@@ -1032,7 +1033,7 @@ func (s *ReturnTextEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ReturnTextEffect) member(k, b []byte, i int) (int, error) {
+func (s *ReturnTextEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "return")
@@ -1041,7 +1042,7 @@ func (s *ReturnTextEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ReturnTextEffect) decode(b []byte, i int) (int, error) {
+func (s *ReturnTextEffect) decode(b *input, i int) (int, error) {
 	*s = ReturnTextEffect{}
 	return decObject(b, i, s.member)
 }
@@ -1080,7 +1081,7 @@ func (s *ReturnElicitResultEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ReturnElicitResultEffect) member(k, b []byte, i int) (int, error) {
+func (s *ReturnElicitResultEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "return")
@@ -1089,7 +1090,7 @@ func (s *ReturnElicitResultEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ReturnElicitResultEffect) decode(b []byte, i int) (int, error) {
+func (s *ReturnElicitResultEffect) decode(b *input, i int) (int, error) {
 	*s = ReturnElicitResultEffect{}
 	return decObject(b, i, s.member)
 }
@@ -1103,6 +1104,12 @@ func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
 // ParseEffect validates data against the canonical schema effect.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseEffect(data []byte) (*Effect, error) {
 	v, err := parseRoot[Effect]("Effect", "effect.schema.json", data)
+	return v, err
+}
+
+// ParseEffectContext is ParseEffect for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseEffectContext(ctx context.Context, data []byte) (*Effect, error) {
+	v, err := parseRootContext[Effect](ctx, "Effect", "effect.schema.json", data)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Event is the union defined at event.schema.json#; exactly one arm is set.
 type Event struct {
@@ -152,7 +155,7 @@ func (u *Event) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *Event) decode(b []byte, i int) (int, error) {
+func (u *Event) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -611,6 +614,12 @@ func (u *Event) Time() string {
 // ParseEvent validates data against the canonical schema event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseEvent(data []byte) (*Event, error) {
 	v, err := parseRoot[Event]("Event", "event.schema.json", data)
+	return v, err
+}
+
+// ParseEventContext is ParseEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseEventContext(ctx context.Context, data []byte) (*Event, error) {
+	v, err := parseRootContext[Event](ctx, "Event", "event.schema.json", data)
 	return v, err
 }
 

@@ -5,6 +5,7 @@ package gen
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -120,7 +121,7 @@ func (s *ExecutionEventTurnStart) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTurnStart) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnStart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -157,7 +158,7 @@ func (s *ExecutionEventTurnStart) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventTurnStart) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnStart) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTurnStart{}
 	return decObject(b, i, s.member)
 }
@@ -194,7 +195,7 @@ func (s *ExecutionEventTurn) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTurn) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTurn) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -204,7 +205,7 @@ func (s *ExecutionEventTurn) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventTurn) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTurn) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTurn{}
 	return decObject(b, i, s.member)
 }
@@ -237,7 +238,7 @@ func (v ExecutionEventTurnStartTrigger) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventTurnStartTrigger) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventTurnStartTrigger) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "user", "continuation", "hook", "external")
 }
 
@@ -362,7 +363,7 @@ func (s *ExecutionEventTurnFinishBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTurnFinishBefore) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnFinishBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -404,7 +405,7 @@ func (s *ExecutionEventTurnFinishBefore) member(k, b []byte, i int) (int, error)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventTurnFinishBefore) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnFinishBefore) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTurnFinishBefore{}
 	return decObject(b, i, s.member)
 }
@@ -437,7 +438,7 @@ func (v Outcome) Known() bool {
 	}
 	return false
 }
-func (p *Outcome) decode(b []byte, i int) (int, error) {
+func (p *Outcome) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "completed", "failed", "cancelled", "max_iterations")
 }
 
@@ -467,7 +468,7 @@ func (s *LastAssistantItem) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *LastAssistantItem) member(k, b []byte, i int) (int, error) {
+func (s *LastAssistantItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -477,7 +478,7 @@ func (s *LastAssistantItem) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *LastAssistantItem) decode(b []byte, i int) (int, error) {
+func (s *LastAssistantItem) decode(b *input, i int) (int, error) {
 	*s = LastAssistantItem{}
 	return decObject(b, i, s.member)
 }
@@ -550,7 +551,7 @@ func (s *ExecutionEventUsage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventUsage) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventUsage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "kind":
 		return (*ExecutionEventUsageKind).decode(&s.Kind, b, i)
@@ -578,7 +579,7 @@ func (s *ExecutionEventUsage) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventUsage) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventUsage) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventUsage{}
 	return decObject(b, i, s.member)
 }
@@ -607,7 +608,7 @@ func (v ExecutionEventUsageKind) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventUsageKind) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventUsageKind) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "amount", "total")
 }
 
@@ -629,7 +630,7 @@ func (v ExecutionEventUsageScope) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventUsageScope) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventUsageScope) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "attempt", "turn")
 }
 
@@ -653,7 +654,7 @@ func (v ExecutionEventUsageCompleteness) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventUsageCompleteness) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventUsageCompleteness) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "complete", "partial", "unknown")
 }
 
@@ -677,7 +678,7 @@ func (v ExecutionEventUsageProvenance) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventUsageProvenance) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventUsageProvenance) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "provider", "estimate", "mixed")
 }
 
@@ -709,7 +710,7 @@ func (s *ExecutionEventUsageCost) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventUsageCost) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventUsageCost) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "amount":
 		return decNumAt(&s.Amount, b, i)
@@ -720,7 +721,7 @@ func (s *ExecutionEventUsageCost) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventUsageCost) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventUsageCost) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventUsageCost{}
 	return decObject(b, i, s.member)
 }
@@ -751,7 +752,7 @@ func (v ExecutionEventUsageCostBasis) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventUsageCostBasis) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventUsageCostBasis) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "billed", "reported", "estimated")
 }
 
@@ -885,7 +886,7 @@ func (s *ExecutionEventTurnEnd) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTurnEnd) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnEnd) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -930,7 +931,7 @@ func (s *ExecutionEventTurnEnd) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventTurnEnd) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnEnd) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTurnEnd{}
 	return decObject(b, i, s.member)
 }
@@ -983,7 +984,7 @@ func (s *ExecutionEventError) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventError) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventError) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "message":
 		return decStrAt(&s.Message, b, i)
@@ -999,7 +1000,7 @@ func (s *ExecutionEventError) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventError) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventError) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventError{}
 	return decObject(b, i, s.member)
 }
@@ -1019,8 +1020,8 @@ func (u ExecutionEventErrorStatus) MarshalJSON() ([]byte, error) {
 	e.raw([]byte(u))
 	return e.buf, e.err
 }
-func (u *ExecutionEventErrorStatus) decode(b []byte, i int) (int, error) {
-	switch jsonKind(b[i:]) {
+func (u *ExecutionEventErrorStatus) decode(b *input, i int) (int, error) {
+	switch jsonKind(b.b[i:]) {
 	case "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -1184,7 +1185,7 @@ func (s *ExecutionEventTurnProgress) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTurnProgress) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnProgress) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1222,7 +1223,7 @@ func (s *ExecutionEventTurnProgress) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventTurnProgress) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnProgress) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTurnProgress{}
 	return decObject(b, i, s.member)
 }
@@ -1259,7 +1260,7 @@ func (s *ExecutionEventTurnProgressItem) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTurnProgressItem) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnProgressItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1269,7 +1270,7 @@ func (s *ExecutionEventTurnProgressItem) member(k, b []byte, i int) (int, error)
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventTurnProgressItem) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTurnProgressItem) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTurnProgressItem{}
 	return decObject(b, i, s.member)
 }
@@ -1395,7 +1396,7 @@ func (s *ExecutionEventModelRequestBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelRequestBefore) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelRequestBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1434,7 +1435,7 @@ func (s *ExecutionEventModelRequestBefore) member(k, b []byte, i int) (int, erro
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventModelRequestBefore) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelRequestBefore) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelRequestBefore{}
 	return decObject(b, i, s.member)
 }
@@ -1469,7 +1470,7 @@ func (s *ExecutionEventModel) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModel) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModel) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1478,7 +1479,7 @@ func (s *ExecutionEventModel) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventModel) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModel) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModel{}
 	return decObject(b, i, s.member)
 }
@@ -1519,7 +1520,7 @@ func (s *ExecutionEventAttempt) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventAttempt) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventAttempt) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1531,7 +1532,7 @@ func (s *ExecutionEventAttempt) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventAttempt) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventAttempt) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventAttempt{}
 	return decObject(b, i, s.member)
 }
@@ -1673,7 +1674,7 @@ func (s *ExecutionEventModelResponseAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelResponseAfter) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelResponseAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1720,7 +1721,7 @@ func (s *ExecutionEventModelResponseAfter) member(k, b []byte, i int) (int, erro
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventModelResponseAfter) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelResponseAfter) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelResponseAfter{}
 	return decObject(b, i, s.member)
 }
@@ -1755,14 +1756,14 @@ func (s *ExecutionEventExecutionExecuted) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventExecutionExecuted) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionExecuted) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		return decKnownAt(&s.Status, b, i, "executed")
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventExecutionExecuted) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionExecuted) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventExecutionExecuted{}
 	return decObject(b, i, s.member)
 }
@@ -1805,7 +1806,7 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventExecutionSkippedSuppliedResult) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedSuppliedResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		return decKnownAt(&s.Status, b, i, "skipped")
@@ -1814,7 +1815,7 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) member(k, b []byte, i int
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventExecutionSkippedSuppliedResult) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedSuppliedResult) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventExecutionSkippedSuppliedResult{}
 	return decObject(b, i, s.member)
 }
@@ -1863,7 +1864,7 @@ func (s *ExecutionEventExecutionSkippedPolicy) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventExecutionSkippedPolicy) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedPolicy) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		return decKnownAt(&s.Status, b, i, "skipped")
@@ -1875,7 +1876,7 @@ func (s *ExecutionEventExecutionSkippedPolicy) member(k, b []byte, i int) (int, 
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventExecutionSkippedPolicy) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedPolicy) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventExecutionSkippedPolicy{}
 	return decObject(b, i, s.member)
 }
@@ -1924,7 +1925,7 @@ func (s *ExecutionEventExecutionSkippedCancelled) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventExecutionSkippedCancelled) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedCancelled) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		return decKnownAt(&s.Status, b, i, "skipped")
@@ -1936,7 +1937,7 @@ func (s *ExecutionEventExecutionSkippedCancelled) member(k, b []byte, i int) (in
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventExecutionSkippedCancelled) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedCancelled) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventExecutionSkippedCancelled{}
 	return decObject(b, i, s.member)
 }
@@ -1985,7 +1986,7 @@ func (s *ExecutionEventExecutionSkippedTimeout) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventExecutionSkippedTimeout) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedTimeout) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		return decKnownAt(&s.Status, b, i, "skipped")
@@ -1997,7 +1998,7 @@ func (s *ExecutionEventExecutionSkippedTimeout) member(k, b []byte, i int) (int,
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventExecutionSkippedTimeout) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedTimeout) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventExecutionSkippedTimeout{}
 	return decObject(b, i, s.member)
 }
@@ -2046,7 +2047,7 @@ func (s *ExecutionEventExecutionSkippedOther) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventExecutionSkippedOther) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedOther) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		return decKnownAt(&s.Status, b, i, "skipped")
@@ -2058,7 +2059,7 @@ func (s *ExecutionEventExecutionSkippedOther) member(k, b []byte, i int) (int, e
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventExecutionSkippedOther) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventExecutionSkippedOther) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventExecutionSkippedOther{}
 	return decObject(b, i, s.member)
 }
@@ -2112,7 +2113,7 @@ func (u *ExecutionEventExecution) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ExecutionEventExecution) decode(b []byte, i int) (int, error) {
+func (u *ExecutionEventExecution) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -2328,7 +2329,7 @@ func (s *ExecutionEventModelError) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelError) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelError) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -2378,7 +2379,7 @@ func (s *ExecutionEventModelError) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventModelError) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelError) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelError{}
 	return decObject(b, i, s.member)
 }
@@ -2414,7 +2415,7 @@ func (s *ExecutionEventModelErrorExecution) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelErrorExecution) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelErrorExecution) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
 		s.Status = new(string)
@@ -2422,7 +2423,7 @@ func (s *ExecutionEventModelErrorExecution) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventModelErrorExecution) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelErrorExecution) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelErrorExecution{}
 	return decObject(b, i, s.member)
 }
@@ -2552,7 +2553,7 @@ func (s *ExecutionEventModelSwitchBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelSwitchBefore) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelSwitchBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -2594,7 +2595,7 @@ func (s *ExecutionEventModelSwitchBefore) member(k, b []byte, i int) (int, error
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventModelSwitchBefore) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelSwitchBefore) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelSwitchBefore{}
 	return decObject(b, i, s.member)
 }
@@ -2637,7 +2638,7 @@ func (s *ExecutionEventModelSwitchBeforePricing) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelSwitchBeforePricing) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelSwitchBeforePricing) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "currency":
 		return decStrAt(&s.Currency, b, i)
@@ -2650,7 +2651,7 @@ func (s *ExecutionEventModelSwitchBeforePricing) member(k, b []byte, i int) (int
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventModelSwitchBeforePricing) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelSwitchBeforePricing) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelSwitchBeforePricing{}
 	return decObject(b, i, s.member)
 }
@@ -2774,7 +2775,7 @@ func (s *ExecutionEventModelSwitchAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventModelSwitchAfter) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventModelSwitchAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -2813,7 +2814,7 @@ func (s *ExecutionEventModelSwitchAfter) member(k, b []byte, i int) (int, error)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventModelSwitchAfter) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventModelSwitchAfter) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventModelSwitchAfter{}
 	return decObject(b, i, s.member)
 }
@@ -2962,7 +2963,7 @@ func (s *ExecutionEventToolPermissionRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventToolPermissionRequest) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventToolPermissionRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -3008,7 +3009,7 @@ func (s *ExecutionEventToolPermissionRequest) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventToolPermissionRequest) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventToolPermissionRequest) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventToolPermissionRequest{}
 	return decObject(b, i, s.member)
 }
@@ -3045,7 +3046,7 @@ func (s *Call) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Call) member(k, b []byte, i int) (int, error) {
+func (s *Call) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -3055,7 +3056,7 @@ func (s *Call) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *Call) decode(b []byte, i int) (int, error) {
+func (s *Call) decode(b *input, i int) (int, error) {
 	*s = Call{}
 	return decObject(b, i, s.member)
 }
@@ -3106,7 +3107,7 @@ func (s *ExecutionEventTool) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTool) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTool) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "name":
 		return decStrAt(&s.Name, b, i)
@@ -3123,7 +3124,7 @@ func (s *ExecutionEventTool) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventTool) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTool) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTool{}
 	return decObject(b, i, s.member)
 }
@@ -3152,7 +3153,7 @@ func (v ExecutionEventToolOrigin) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventToolOrigin) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventToolOrigin) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "native", "mcp")
 }
 
@@ -3188,7 +3189,7 @@ func (s *ExecutionEventMCP) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCP) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCP) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "server":
 		return s.Server.decode(b, i)
@@ -3201,7 +3202,7 @@ func (s *ExecutionEventMCP) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCP) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCP) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCP{}
 	return decObject(b, i, s.member)
 }
@@ -3238,7 +3239,7 @@ func (s *ExecutionEventMCPServer) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCPServer) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPServer) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -3248,7 +3249,7 @@ func (s *ExecutionEventMCPServer) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCPServer) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPServer) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCPServer{}
 	return decObject(b, i, s.member)
 }
@@ -3277,7 +3278,7 @@ func (v ExecutionEventMCPProvenance) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventMCPProvenance) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventMCPProvenance) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "runtime", "inferred")
 }
 
@@ -3324,7 +3325,7 @@ func (s *ExecutionEventMCPConnectionHTTP) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCPConnectionHTTP) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionHTTP) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
 		return decKnownAt(&s.Transport, b, i, "http")
@@ -3336,7 +3337,7 @@ func (s *ExecutionEventMCPConnectionHTTP) member(k, b []byte, i int) (int, error
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCPConnectionHTTP) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionHTTP) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCPConnectionHTTP{}
 	return decObject(b, i, s.member)
 }
@@ -3371,7 +3372,7 @@ func (s *ExecutionEventMCPConnectionGap) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCPConnectionGap) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionGap) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "path":
 		return decStrAt(&s.Path, b, i)
@@ -3380,7 +3381,7 @@ func (s *ExecutionEventMCPConnectionGap) member(k, b []byte, i int) (int, error)
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCPConnectionGap) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionGap) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCPConnectionGap{}
 	return decObject(b, i, s.member)
 }
@@ -3434,7 +3435,7 @@ func (s *ExecutionEventMCPConnectionSSE) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCPConnectionSSE) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionSSE) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
 		return decKnownAt(&s.Transport, b, i, "sse")
@@ -3446,7 +3447,7 @@ func (s *ExecutionEventMCPConnectionSSE) member(k, b []byte, i int) (int, error)
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCPConnectionSSE) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionSSE) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCPConnectionSSE{}
 	return decObject(b, i, s.member)
 }
@@ -3519,7 +3520,7 @@ func (s *ExecutionEventMCPConnectionStdio) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCPConnectionStdio) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionStdio) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
 		return decKnownAt(&s.Transport, b, i, "stdio")
@@ -3536,7 +3537,7 @@ func (s *ExecutionEventMCPConnectionStdio) member(k, b []byte, i int) (int, erro
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCPConnectionStdio) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionStdio) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCPConnectionStdio{}
 	return decObject(b, i, s.member)
 }
@@ -3592,7 +3593,7 @@ func (s *ExecutionEventMCPConnectionExtension) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventMCPConnectionExtension) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionExtension) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
 		return decStrAt(&s.Transport, b, i)
@@ -3607,7 +3608,7 @@ func (s *ExecutionEventMCPConnectionExtension) member(k, b []byte, i int) (int, 
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventMCPConnectionExtension) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventMCPConnectionExtension) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventMCPConnectionExtension{}
 	return decObject(b, i, s.member)
 }
@@ -3653,7 +3654,7 @@ func (u *ExecutionEventMCPConnection) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ExecutionEventMCPConnection) decode(b []byte, i int) (int, error) {
+func (u *ExecutionEventMCPConnection) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -3760,7 +3761,7 @@ func (s *ExecutionEventBatch) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventBatch) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventBatch) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -3772,7 +3773,7 @@ func (s *ExecutionEventBatch) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventBatch) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventBatch) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventBatch{}
 	return decObject(b, i, s.member)
 }
@@ -3910,7 +3911,7 @@ func (s *ExecutionEventToolPermissionResolved) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventToolPermissionResolved) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventToolPermissionResolved) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -3956,7 +3957,7 @@ func (s *ExecutionEventToolPermissionResolved) member(k, b []byte, i int) (int, 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventToolPermissionResolved) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventToolPermissionResolved) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventToolPermissionResolved{}
 	return decObject(b, i, s.member)
 }
@@ -3985,7 +3986,7 @@ func (v ExecutionEventToolPermissionResolvedDecision) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventToolPermissionResolvedDecision) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventToolPermissionResolvedDecision) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "allow", "deny")
 }
 
@@ -4013,7 +4014,7 @@ func (v ExecutionEventToolPermissionResolvedDecidedBy) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventToolPermissionResolvedDecidedBy) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventToolPermissionResolvedDecidedBy) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "user", "policy", "hook", "auto", "classifier")
 }
 
@@ -4144,7 +4145,7 @@ func (s *ExecutionEventToolProgress) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventToolProgress) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventToolProgress) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -4190,7 +4191,7 @@ func (s *ExecutionEventToolProgress) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventToolProgress) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventToolProgress) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventToolProgress{}
 	return decObject(b, i, s.member)
 }
@@ -4321,7 +4322,7 @@ func (s *ExecutionEventToolBatchAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventToolBatchAfter) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventToolBatchAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -4358,7 +4359,7 @@ func (s *ExecutionEventToolBatchAfter) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventToolBatchAfter) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventToolBatchAfter) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventToolBatchAfter{}
 	return decObject(b, i, s.member)
 }
@@ -4395,7 +4396,7 @@ func (s *ExecutionEventToolBatchAfterBatch) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventToolBatchAfterBatch) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventToolBatchAfterBatch) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -4405,7 +4406,7 @@ func (s *ExecutionEventToolBatchAfterBatch) member(k, b []byte, i int) (int, err
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventToolBatchAfterBatch) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventToolBatchAfterBatch) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventToolBatchAfterBatch{}
 	return decObject(b, i, s.member)
 }
@@ -4458,7 +4459,7 @@ func (s *ExecutionEventToolBatchAfterCall) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventToolBatchAfterCall) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventToolBatchAfterCall) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "call":
 		return s.Call.decode(b, i)
@@ -4476,7 +4477,7 @@ func (s *ExecutionEventToolBatchAfterCall) member(k, b []byte, i int) (int, erro
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventToolBatchAfterCall) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventToolBatchAfterCall) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventToolBatchAfterCall{}
 	return decObject(b, i, s.member)
 }
@@ -4511,7 +4512,7 @@ func (v ExecutionEventOutcome) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventOutcome) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventOutcome) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "ok", "error", "denied", "cancelled", "timeout")
 }
 
@@ -4634,7 +4635,7 @@ func (s *ExecutionEventContextCompactBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventContextCompactBefore) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventContextCompactBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -4674,7 +4675,7 @@ func (s *ExecutionEventContextCompactBefore) member(k, b []byte, i int) (int, er
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventContextCompactBefore) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventContextCompactBefore) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventContextCompactBefore{}
 	return decObject(b, i, s.member)
 }
@@ -4705,7 +4706,7 @@ func (v ExecutionEventContextCompactBeforeTrigger) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventContextCompactBeforeTrigger) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventContextCompactBeforeTrigger) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "auto", "manual", "hook")
 }
 
@@ -4737,7 +4738,7 @@ func (s *ExecutionEventTokenCounts) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventTokenCounts) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventTokenCounts) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "before":
 		s.Before = new(json.Number)
@@ -4748,7 +4749,7 @@ func (s *ExecutionEventTokenCounts) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventTokenCounts) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventTokenCounts) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventTokenCounts{}
 	return decObject(b, i, s.member)
 }
@@ -4889,7 +4890,7 @@ func (s *ExecutionEventContextCompactAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventContextCompactAfter) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventContextCompactAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -4931,7 +4932,7 @@ func (s *ExecutionEventContextCompactAfter) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ExecutionEventContextCompactAfter) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventContextCompactAfter) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventContextCompactAfter{}
 	return decObject(b, i, s.member)
 }
@@ -4962,14 +4963,14 @@ func (s *ExecutionEventContextCompactAfterRemovedItem) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventContextCompactAfterRemovedItem) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventContextCompactAfterRemovedItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventContextCompactAfterRemovedItem) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventContextCompactAfterRemovedItem) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventContextCompactAfterRemovedItem{}
 	return decObject(b, i, s.member)
 }
@@ -5022,7 +5023,7 @@ func (s *ExecutionEventFileChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ExecutionEventFileChange) member(k, b []byte, i int) (int, error) {
+func (s *ExecutionEventFileChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "path":
 		return decStrAt(&s.Path, b, i)
@@ -5040,7 +5041,7 @@ func (s *ExecutionEventFileChange) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ExecutionEventFileChange) decode(b []byte, i int) (int, error) {
+func (s *ExecutionEventFileChange) decode(b *input, i int) (int, error) {
 	*s = ExecutionEventFileChange{}
 	return decObject(b, i, s.member)
 }
@@ -5073,7 +5074,7 @@ func (v ExecutionEventFileChangeChange) Known() bool {
 	}
 	return false
 }
-func (p *ExecutionEventFileChangeChange) decode(b []byte, i int) (int, error) {
+func (p *ExecutionEventFileChangeChange) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "created", "modified", "deleted", "moved")
 }
 
@@ -5156,7 +5157,7 @@ func (u *ExecutionEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ExecutionEvent) decode(b []byte, i int) (int, error) {
+func (u *ExecutionEvent) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -5411,6 +5412,12 @@ func (u *ExecutionEvent) Type() string {
 // ParseExecutionEvent validates data against the canonical schema execution-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseExecutionEvent(data []byte) (*ExecutionEvent, error) {
 	v, err := parseRoot[ExecutionEvent]("ExecutionEvent", "execution-event.schema.json", data)
+	return v, err
+}
+
+// ParseExecutionEventContext is ParseExecutionEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseExecutionEventContext(ctx context.Context, data []byte) (*ExecutionEvent, error) {
+	v, err := parseRootContext[ExecutionEvent](ctx, "ExecutionEvent", "execution-event.schema.json", data)
 	return v, err
 }
 

@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -39,7 +40,7 @@ func (s *InteractionEventConfigChangeBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventConfigChangeBefore) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "config.change.before")
@@ -48,7 +49,7 @@ func (s *InteractionEventConfigChangeBefore) member(k, b []byte, i int) (int, er
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventConfigChangeBefore) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeBefore) decode(b *input, i int) (int, error) {
 	*s = InteractionEventConfigChangeBefore{}
 	return decObject(b, i, s.member)
 }
@@ -108,7 +109,7 @@ func (s *InteractionEventConfigChangeBeforeChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventConfigChangeBeforeChange) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeBeforeChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
@@ -124,7 +125,7 @@ func (s *InteractionEventConfigChangeBeforeChange) member(k, b []byte, i int) (i
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventConfigChangeBeforeChange) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeBeforeChange) decode(b *input, i int) (int, error) {
 	*s = InteractionEventConfigChangeBeforeChange{}
 	return decObject(b, i, s.member)
 }
@@ -166,7 +167,7 @@ func (s *InteractionEventConfigChangeAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventConfigChangeAfter) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "config.change.after")
@@ -175,7 +176,7 @@ func (s *InteractionEventConfigChangeAfter) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventConfigChangeAfter) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeAfter) decode(b *input, i int) (int, error) {
 	*s = InteractionEventConfigChangeAfter{}
 	return decObject(b, i, s.member)
 }
@@ -248,7 +249,7 @@ func (s *InteractionEventConfigChangeAfterChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventConfigChangeAfterChange) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeAfterChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
@@ -266,7 +267,7 @@ func (s *InteractionEventConfigChangeAfterChange) member(k, b []byte, i int) (in
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventConfigChangeAfterChange) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventConfigChangeAfterChange) decode(b *input, i int) (int, error) {
 	*s = InteractionEventConfigChangeAfterChange{}
 	return decObject(b, i, s.member)
 }
@@ -308,7 +309,7 @@ func (s *InteractionEventUserAttention) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserAttention) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserAttention) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "user.attention")
@@ -317,7 +318,7 @@ func (s *InteractionEventUserAttention) member(k, b []byte, i int) (int, error) 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventUserAttention) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserAttention) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserAttention{}
 	return decObject(b, i, s.member)
 }
@@ -356,7 +357,7 @@ func (s *InteractionEventUserAttentionAttention) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserAttentionAttention) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserAttentionAttention) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "kind":
 		return decStrAt(&s.Kind, b, i)
@@ -367,7 +368,7 @@ func (s *InteractionEventUserAttentionAttention) member(k, b []byte, i int) (int
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventUserAttentionAttention) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserAttentionAttention) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserAttentionAttention{}
 	return decObject(b, i, s.member)
 }
@@ -409,7 +410,7 @@ func (s *InteractionEventUserElicitationRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserElicitationRequest) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "user.elicitation.request")
@@ -418,7 +419,7 @@ func (s *InteractionEventUserElicitationRequest) member(k, b []byte, i int) (int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventUserElicitationRequest) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationRequest) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserElicitationRequest{}
 	return decObject(b, i, s.member)
 }
@@ -459,7 +460,7 @@ func (s *InteractionEventUserElicitationRequestElicitation) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserElicitationRequestElicitation) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationRequestElicitation) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "server":
 		return decStrAt(&s.Server, b, i)
@@ -471,7 +472,7 @@ func (s *InteractionEventUserElicitationRequestElicitation) member(k, b []byte, 
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventUserElicitationRequestElicitation) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationRequestElicitation) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserElicitationRequestElicitation{}
 	return decObject(b, i, s.member)
 }
@@ -500,7 +501,7 @@ func (v ElicitationMode) Known() bool {
 	}
 	return false
 }
-func (p *ElicitationMode) decode(b []byte, i int) (int, error) {
+func (p *ElicitationMode) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "form", "url")
 }
 
@@ -535,7 +536,7 @@ func (s *InteractionEventUserElicitationResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserElicitationResult) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "user.elicitation.result")
@@ -544,7 +545,7 @@ func (s *InteractionEventUserElicitationResult) member(k, b []byte, i int) (int,
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventUserElicitationResult) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationResult) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserElicitationResult{}
 	return decObject(b, i, s.member)
 }
@@ -589,7 +590,7 @@ func (s *InteractionEventUserElicitationResultElicitation) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserElicitationResultElicitation) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationResultElicitation) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "server":
 		return decStrAt(&s.Server, b, i)
@@ -603,7 +604,7 @@ func (s *InteractionEventUserElicitationResultElicitation) member(k, b []byte, i
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventUserElicitationResultElicitation) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserElicitationResultElicitation) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserElicitationResultElicitation{}
 	return decObject(b, i, s.member)
 }
@@ -634,7 +635,7 @@ func (v InteractionEventUserElicitationResultElicitationAction) Known() bool {
 	}
 	return false
 }
-func (p *InteractionEventUserElicitationResultElicitationAction) decode(b []byte, i int) (int, error) {
+func (p *InteractionEventUserElicitationResultElicitationAction) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "accept", "decline", "cancel")
 }
 
@@ -669,7 +670,7 @@ func (s *InteractionEventUserMessageInbound) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserMessageInbound) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageInbound) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "user.message.inbound")
@@ -678,7 +679,7 @@ func (s *InteractionEventUserMessageInbound) member(k, b []byte, i int) (int, er
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventUserMessageInbound) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageInbound) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserMessageInbound{}
 	return decObject(b, i, s.member)
 }
@@ -728,7 +729,7 @@ func (s *InteractionEventUserMessageInboundMessage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserMessageInboundMessage) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageInboundMessage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "channel":
 		return decStrAt(&s.Channel, b, i)
@@ -739,7 +740,7 @@ func (s *InteractionEventUserMessageInboundMessage) member(k, b []byte, i int) (
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventUserMessageInboundMessage) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageInboundMessage) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserMessageInboundMessage{}
 	return decObject(b, i, s.member)
 }
@@ -781,7 +782,7 @@ func (s *InteractionEventUserMessageOutbound) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserMessageOutbound) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageOutbound) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "user.message.outbound")
@@ -790,7 +791,7 @@ func (s *InteractionEventUserMessageOutbound) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventUserMessageOutbound) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageOutbound) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserMessageOutbound{}
 	return decObject(b, i, s.member)
 }
@@ -836,7 +837,7 @@ func (s *InteractionEventUserMessageOutboundMessage) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventUserMessageOutboundMessage) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageOutboundMessage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "channel":
 		return decStrAt(&s.Channel, b, i)
@@ -845,7 +846,7 @@ func (s *InteractionEventUserMessageOutboundMessage) member(k, b []byte, i int) 
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventUserMessageOutboundMessage) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventUserMessageOutboundMessage) decode(b *input, i int) (int, error) {
 	*s = InteractionEventUserMessageOutboundMessage{}
 	return decObject(b, i, s.member)
 }
@@ -891,7 +892,7 @@ func (s *InteractionEventHookFailure) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventHookFailure) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventHookFailure) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "hook.failure")
@@ -902,7 +903,7 @@ func (s *InteractionEventHookFailure) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InteractionEventHookFailure) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventHookFailure) decode(b *input, i int) (int, error) {
 	*s = InteractionEventHookFailure{}
 	return decObject(b, i, s.member)
 }
@@ -941,7 +942,7 @@ func (s *InteractionEventHookFailureFailure) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InteractionEventHookFailureFailure) member(k, b []byte, i int) (int, error) {
+func (s *InteractionEventHookFailureFailure) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "backendId":
 		return decStrAt(&s.BackendID, b, i)
@@ -952,7 +953,7 @@ func (s *InteractionEventHookFailureFailure) member(k, b []byte, i int) (int, er
 	}
 	return notAllowed(k, i)
 }
-func (s *InteractionEventHookFailureFailure) decode(b []byte, i int) (int, error) {
+func (s *InteractionEventHookFailureFailure) decode(b *input, i int) (int, error) {
 	*s = InteractionEventHookFailureFailure{}
 	return decObject(b, i, s.member)
 }
@@ -981,7 +982,7 @@ func (v InteractionEventHookFailureFailurePolicy) Known() bool {
 	}
 	return false
 }
-func (p *InteractionEventHookFailureFailurePolicy) decode(b []byte, i int) (int, error) {
+func (p *InteractionEventHookFailureFailurePolicy) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "fail-open", "fail-closed")
 }
 
@@ -1036,7 +1037,7 @@ func (u *InteractionEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *InteractionEvent) decode(b []byte, i int) (int, error) {
+func (u *InteractionEvent) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1129,6 +1130,12 @@ func (u *InteractionEvent) Type() string {
 // ParseInteractionEvent validates data against the canonical schema interaction-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInteractionEvent(data []byte) (*InteractionEvent, error) {
 	v, err := parseRoot[InteractionEvent]("InteractionEvent", "interaction-event.schema.json", data)
+	return v, err
+}
+
+// ParseInteractionEventContext is ParseInteractionEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseInteractionEventContext(ctx context.Context, data []byte) (*InteractionEvent, error) {
+	v, err := parseRootContext[InteractionEvent](ctx, "InteractionEvent", "interaction-event.schema.json", data)
 	return v, err
 }
 

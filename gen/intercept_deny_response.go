@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // InterceptDenyResponseResult is the object defined at intercept-deny-response.schema.json#/allOf/1/properties/result.
 type InterceptDenyResponseResult struct {
@@ -47,7 +50,7 @@ func (s *InterceptDenyResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptDenyResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *InterceptDenyResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -58,7 +61,7 @@ func (s *InterceptDenyResponseResult) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptDenyResponseResult) decode(b []byte, i int) (int, error) {
+func (s *InterceptDenyResponseResult) decode(b *input, i int) (int, error) {
 	*s = InterceptDenyResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -104,7 +107,7 @@ func (s *InterceptDenyResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptDenyResponse) member(k, b []byte, i int) (int, error) {
+func (s *InterceptDenyResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -115,7 +118,7 @@ func (s *InterceptDenyResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptDenyResponse) decode(b []byte, i int) (int, error) {
+func (s *InterceptDenyResponse) decode(b *input, i int) (int, error) {
 	*s = InterceptDenyResponse{}
 	return decObject(b, i, s.member)
 }
@@ -129,6 +132,12 @@ func (s *InterceptDenyResponse) UnmarshalJSON(data []byte) error {
 // ParseInterceptDenyResponse validates data against the canonical schema intercept-deny-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptDenyResponse(data []byte) (*InterceptDenyResponse, error) {
 	v, err := parseRoot[InterceptDenyResponse]("InterceptDenyResponse", "intercept-deny-response.schema.json", data)
+	return v, err
+}
+
+// ParseInterceptDenyResponseContext is ParseInterceptDenyResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseInterceptDenyResponseContext(ctx context.Context, data []byte) (*InterceptDenyResponse, error) {
+	v, err := parseRootContext[InterceptDenyResponse](ctx, "InterceptDenyResponse", "intercept-deny-response.schema.json", data)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // InterceptNoEffectResponseResult is the object defined at intercept-no-effect-response.schema.json#/allOf/1/properties/result.
 type InterceptNoEffectResponseResult struct {
@@ -47,7 +50,7 @@ func (s *InterceptNoEffectResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptNoEffectResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *InterceptNoEffectResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -58,7 +61,7 @@ func (s *InterceptNoEffectResponseResult) member(k, b []byte, i int) (int, error
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptNoEffectResponseResult) decode(b []byte, i int) (int, error) {
+func (s *InterceptNoEffectResponseResult) decode(b *input, i int) (int, error) {
 	*s = InterceptNoEffectResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -104,7 +107,7 @@ func (s *InterceptNoEffectResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptNoEffectResponse) member(k, b []byte, i int) (int, error) {
+func (s *InterceptNoEffectResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -115,7 +118,7 @@ func (s *InterceptNoEffectResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptNoEffectResponse) decode(b []byte, i int) (int, error) {
+func (s *InterceptNoEffectResponse) decode(b *input, i int) (int, error) {
 	*s = InterceptNoEffectResponse{}
 	return decObject(b, i, s.member)
 }
@@ -129,6 +132,12 @@ func (s *InterceptNoEffectResponse) UnmarshalJSON(data []byte) error {
 // ParseInterceptNoEffectResponse validates data against the canonical schema intercept-no-effect-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptNoEffectResponse(data []byte) (*InterceptNoEffectResponse, error) {
 	v, err := parseRoot[InterceptNoEffectResponse]("InterceptNoEffectResponse", "intercept-no-effect-response.schema.json", data)
+	return v, err
+}
+
+// ParseInterceptNoEffectResponseContext is ParseInterceptNoEffectResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseInterceptNoEffectResponseContext(ctx context.Context, data []byte) (*InterceptNoEffectResponse, error) {
+	v, err := parseRootContext[InterceptNoEffectResponse](ctx, "InterceptNoEffectResponse", "intercept-no-effect-response.schema.json", data)
 	return v, err
 }
 

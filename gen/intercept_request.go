@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // InterceptRequestParams is the object defined at intercept-request.schema.json#/allOf/1/properties/params.
 type InterceptRequestParams struct {
@@ -48,7 +51,7 @@ func (s *InterceptRequestParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptRequestParams) member(k, b []byte, i int) (int, error) {
+func (s *InterceptRequestParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -64,7 +67,7 @@ func (s *InterceptRequestParams) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptRequestParams) decode(b []byte, i int) (int, error) {
+func (s *InterceptRequestParams) decode(b *input, i int) (int, error) {
 	*s = InterceptRequestParams{}
 	return decObject(b, i, s.member)
 }
@@ -138,7 +141,7 @@ func (s *InterceptState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptState) member(k, b []byte, i int) (int, error) {
+func (s *InterceptState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "permission":
 		return (*Permission).decode(&s.Permission, b, i)
@@ -159,7 +162,7 @@ func (s *InterceptState) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptState) decode(b []byte, i int) (int, error) {
+func (s *InterceptState) decode(b *input, i int) (int, error) {
 	*s = InterceptState{}
 	return decObject(b, i, s.member)
 }
@@ -192,7 +195,7 @@ func (v Permission) Known() bool {
 	}
 	return false
 }
-func (p *Permission) decode(b []byte, i int) (int, error) {
+func (p *Permission) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "none", "allow", "ask", "deny")
 }
 
@@ -225,7 +228,7 @@ func (s *Candidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Candidate) member(k, b []byte, i int) (int, error) {
+func (s *Candidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "value":
 		return decRawAt(&s.Value, b, i)
@@ -235,7 +238,7 @@ func (s *Candidate) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Candidate) decode(b []byte, i int) (int, error) {
+func (s *Candidate) decode(b *input, i int) (int, error) {
 	*s = Candidate{}
 	return decObject(b, i, s.member)
 }
@@ -265,10 +268,10 @@ func (s *CandidateProvenance) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *CandidateProvenance) member(k, b []byte, i int) (int, error) {
+func (s *CandidateProvenance) member(k []byte, b *input, i int) (int, error) {
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *CandidateProvenance) decode(b []byte, i int) (int, error) {
+func (s *CandidateProvenance) decode(b *input, i int) (int, error) {
 	*s = CandidateProvenance{}
 	return decObject(b, i, s.member)
 }
@@ -299,7 +302,7 @@ func (v FlowState) Known() bool {
 	}
 	return false
 }
-func (p *FlowState) decode(b []byte, i int) (int, error) {
+func (p *FlowState) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "none", "stop", "continue")
 }
 
@@ -346,7 +349,7 @@ func (s *InterceptRequest) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptRequest) member(k, b []byte, i int) (int, error) {
+func (s *InterceptRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -359,7 +362,7 @@ func (s *InterceptRequest) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptRequest) decode(b []byte, i int) (int, error) {
+func (s *InterceptRequest) decode(b *input, i int) (int, error) {
 	*s = InterceptRequest{}
 	return decObject(b, i, s.member)
 }
@@ -399,7 +402,7 @@ func (s *MessagesCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MessagesCandidate) member(k, b []byte, i int) (int, error) {
+func (s *MessagesCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "value":
 		return s.Value.decode(b, i)
@@ -409,7 +412,7 @@ func (s *MessagesCandidate) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *MessagesCandidate) decode(b []byte, i int) (int, error) {
+func (s *MessagesCandidate) decode(b *input, i int) (int, error) {
 	*s = MessagesCandidate{}
 	return decObject(b, i, s.member)
 }
@@ -449,7 +452,7 @@ func (s *TextCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TextCandidate) member(k, b []byte, i int) (int, error) {
+func (s *TextCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "value":
 		return s.Value.decode(b, i)
@@ -459,7 +462,7 @@ func (s *TextCandidate) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TextCandidate) decode(b []byte, i int) (int, error) {
+func (s *TextCandidate) decode(b *input, i int) (int, error) {
 	*s = TextCandidate{}
 	return decObject(b, i, s.member)
 }
@@ -499,7 +502,7 @@ func (s *ElicitResultCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ElicitResultCandidate) member(k, b []byte, i int) (int, error) {
+func (s *ElicitResultCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "value":
 		return s.Value.decode(b, i)
@@ -509,7 +512,7 @@ func (s *ElicitResultCandidate) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ElicitResultCandidate) decode(b []byte, i int) (int, error) {
+func (s *ElicitResultCandidate) decode(b *input, i int) (int, error) {
 	*s = ElicitResultCandidate{}
 	return decObject(b, i, s.member)
 }
@@ -549,7 +552,7 @@ func (s *ToolCandidate) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolCandidate) member(k, b []byte, i int) (int, error) {
+func (s *ToolCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "value":
 		return decRawAt(&s.Value, b, i)
@@ -559,7 +562,7 @@ func (s *ToolCandidate) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolCandidate) decode(b []byte, i int) (int, error) {
+func (s *ToolCandidate) decode(b *input, i int) (int, error) {
 	*s = ToolCandidate{}
 	return decObject(b, i, s.member)
 }
@@ -633,7 +636,7 @@ func (s *MessagesState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MessagesState) member(k, b []byte, i int) (int, error) {
+func (s *MessagesState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "permission":
 		return (*Permission).decode(&s.Permission, b, i)
@@ -654,7 +657,7 @@ func (s *MessagesState) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *MessagesState) decode(b []byte, i int) (int, error) {
+func (s *MessagesState) decode(b *input, i int) (int, error) {
 	*s = MessagesState{}
 	return decObject(b, i, s.member)
 }
@@ -728,7 +731,7 @@ func (s *TextState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TextState) member(k, b []byte, i int) (int, error) {
+func (s *TextState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "permission":
 		return (*Permission).decode(&s.Permission, b, i)
@@ -749,7 +752,7 @@ func (s *TextState) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TextState) decode(b []byte, i int) (int, error) {
+func (s *TextState) decode(b *input, i int) (int, error) {
 	*s = TextState{}
 	return decObject(b, i, s.member)
 }
@@ -823,7 +826,7 @@ func (s *ElicitResultState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ElicitResultState) member(k, b []byte, i int) (int, error) {
+func (s *ElicitResultState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "permission":
 		return (*Permission).decode(&s.Permission, b, i)
@@ -844,7 +847,7 @@ func (s *ElicitResultState) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ElicitResultState) decode(b []byte, i int) (int, error) {
+func (s *ElicitResultState) decode(b *input, i int) (int, error) {
 	*s = ElicitResultState{}
 	return decObject(b, i, s.member)
 }
@@ -918,7 +921,7 @@ func (s *ToolState) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolState) member(k, b []byte, i int) (int, error) {
+func (s *ToolState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "permission":
 		return (*Permission).decode(&s.Permission, b, i)
@@ -939,7 +942,7 @@ func (s *ToolState) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolState) decode(b []byte, i int) (int, error) {
+func (s *ToolState) decode(b *input, i int) (int, error) {
 	*s = ToolState{}
 	return decObject(b, i, s.member)
 }
@@ -961,6 +964,18 @@ func (v *InterceptRequest) checkEventID() error {
 // ParseInterceptRequest validates data against the canonical schema intercept-request.schema.json, then decodes it losslessly. It also checks that the request id equals params.event.id. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptRequest(data []byte) (*InterceptRequest, error) {
 	v, err := parseRoot[InterceptRequest]("InterceptRequest", "intercept-request.schema.json", data)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.checkEventID(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// ParseInterceptRequestContext is ParseInterceptRequest for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseInterceptRequestContext(ctx context.Context, data []byte) (*InterceptRequest, error) {
+	v, err := parseRootContext[InterceptRequest](ctx, "InterceptRequest", "intercept-request.schema.json", data)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -50,7 +51,7 @@ func (s *InterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *InterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -61,7 +62,7 @@ func (s *InterceptResponseResult) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *InterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = InterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -107,7 +108,7 @@ func (s *InterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *InterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -118,7 +119,7 @@ func (s *InterceptResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *InterceptResponse) decode(b *input, i int) (int, error) {
 	*s = InterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -156,7 +157,7 @@ func (u *SessionStartEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *SessionStartEffect) decode(b []byte, i int) (int, error) {
+func (u *SessionStartEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -252,7 +253,7 @@ func (s *SessionStartInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionStartInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *SessionStartInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -263,7 +264,7 @@ func (s *SessionStartInterceptResponseResult) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SessionStartInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *SessionStartInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = SessionStartInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -309,7 +310,7 @@ func (s *SessionStartInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionStartInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *SessionStartInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -320,7 +321,7 @@ func (s *SessionStartInterceptResponse) member(k, b []byte, i int) (int, error) 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SessionStartInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *SessionStartInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = SessionStartInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -358,7 +359,7 @@ func (u *ConfigChangeBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ConfigChangeBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *ConfigChangeBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -454,7 +455,7 @@ func (s *ConfigChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ConfigChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ConfigChangeBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -465,7 +466,7 @@ func (s *ConfigChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ConfigChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ConfigChangeBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ConfigChangeBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -511,7 +512,7 @@ func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ConfigChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ConfigChangeBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -522,7 +523,7 @@ func (s *ConfigChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ConfigChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ConfigChangeBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ConfigChangeBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -573,7 +574,7 @@ func (s *TurnStartModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TurnStartModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *TurnStartModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -586,7 +587,7 @@ func (s *TurnStartModifyEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *TurnStartModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *TurnStartModifyEffect) decode(b *input, i int) (int, error) {
 	*s = TurnStartModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -636,7 +637,7 @@ func (u *TurnStartEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *TurnStartEffect) decode(b []byte, i int) (int, error) {
+func (u *TurnStartEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -750,7 +751,7 @@ func (s *TurnStartInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TurnStartInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *TurnStartInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -761,7 +762,7 @@ func (s *TurnStartInterceptResponseResult) member(k, b []byte, i int) (int, erro
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TurnStartInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *TurnStartInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = TurnStartInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -807,7 +808,7 @@ func (s *TurnStartInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TurnStartInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *TurnStartInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -818,7 +819,7 @@ func (s *TurnStartInterceptResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TurnStartInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *TurnStartInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = TurnStartInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -869,7 +870,7 @@ func (s *TurnFinishBeforeModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TurnFinishBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *TurnFinishBeforeModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -882,7 +883,7 @@ func (s *TurnFinishBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *TurnFinishBeforeModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *TurnFinishBeforeModifyEffect) decode(b *input, i int) (int, error) {
 	*s = TurnFinishBeforeModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -928,7 +929,7 @@ func (u *TurnFinishBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *TurnFinishBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *TurnFinishBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1036,7 +1037,7 @@ func (s *TurnFinishBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TurnFinishBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *TurnFinishBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -1047,7 +1048,7 @@ func (s *TurnFinishBeforeInterceptResponseResult) member(k, b []byte, i int) (in
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TurnFinishBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *TurnFinishBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = TurnFinishBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -1093,7 +1094,7 @@ func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TurnFinishBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *TurnFinishBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -1104,7 +1105,7 @@ func (s *TurnFinishBeforeInterceptResponse) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TurnFinishBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *TurnFinishBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = TurnFinishBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -1155,7 +1156,7 @@ func (s *ModelRequestBeforeModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelRequestBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *ModelRequestBeforeModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -1168,7 +1169,7 @@ func (s *ModelRequestBeforeModifyEffect) member(k, b []byte, i int) (int, error)
 	}
 	return notAllowed(k, i)
 }
-func (s *ModelRequestBeforeModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *ModelRequestBeforeModifyEffect) decode(b *input, i int) (int, error) {
 	*s = ModelRequestBeforeModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -1222,7 +1223,7 @@ func (u *ModelRequestBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ModelRequestBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *ModelRequestBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1342,7 +1343,7 @@ func (s *ModelRequestBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelRequestBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ModelRequestBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -1353,7 +1354,7 @@ func (s *ModelRequestBeforeInterceptResponseResult) member(k, b []byte, i int) (
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ModelRequestBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ModelRequestBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ModelRequestBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -1399,7 +1400,7 @@ func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelRequestBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ModelRequestBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -1410,7 +1411,7 @@ func (s *ModelRequestBeforeInterceptResponse) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ModelRequestBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ModelRequestBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ModelRequestBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -1455,7 +1456,7 @@ func (u *ModelResponseAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ModelResponseAfterEffect) decode(b []byte, i int) (int, error) {
+func (u *ModelResponseAfterEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1557,7 +1558,7 @@ func (s *ModelResponseAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelResponseAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ModelResponseAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -1568,7 +1569,7 @@ func (s *ModelResponseAfterInterceptResponseResult) member(k, b []byte, i int) (
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ModelResponseAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ModelResponseAfterInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ModelResponseAfterInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -1614,7 +1615,7 @@ func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelResponseAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ModelResponseAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -1625,7 +1626,7 @@ func (s *ModelResponseAfterInterceptResponse) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ModelResponseAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ModelResponseAfterInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ModelResponseAfterInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -1667,7 +1668,7 @@ func (u *ModelSwitchBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ModelSwitchBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *ModelSwitchBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1769,7 +1770,7 @@ func (s *ModelSwitchBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelSwitchBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ModelSwitchBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -1780,7 +1781,7 @@ func (s *ModelSwitchBeforeInterceptResponseResult) member(k, b []byte, i int) (i
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ModelSwitchBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ModelSwitchBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ModelSwitchBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -1826,7 +1827,7 @@ func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ModelSwitchBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ModelSwitchBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -1837,7 +1838,7 @@ func (s *ModelSwitchBeforeInterceptResponse) member(k, b []byte, i int) (int, er
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ModelSwitchBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ModelSwitchBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ModelSwitchBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -1902,7 +1903,7 @@ func (u *ToolBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ToolBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *ToolBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -2034,7 +2035,7 @@ func (s *ToolBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ToolBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -2045,7 +2046,7 @@ func (s *ToolBeforeInterceptResponseResult) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ToolBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ToolBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -2091,7 +2092,7 @@ func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ToolBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -2102,7 +2103,7 @@ func (s *ToolBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ToolBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ToolBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -2153,7 +2154,7 @@ func (s *ToolAfterModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolAfterModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *ToolAfterModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -2166,7 +2167,7 @@ func (s *ToolAfterModifyEffect) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *ToolAfterModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *ToolAfterModifyEffect) decode(b *input, i int) (int, error) {
 	*s = ToolAfterModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -2216,7 +2217,7 @@ func (u *ToolAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ToolAfterEffect) decode(b []byte, i int) (int, error) {
+func (u *ToolAfterEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -2330,7 +2331,7 @@ func (s *ToolAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ToolAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -2341,7 +2342,7 @@ func (s *ToolAfterInterceptResponseResult) member(k, b []byte, i int) (int, erro
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ToolAfterInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ToolAfterInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -2387,7 +2388,7 @@ func (s *ToolAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ToolAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -2398,7 +2399,7 @@ func (s *ToolAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ToolAfterInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ToolAfterInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -2451,7 +2452,7 @@ func (u *ToolPermissionRequestEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ToolPermissionRequestEffect) decode(b []byte, i int) (int, error) {
+func (u *ToolPermissionRequestEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -2565,7 +2566,7 @@ func (s *ToolPermissionRequestInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolPermissionRequestInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ToolPermissionRequestInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -2576,7 +2577,7 @@ func (s *ToolPermissionRequestInterceptResponseResult) member(k, b []byte, i int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolPermissionRequestInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ToolPermissionRequestInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ToolPermissionRequestInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -2622,7 +2623,7 @@ func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolPermissionRequestInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ToolPermissionRequestInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -2633,7 +2634,7 @@ func (s *ToolPermissionRequestInterceptResponse) member(k, b []byte, i int) (int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolPermissionRequestInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ToolPermissionRequestInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ToolPermissionRequestInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -2675,7 +2676,7 @@ func (u *ToolBatchAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ToolBatchAfterEffect) decode(b []byte, i int) (int, error) {
+func (u *ToolBatchAfterEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -2777,7 +2778,7 @@ func (s *ToolBatchAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolBatchAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ToolBatchAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -2788,7 +2789,7 @@ func (s *ToolBatchAfterInterceptResponseResult) member(k, b []byte, i int) (int,
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolBatchAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ToolBatchAfterInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ToolBatchAfterInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -2834,7 +2835,7 @@ func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolBatchAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ToolBatchAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -2845,7 +2846,7 @@ func (s *ToolBatchAfterInterceptResponse) member(k, b []byte, i int) (int, error
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolBatchAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ToolBatchAfterInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ToolBatchAfterInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -2896,7 +2897,7 @@ func (s *ContextCompactBeforeModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContextCompactBeforeModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *ContextCompactBeforeModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -2909,7 +2910,7 @@ func (s *ContextCompactBeforeModifyEffect) member(k, b []byte, i int) (int, erro
 	}
 	return notAllowed(k, i)
 }
-func (s *ContextCompactBeforeModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *ContextCompactBeforeModifyEffect) decode(b *input, i int) (int, error) {
 	*s = ContextCompactBeforeModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -2959,7 +2960,7 @@ func (u *ContextCompactBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ContextCompactBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *ContextCompactBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -3073,7 +3074,7 @@ func (s *ContextCompactBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContextCompactBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ContextCompactBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -3084,7 +3085,7 @@ func (s *ContextCompactBeforeInterceptResponseResult) member(k, b []byte, i int)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ContextCompactBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ContextCompactBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ContextCompactBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -3130,7 +3131,7 @@ func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContextCompactBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ContextCompactBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -3141,7 +3142,7 @@ func (s *ContextCompactBeforeInterceptResponse) member(k, b []byte, i int) (int,
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ContextCompactBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ContextCompactBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ContextCompactBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -3192,7 +3193,7 @@ func (s *ContextCompactAfterModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContextCompactAfterModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *ContextCompactAfterModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -3205,7 +3206,7 @@ func (s *ContextCompactAfterModifyEffect) member(k, b []byte, i int) (int, error
 	}
 	return notAllowed(k, i)
 }
-func (s *ContextCompactAfterModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *ContextCompactAfterModifyEffect) decode(b *input, i int) (int, error) {
 	*s = ContextCompactAfterModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -3247,7 +3248,7 @@ func (u *ContextCompactAfterEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *ContextCompactAfterEffect) decode(b []byte, i int) (int, error) {
+func (u *ContextCompactAfterEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -3349,7 +3350,7 @@ func (s *ContextCompactAfterInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContextCompactAfterInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *ContextCompactAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -3360,7 +3361,7 @@ func (s *ContextCompactAfterInterceptResponseResult) member(k, b []byte, i int) 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ContextCompactAfterInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *ContextCompactAfterInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = ContextCompactAfterInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -3406,7 +3407,7 @@ func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ContextCompactAfterInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *ContextCompactAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -3417,7 +3418,7 @@ func (s *ContextCompactAfterInterceptResponse) member(k, b []byte, i int) (int, 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ContextCompactAfterInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *ContextCompactAfterInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = ContextCompactAfterInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -3473,7 +3474,7 @@ func (s *TaskChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *TaskChangeBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -3484,7 +3485,7 @@ func (s *TaskChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (in
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *TaskChangeBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = TaskChangeBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -3530,7 +3531,7 @@ func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *TaskChangeBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -3541,7 +3542,7 @@ func (s *TaskChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *TaskChangeBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = TaskChangeBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -3583,7 +3584,7 @@ func (u *UserElicitationRequestEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *UserElicitationRequestEffect) decode(b []byte, i int) (int, error) {
+func (u *UserElicitationRequestEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -3685,7 +3686,7 @@ func (s *UserElicitationRequestInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserElicitationRequestInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *UserElicitationRequestInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -3696,7 +3697,7 @@ func (s *UserElicitationRequestInterceptResponseResult) member(k, b []byte, i in
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserElicitationRequestInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *UserElicitationRequestInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = UserElicitationRequestInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -3742,7 +3743,7 @@ func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserElicitationRequestInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *UserElicitationRequestInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -3753,7 +3754,7 @@ func (s *UserElicitationRequestInterceptResponse) member(k, b []byte, i int) (in
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserElicitationRequestInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *UserElicitationRequestInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = UserElicitationRequestInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -3794,7 +3795,7 @@ func (u *UserElicitationResultEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *UserElicitationResultEffect) decode(b []byte, i int) (int, error) {
+func (u *UserElicitationResultEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -3890,7 +3891,7 @@ func (s *UserElicitationResultInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserElicitationResultInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *UserElicitationResultInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -3901,7 +3902,7 @@ func (s *UserElicitationResultInterceptResponseResult) member(k, b []byte, i int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserElicitationResultInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *UserElicitationResultInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = UserElicitationResultInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -3947,7 +3948,7 @@ func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserElicitationResultInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *UserElicitationResultInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -3958,7 +3959,7 @@ func (s *UserElicitationResultInterceptResponse) member(k, b []byte, i int) (int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserElicitationResultInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *UserElicitationResultInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = UserElicitationResultInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -4003,7 +4004,7 @@ func (u *UserMessageInboundEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *UserMessageInboundEffect) decode(b []byte, i int) (int, error) {
+func (u *UserMessageInboundEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -4105,7 +4106,7 @@ func (s *UserMessageInboundInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageInboundInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageInboundInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -4116,7 +4117,7 @@ func (s *UserMessageInboundInterceptResponseResult) member(k, b []byte, i int) (
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserMessageInboundInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *UserMessageInboundInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = UserMessageInboundInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -4162,7 +4163,7 @@ func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageInboundInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageInboundInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -4173,7 +4174,7 @@ func (s *UserMessageInboundInterceptResponse) member(k, b []byte, i int) (int, e
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserMessageInboundInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *UserMessageInboundInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = UserMessageInboundInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -4224,7 +4225,7 @@ func (s *UserMessageOutboundModifyEffect) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageOutboundModifyEffect) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageOutboundModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "modify")
@@ -4237,7 +4238,7 @@ func (s *UserMessageOutboundModifyEffect) member(k, b []byte, i int) (int, error
 	}
 	return notAllowed(k, i)
 }
-func (s *UserMessageOutboundModifyEffect) decode(b []byte, i int) (int, error) {
+func (s *UserMessageOutboundModifyEffect) decode(b *input, i int) (int, error) {
 	*s = UserMessageOutboundModifyEffect{}
 	return decObject(b, i, s.member)
 }
@@ -4279,7 +4280,7 @@ func (u *UserMessageOutboundEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *UserMessageOutboundEffect) decode(b []byte, i int) (int, error) {
+func (u *UserMessageOutboundEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -4381,7 +4382,7 @@ func (s *UserMessageOutboundInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageOutboundInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageOutboundInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -4392,7 +4393,7 @@ func (s *UserMessageOutboundInterceptResponseResult) member(k, b []byte, i int) 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserMessageOutboundInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *UserMessageOutboundInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = UserMessageOutboundInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -4438,7 +4439,7 @@ func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *UserMessageOutboundInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *UserMessageOutboundInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -4449,7 +4450,7 @@ func (s *UserMessageOutboundInterceptResponse) member(k, b []byte, i int) (int, 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *UserMessageOutboundInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *UserMessageOutboundInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = UserMessageOutboundInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -4494,7 +4495,7 @@ func (u *WorkspaceChangeBeforeEffect) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *WorkspaceChangeBeforeEffect) decode(b []byte, i int) (int, error) {
+func (u *WorkspaceChangeBeforeEffect) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -4596,7 +4597,7 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *WorkspaceChangeBeforeInterceptResponseResult) member(k, b []byte, i int) (int, error) {
+func (s *WorkspaceChangeBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -4607,7 +4608,7 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) member(k, b []byte, i int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *WorkspaceChangeBeforeInterceptResponseResult) decode(b []byte, i int) (int, error) {
+func (s *WorkspaceChangeBeforeInterceptResponseResult) decode(b *input, i int) (int, error) {
 	*s = WorkspaceChangeBeforeInterceptResponseResult{}
 	return decObject(b, i, s.member)
 }
@@ -4653,7 +4654,7 @@ func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *WorkspaceChangeBeforeInterceptResponse) member(k, b []byte, i int) (int, error) {
+func (s *WorkspaceChangeBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -4664,7 +4665,7 @@ func (s *WorkspaceChangeBeforeInterceptResponse) member(k, b []byte, i int) (int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *WorkspaceChangeBeforeInterceptResponse) decode(b []byte, i int) (int, error) {
+func (s *WorkspaceChangeBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	*s = WorkspaceChangeBeforeInterceptResponse{}
 	return decObject(b, i, s.member)
 }
@@ -4678,6 +4679,12 @@ func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) erro
 // ParseInterceptResponse validates data against the canonical schema intercept-response.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseInterceptResponse(data []byte) (*InterceptResponse, error) {
 	v, err := parseRoot[InterceptResponse]("InterceptResponse", "intercept-response.schema.json", data)
+	return v, err
+}
+
+// ParseInterceptResponseContext is ParseInterceptResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseInterceptResponseContext(ctx context.Context, data []byte) (*InterceptResponse, error) {
+	v, err := parseRootContext[InterceptResponse](ctx, "InterceptResponse", "intercept-response.schema.json", data)
 	return v, err
 }
 

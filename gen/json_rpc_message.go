@@ -3,7 +3,10 @@
 
 package gen
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // JSONRPCMessage is the union defined at json-rpc-message.schema.json#; exactly one arm is set.
 type JSONRPCMessage struct {
@@ -40,7 +43,7 @@ func (u *JSONRPCMessage) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *JSONRPCMessage) decode(b []byte, i int) (int, error) {
+func (u *JSONRPCMessage) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -109,6 +112,12 @@ func (u *JSONRPCMessage) JSONRPC() string {
 // ParseJSONRPCMessage validates data against the canonical schema json-rpc-message.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseJSONRPCMessage(data []byte) (*JSONRPCMessage, error) {
 	v, err := parseRoot[JSONRPCMessage]("JSONRPCMessage", "json-rpc-message.schema.json", data)
+	return v, err
+}
+
+// ParseJSONRPCMessageContext is ParseJSONRPCMessage for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseJSONRPCMessageContext(ctx context.Context, data []byte) (*JSONRPCMessage, error) {
+	v, err := parseRootContext[JSONRPCMessage](ctx, "JSONRPCMessage", "json-rpc-message.schema.json", data)
 	return v, err
 }
 

@@ -18,8 +18,8 @@ func (u FormAnswerValue) MarshalJSON() ([]byte, error) {
 	e.raw([]byte(u))
 	return e.buf, e.err
 }
-func (u *FormAnswerValue) decode(b []byte, i int) (int, error) {
-	switch jsonKind(b[i:]) {
+func (u *FormAnswerValue) decode(b *input, i int) (int, error) {
+	switch jsonKind(b.b[i:]) {
 	case "array", "boolean", "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -113,7 +113,7 @@ func (s *MCPElicitationElicitResult) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationElicitResult) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "_meta":
 		return decRawAt(&s.Meta, b, i)
@@ -124,7 +124,7 @@ func (s *MCPElicitationElicitResult) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *MCPElicitationElicitResult) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitResult) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationElicitResult{}
 	return decObject(b, i, s.member)
 }
@@ -155,7 +155,7 @@ func (v MCPElicitationElicitResultAction) Known() bool {
 	}
 	return false
 }
-func (p *MCPElicitationElicitResultAction) decode(b []byte, i int) (int, error) {
+func (p *MCPElicitationElicitResultAction) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "accept", "cancel", "decline")
 }
 
@@ -201,7 +201,7 @@ func (s *MCPElicitationBooleanSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationBooleanSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationBooleanSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		s.Default = new(bool)
@@ -217,7 +217,7 @@ func (s *MCPElicitationBooleanSchema) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationBooleanSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationBooleanSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationBooleanSchema{}
 	return decObject(b, i, s.member)
 }
@@ -273,7 +273,7 @@ func (s *MCPElicitationElicitRequestFormParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationElicitRequestFormParams) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitRequestFormParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "_meta":
 		s.Meta = new(ParamsMeta)
@@ -291,7 +291,7 @@ func (s *MCPElicitationElicitRequestFormParams) member(k, b []byte, i int) (int,
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *MCPElicitationElicitRequestFormParams) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitRequestFormParams) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationElicitRequestFormParams{}
 	return decObject(b, i, s.member)
 }
@@ -327,14 +327,14 @@ func (s *ParamsMeta) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ParamsMeta) member(k, b []byte, i int) (int, error) {
+func (s *ParamsMeta) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "progressToken":
 		return s.ProgressToken.decode(b, i)
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ParamsMeta) decode(b []byte, i int) (int, error) {
+func (s *ParamsMeta) decode(b *input, i int) (int, error) {
 	*s = ParamsMeta{}
 	return decObject(b, i, s.member)
 }
@@ -354,8 +354,8 @@ func (u MCPElicitationProgressToken) MarshalJSON() ([]byte, error) {
 	e.raw([]byte(u))
 	return e.buf, e.err
 }
-func (u *MCPElicitationProgressToken) decode(b []byte, i int) (int, error) {
-	switch jsonKind(b[i:]) {
+func (u *MCPElicitationProgressToken) decode(b *input, i int) (int, error) {
+	switch jsonKind(b.b[i:]) {
 	case "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -455,7 +455,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) encode(e *encoder
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "$schema":
 		s.Schema = new(string)
@@ -469,7 +469,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k, b []byt
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationElicitRequestFormParamsRequestedSchema{}
 	return decObject(b, i, s.member)
 }
@@ -540,7 +540,7 @@ func (s *MCPElicitationStringSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationStringSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationStringSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		s.Default = new(string)
@@ -565,7 +565,7 @@ func (s *MCPElicitationStringSchema) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationStringSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationStringSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationStringSchema{}
 	return decObject(b, i, s.member)
 }
@@ -598,7 +598,7 @@ func (v MCPElicitationStringSchemaFormat) Known() bool {
 	}
 	return false
 }
-func (p *MCPElicitationStringSchemaFormat) decode(b []byte, i int) (int, error) {
+func (p *MCPElicitationStringSchemaFormat) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "date", "date-time", "email", "uri")
 }
 
@@ -652,7 +652,7 @@ func (s *MCPElicitationNumberSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationNumberSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationNumberSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		s.Default = new(json.Number)
@@ -674,7 +674,7 @@ func (s *MCPElicitationNumberSchema) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationNumberSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationNumberSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationNumberSchema{}
 	return decObject(b, i, s.member)
 }
@@ -703,7 +703,7 @@ func (v MCPElicitationNumberSchemaType) Known() bool {
 	}
 	return false
 }
-func (p *MCPElicitationNumberSchemaType) decode(b []byte, i int) (int, error) {
+func (p *MCPElicitationNumberSchemaType) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "integer", "number")
 }
 
@@ -764,7 +764,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		s.Default = new(string)
@@ -782,7 +782,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k, b []byte, i int
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationUntitledSingleSelectEnumSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationUntitledSingleSelectEnumSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationUntitledSingleSelectEnumSchema{}
 	return decObject(b, i, s.member)
 }
@@ -850,7 +850,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		s.Default = new(string)
@@ -868,7 +868,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k, b []byte, i int) 
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationTitledSingleSelectEnumSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledSingleSelectEnumSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationTitledSingleSelectEnumSchema{}
 	return decObject(b, i, s.member)
 }
@@ -903,7 +903,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) encode(e *encoder)
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "const":
 		return decStrAt(&s.Const, b, i)
@@ -912,7 +912,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) member(k, b []byte
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationTitledSingleSelectEnumSchemaOneOfItem{}
 	return decObject(b, i, s.member)
 }
@@ -988,7 +988,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		return decArray(&s.Default, b, i, decStrAt)
@@ -1011,7 +1011,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k, b []byte, i int)
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationUntitledMultiSelectEnumSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationUntitledMultiSelectEnumSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationUntitledMultiSelectEnumSchema{}
 	return decObject(b, i, s.member)
 }
@@ -1061,7 +1061,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "enum":
 		return decArray(&s.Enum, b, i, decStrAt)
@@ -1070,7 +1070,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) member(k, b []byte, i
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationUntitledMultiSelectEnumSchemaItems{}
 	return decObject(b, i, s.member)
 }
@@ -1146,7 +1146,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		return decArray(&s.Default, b, i, decStrAt)
@@ -1169,7 +1169,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k, b []byte, i int) (
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationTitledMultiSelectEnumSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledMultiSelectEnumSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationTitledMultiSelectEnumSchema{}
 	return decObject(b, i, s.member)
 }
@@ -1211,14 +1211,14 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "anyOf":
 		return decArray(&s.AnyOf, b, i, (*MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem).decode)
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationTitledMultiSelectEnumSchemaItems{}
 	return decObject(b, i, s.member)
 }
@@ -1253,7 +1253,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) encode(e *enco
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "const":
 		return decStrAt(&s.Const, b, i)
@@ -1262,7 +1262,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) member(k, b []
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem{}
 	return decObject(b, i, s.member)
 }
@@ -1343,7 +1343,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationLegacyTitledEnumSchema) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationLegacyTitledEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "default":
 		s.Default = new(string)
@@ -1363,7 +1363,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) member(k, b []byte, i int) (int, 
 	}
 	return notAllowed(k, i)
 }
-func (s *MCPElicitationLegacyTitledEnumSchema) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationLegacyTitledEnumSchema) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationLegacyTitledEnumSchema{}
 	return decObject(b, i, s.member)
 }
@@ -1425,7 +1425,7 @@ func (u *MCPElicitationPrimitiveSchemaDefinition) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *MCPElicitationPrimitiveSchemaDefinition) decode(b []byte, i int) (int, error) {
+func (u *MCPElicitationPrimitiveSchemaDefinition) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1514,7 +1514,7 @@ func (s *MCPElicitationTaskMetadata) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationTaskMetadata) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationTaskMetadata) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "ttl":
 		s.TTL = new(json.Number)
@@ -1522,7 +1522,7 @@ func (s *MCPElicitationTaskMetadata) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *MCPElicitationTaskMetadata) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationTaskMetadata) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationTaskMetadata{}
 	return decObject(b, i, s.member)
 }
@@ -1584,7 +1584,7 @@ func (s *MCPElicitationElicitRequestURLParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *MCPElicitationElicitRequestURLParams) member(k, b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitRequestURLParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "_meta":
 		s.Meta = new(ParamsMeta)
@@ -1603,7 +1603,7 @@ func (s *MCPElicitationElicitRequestURLParams) member(k, b []byte, i int) (int, 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *MCPElicitationElicitRequestURLParams) decode(b []byte, i int) (int, error) {
+func (s *MCPElicitationElicitRequestURLParams) decode(b *input, i int) (int, error) {
 	*s = MCPElicitationElicitRequestURLParams{}
 	return decObject(b, i, s.member)
 }
@@ -1641,7 +1641,7 @@ func (u *MCPElicitationElicitRequestParams) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *MCPElicitationElicitRequestParams) decode(b []byte, i int) (int, error) {
+func (u *MCPElicitationElicitRequestParams) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {

@@ -3,6 +3,8 @@
 
 package gen
 
+import "context"
+
 // ObserveNotificationParams is the object defined at observe-notification.schema.json#/allOf/1/properties/params.
 type ObserveNotificationParams struct {
 	// ProtocolVersion is the "protocolVersion" member (required).
@@ -30,7 +32,7 @@ func (s *ObserveNotificationParams) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ObserveNotificationParams) member(k, b []byte, i int) (int, error) {
+func (s *ObserveNotificationParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -39,7 +41,7 @@ func (s *ObserveNotificationParams) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ObserveNotificationParams) decode(b []byte, i int) (int, error) {
+func (s *ObserveNotificationParams) decode(b *input, i int) (int, error) {
 	*s = ObserveNotificationParams{}
 	return decObject(b, i, s.member)
 }
@@ -89,7 +91,7 @@ func (s *ObserveNotification) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ObserveNotification) member(k, b []byte, i int) (int, error) {
+func (s *ObserveNotification) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
 		return decKnownAt(&s.JSONRPC, b, i, "2.0")
@@ -100,7 +102,7 @@ func (s *ObserveNotification) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ObserveNotification) decode(b []byte, i int) (int, error) {
+func (s *ObserveNotification) decode(b *input, i int) (int, error) {
 	*s = ObserveNotification{}
 	return decObject(b, i, s.member)
 }
@@ -114,6 +116,12 @@ func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 // ParseObserveNotification validates data against the canonical schema observe-notification.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseObserveNotification(data []byte) (*ObserveNotification, error) {
 	v, err := parseRoot[ObserveNotification]("ObserveNotification", "observe-notification.schema.json", data)
+	return v, err
+}
+
+// ParseObserveNotificationContext is ParseObserveNotification for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseObserveNotificationContext(ctx context.Context, data []byte) (*ObserveNotification, error) {
+	v, err := parseRootContext[ObserveNotification](ctx, "ObserveNotification", "observe-notification.schema.json", data)
 	return v, err
 }
 

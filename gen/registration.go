@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -47,7 +48,7 @@ func (s *AuthenticationBearer) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AuthenticationBearer) member(k, b []byte, i int) (int, error) {
+func (s *AuthenticationBearer) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "bearer")
@@ -60,7 +61,7 @@ func (s *AuthenticationBearer) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *AuthenticationBearer) decode(b []byte, i int) (int, error) {
+func (s *AuthenticationBearer) decode(b *input, i int) (int, error) {
 	*s = AuthenticationBearer{}
 	return decObject(b, i, s.member)
 }
@@ -133,7 +134,7 @@ func (s *AuthenticationOauth) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *AuthenticationOauth) member(k, b []byte, i int) (int, error) {
+func (s *AuthenticationOauth) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "oauth")
@@ -153,7 +154,7 @@ func (s *AuthenticationOauth) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *AuthenticationOauth) decode(b []byte, i int) (int, error) {
+func (s *AuthenticationOauth) decode(b *input, i int) (int, error) {
 	*s = AuthenticationOauth{}
 	return decObject(b, i, s.member)
 }
@@ -182,7 +183,7 @@ func (v AuthenticationFlow) Known() bool {
 	}
 	return false
 }
-func (p *AuthenticationFlow) decode(b []byte, i int) (int, error) {
+func (p *AuthenticationFlow) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "authorization_code_pkce", "client_credentials")
 }
 
@@ -213,7 +214,7 @@ func (u *Authentication) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *Authentication) decode(b []byte, i int) (int, error) {
+func (u *Authentication) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -305,7 +306,7 @@ func (s *Registration) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Registration) member(k, b []byte, i int) (int, error) {
+func (s *Registration) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "protocolVersion":
 		return decStrAt(&s.ProtocolVersion, b, i)
@@ -314,7 +315,7 @@ func (s *Registration) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Registration) decode(b []byte, i int) (int, error) {
+func (s *Registration) decode(b *input, i int) (int, error) {
 	*s = Registration{}
 	return decObject(b, i, s.member)
 }
@@ -373,7 +374,7 @@ func (s *Backend) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Backend) member(k, b []byte, i int) (int, error) {
+func (s *Backend) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decNamedAt[ReverseDNSName](&s.ID, b, i)
@@ -387,7 +388,7 @@ func (s *Backend) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *Backend) decode(b []byte, i int) (int, error) {
+func (s *Backend) decode(b *input, i int) (int, error) {
 	*s = Backend{}
 	return decObject(b, i, s.member)
 }
@@ -455,7 +456,7 @@ func (s *StdioTransport) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *StdioTransport) member(k, b []byte, i int) (int, error) {
+func (s *StdioTransport) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "stdio")
@@ -471,7 +472,7 @@ func (s *StdioTransport) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *StdioTransport) decode(b []byte, i int) (int, error) {
+func (s *StdioTransport) decode(b *input, i int) (int, error) {
 	*s = StdioTransport{}
 	return decObject(b, i, s.member)
 }
@@ -500,7 +501,7 @@ func (v StdioTransportLifecycle) Known() bool {
 	}
 	return false
 }
-func (p *StdioTransportLifecycle) decode(b []byte, i int) (int, error) {
+func (p *StdioTransportLifecycle) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "persistent", "per_event")
 }
 
@@ -535,7 +536,7 @@ func (s *HTTPTransport) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *HTTPTransport) member(k, b []byte, i int) (int, error) {
+func (s *HTTPTransport) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
 		return decKnownAt(&s.Type, b, i, "http")
@@ -544,7 +545,7 @@ func (s *HTTPTransport) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *HTTPTransport) decode(b []byte, i int) (int, error) {
+func (s *HTTPTransport) decode(b *input, i int) (int, error) {
 	*s = HTTPTransport{}
 	return decObject(b, i, s.member)
 }
@@ -582,7 +583,7 @@ func (u *Transport) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *Transport) decode(b []byte, i int) (int, error) {
+func (u *Transport) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -720,7 +721,7 @@ func (s *InterceptSubscription) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *InterceptSubscription) member(k, b []byte, i int) (int, error) {
+func (s *InterceptSubscription) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "events":
 		return decArray(&s.Events, b, i, (*InterceptEventSelector).decode)
@@ -750,7 +751,7 @@ func (s *InterceptSubscription) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *InterceptSubscription) decode(b []byte, i int) (int, error) {
+func (s *InterceptSubscription) decode(b *input, i int) (int, error) {
 	*s = InterceptSubscription{}
 	return decObject(b, i, s.member)
 }
@@ -813,7 +814,7 @@ func (v InterceptEventSelector) Known() bool {
 	}
 	return false
 }
-func (p *InterceptEventSelector) decode(b []byte, i int) (int, error) {
+func (p *InterceptEventSelector) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "tool.before", "tool.after", "session.start", "config.change.before", "turn.start", "turn.finish.before", "model.request.before", "model.switch.before", "tool.permission.request", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "model.response.after")
 }
 
@@ -835,7 +836,7 @@ func (v InterceptSubscriptionFailurePolicy) Known() bool {
 	}
 	return false
 }
-func (p *InterceptSubscriptionFailurePolicy) decode(b []byte, i int) (int, error) {
+func (p *InterceptSubscriptionFailurePolicy) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "fail-open", "fail-closed")
 }
 
@@ -884,7 +885,7 @@ func (s *SubscriptionFilters) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SubscriptionFilters) member(k, b []byte, i int) (int, error) {
+func (s *SubscriptionFilters) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "toolKinds":
 		return decArray(&s.ToolKinds, b, i, decStrAt)
@@ -893,7 +894,7 @@ func (s *SubscriptionFilters) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SubscriptionFilters) decode(b []byte, i int) (int, error) {
+func (s *SubscriptionFilters) decode(b *input, i int) (int, error) {
 	*s = SubscriptionFilters{}
 	return decObject(b, i, s.member)
 }
@@ -924,7 +925,7 @@ func (v SubscriptionScope) Known() bool {
 	}
 	return false
 }
-func (p *SubscriptionScope) decode(b []byte, i int) (int, error) {
+func (p *SubscriptionScope) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "managed", "project", "user")
 }
 
@@ -1004,7 +1005,7 @@ func (s *ObserveSubscription) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ObserveSubscription) member(k, b []byte, i int) (int, error) {
+func (s *ObserveSubscription) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "events":
 		return decArray(&s.Events, b, i, (*ObserveEventSelector).decode)
@@ -1030,7 +1031,7 @@ func (s *ObserveSubscription) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ObserveSubscription) decode(b []byte, i int) (int, error) {
+func (s *ObserveSubscription) decode(b *input, i int) (int, error) {
 	*s = ObserveSubscription{}
 	return decObject(b, i, s.member)
 }
@@ -1119,7 +1120,7 @@ func (v ObserveEventSelector) Known() bool {
 	}
 	return false
 }
-func (p *ObserveEventSelector) decode(b []byte, i int) (int, error) {
+func (p *ObserveEventSelector) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "tool.before", "tool.after", "session.start", "session.end", "config.change.before", "config.change.after", "turn.start", "turn.finish.before", "turn.end", "turn.progress", "model.request.before", "model.response.after", "model.error", "model.switch.before", "model.switch.after", "tool.permission.request", "tool.permission.resolved", "tool.progress", "tool.batch.after", "context.compact.before", "context.compact.after", "task.change.before", "task.change.after", "user.attention", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before", "workspace.change.after", "file.changed", "hook.failure")
 }
 
@@ -1150,7 +1151,7 @@ func (u *Subscription) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *Subscription) decode(b []byte, i int) (int, error) {
+func (u *Subscription) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1241,7 +1242,7 @@ func (s *RegistrationContentReceiver) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *RegistrationContentReceiver) member(k, b []byte, i int) (int, error) {
+func (s *RegistrationContentReceiver) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "url":
 		return decStrAt(&s.URL, b, i)
@@ -1255,7 +1256,7 @@ func (s *RegistrationContentReceiver) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *RegistrationContentReceiver) decode(b []byte, i int) (int, error) {
+func (s *RegistrationContentReceiver) decode(b *input, i int) (int, error) {
 	*s = RegistrationContentReceiver{}
 	return decObject(b, i, s.member)
 }
@@ -1269,6 +1270,12 @@ func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
 // ParseRegistration validates data against the canonical schema registration.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseRegistration(data []byte) (*Registration, error) {
 	v, err := parseRoot[Registration]("Registration", "registration.schema.json", data)
+	return v, err
+}
+
+// ParseRegistrationContext is ParseRegistration for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseRegistrationContext(ctx context.Context, data []byte) (*Registration, error) {
+	v, err := parseRootContext[Registration](ctx, "Registration", "registration.schema.json", data)
 	return v, err
 }
 

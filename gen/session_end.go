@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // SessionEndEvent is the object defined at session-end.schema.json#.
 type SessionEndEvent struct {
@@ -118,7 +121,7 @@ func (s *SessionEndEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionEndEvent) member(k, b []byte, i int) (int, error) {
+func (s *SessionEndEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -156,7 +159,7 @@ func (s *SessionEndEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SessionEndEvent) decode(b []byte, i int) (int, error) {
+func (s *SessionEndEvent) decode(b *input, i int) (int, error) {
 	*s = SessionEndEvent{}
 	return decObject(b, i, s.member)
 }
@@ -189,13 +192,19 @@ func (v SessionEndEventOutcome) Known() bool {
 	}
 	return false
 }
-func (p *SessionEndEventOutcome) decode(b []byte, i int) (int, error) {
+func (p *SessionEndEventOutcome) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "completed", "cancelled", "error", "unknown")
 }
 
 // ParseSessionEnd validates data against the canonical schema session-end.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseSessionEnd(data []byte) (*SessionEndEvent, error) {
 	v, err := parseRoot[SessionEndEvent]("SessionEndEvent", "session-end.schema.json", data)
+	return v, err
+}
+
+// ParseSessionEndContext is ParseSessionEnd for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseSessionEndContext(ctx context.Context, data []byte) (*SessionEndEvent, error) {
+	v, err := parseRootContext[SessionEndEvent](ctx, "SessionEndEvent", "session-end.schema.json", data)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // SessionStartEvent is the object defined at session-start.schema.json#.
 type SessionStartEvent struct {
@@ -128,7 +131,7 @@ func (s *SessionStartEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionStartEvent) member(k, b []byte, i int) (int, error) {
+func (s *SessionStartEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -171,7 +174,7 @@ func (s *SessionStartEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *SessionStartEvent) decode(b []byte, i int) (int, error) {
+func (s *SessionStartEvent) decode(b *input, i int) (int, error) {
 	*s = SessionStartEvent{}
 	return decObject(b, i, s.member)
 }
@@ -206,7 +209,7 @@ func (v SessionStartEventTrigger) Known() bool {
 	}
 	return false
 }
-func (p *SessionStartEventTrigger) decode(b []byte, i int) (int, error) {
+func (p *SessionStartEventTrigger) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "startup", "resume", "clear", "compact", "fork")
 }
 
@@ -236,7 +239,7 @@ func (s *SessionStartEventResumedFrom) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionStartEventResumedFrom) member(k, b []byte, i int) (int, error) {
+func (s *SessionStartEventResumedFrom) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -246,7 +249,7 @@ func (s *SessionStartEventResumedFrom) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *SessionStartEventResumedFrom) decode(b []byte, i int) (int, error) {
+func (s *SessionStartEventResumedFrom) decode(b *input, i int) (int, error) {
 	*s = SessionStartEventResumedFrom{}
 	return decObject(b, i, s.member)
 }
@@ -281,7 +284,7 @@ func (s *SessionStartEventHarness) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *SessionStartEventHarness) member(k, b []byte, i int) (int, error) {
+func (s *SessionStartEventHarness) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "name":
 		return decStrAt(&s.Name, b, i)
@@ -290,7 +293,7 @@ func (s *SessionStartEventHarness) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *SessionStartEventHarness) decode(b []byte, i int) (int, error) {
+func (s *SessionStartEventHarness) decode(b *input, i int) (int, error) {
 	*s = SessionStartEventHarness{}
 	return decObject(b, i, s.member)
 }
@@ -304,6 +307,12 @@ func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
 // ParseSessionStart validates data against the canonical schema session-start.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseSessionStart(data []byte) (*SessionStartEvent, error) {
 	v, err := parseRoot[SessionStartEvent]("SessionStartEvent", "session-start.schema.json", data)
+	return v, err
+}
+
+// ParseSessionStartContext is ParseSessionStart for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseSessionStartContext(ctx context.Context, data []byte) (*SessionStartEvent, error) {
+	v, err := parseRootContext[SessionStartEvent](ctx, "SessionStartEvent", "session-start.schema.json", data)
 	return v, err
 }
 

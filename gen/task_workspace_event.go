@@ -4,6 +4,7 @@
 package gen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -113,7 +114,7 @@ func (s *TaskWorkspaceEventTaskChangeBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskWorkspaceEventTaskChangeBefore) member(k, b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventTaskChangeBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -148,7 +149,7 @@ func (s *TaskWorkspaceEventTaskChangeBefore) member(k, b []byte, i int) (int, er
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskWorkspaceEventTaskChangeBefore) decode(b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventTaskChangeBefore) decode(b *input, i int) (int, error) {
 	*s = TaskWorkspaceEventTaskChangeBefore{}
 	return decObject(b, i, s.member)
 }
@@ -205,7 +206,7 @@ func (s *Task) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Task) member(k, b []byte, i int) (int, error) {
+func (s *Task) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -224,7 +225,7 @@ func (s *Task) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *Task) decode(b []byte, i int) (int, error) {
+func (s *Task) decode(b *input, i int) (int, error) {
 	*s = Task{}
 	return decObject(b, i, s.member)
 }
@@ -255,7 +256,7 @@ func (v Operation) Known() bool {
 	}
 	return false
 }
-func (p *Operation) decode(b []byte, i int) (int, error) {
+func (p *Operation) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "create", "update", "remove")
 }
 
@@ -364,7 +365,7 @@ func (s *TaskWorkspaceEventTaskChangeAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskWorkspaceEventTaskChangeAfter) member(k, b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventTaskChangeAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -399,7 +400,7 @@ func (s *TaskWorkspaceEventTaskChangeAfter) member(k, b []byte, i int) (int, err
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskWorkspaceEventTaskChangeAfter) decode(b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventTaskChangeAfter) decode(b *input, i int) (int, error) {
 	*s = TaskWorkspaceEventTaskChangeAfter{}
 	return decObject(b, i, s.member)
 }
@@ -515,7 +516,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k, b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -550,7 +551,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k, b []byte, i int) (in
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskWorkspaceEventWorkspaceChangeBefore) decode(b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventWorkspaceChangeBefore) decode(b *input, i int) (int, error) {
 	*s = TaskWorkspaceEventWorkspaceChangeBefore{}
 	return decObject(b, i, s.member)
 }
@@ -597,7 +598,7 @@ func (s *Workspace) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *Workspace) member(k, b []byte, i int) (int, error) {
+func (s *Workspace) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "kind":
 		return (*TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind).decode(&s.Kind, b, i)
@@ -612,7 +613,7 @@ func (s *Workspace) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *Workspace) decode(b []byte, i int) (int, error) {
+func (s *Workspace) decode(b *input, i int) (int, error) {
 	*s = Workspace{}
 	return decObject(b, i, s.member)
 }
@@ -643,7 +644,7 @@ func (v TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind) Known() bool {
 	}
 	return false
 }
-func (p *TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind) decode(b []byte, i int) (int, error) {
+func (p *TaskWorkspaceEventWorkspaceChangeBeforeWorkspaceKind) decode(b *input, i int) (int, error) {
 	return decKnownAt(p, b, i, "cwd", "roots", "switch")
 }
 
@@ -682,7 +683,7 @@ func (s *WorkspaceChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *WorkspaceChange) member(k, b []byte, i int) (int, error) {
+func (s *WorkspaceChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "cwd":
 		s.Cwd = new(string)
@@ -692,7 +693,7 @@ func (s *WorkspaceChange) member(k, b []byte, i int) (int, error) {
 	}
 	return notAllowed(k, i)
 }
-func (s *WorkspaceChange) decode(b []byte, i int) (int, error) {
+func (s *WorkspaceChange) decode(b *input, i int) (int, error) {
 	*s = WorkspaceChange{}
 	return decObject(b, i, s.member)
 }
@@ -808,7 +809,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k, b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -843,7 +844,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k, b []byte, i int) (int
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskWorkspaceEventWorkspaceChangeAfter) decode(b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventWorkspaceChangeAfter) decode(b *input, i int) (int, error) {
 	*s = TaskWorkspaceEventWorkspaceChangeAfter{}
 	return decObject(b, i, s.member)
 }
@@ -970,7 +971,7 @@ func (s *TaskWorkspaceEventFileChanged) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskWorkspaceEventFileChanged) member(k, b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventFileChanged) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -1005,7 +1006,7 @@ func (s *TaskWorkspaceEventFileChanged) member(k, b []byte, i int) (int, error) 
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *TaskWorkspaceEventFileChanged) decode(b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventFileChanged) decode(b *input, i int) (int, error) {
 	*s = TaskWorkspaceEventFileChanged{}
 	return decObject(b, i, s.member)
 }
@@ -1056,7 +1057,7 @@ func (s *TaskWorkspaceEventFileChangedChange) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *TaskWorkspaceEventFileChangedChange) member(k, b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventFileChangedChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "path":
 		return decStrAt(&s.Path, b, i)
@@ -1073,7 +1074,7 @@ func (s *TaskWorkspaceEventFileChangedChange) member(k, b []byte, i int) (int, e
 	}
 	return notAllowed(k, i)
 }
-func (s *TaskWorkspaceEventFileChangedChange) decode(b []byte, i int) (int, error) {
+func (s *TaskWorkspaceEventFileChangedChange) decode(b *input, i int) (int, error) {
 	*s = TaskWorkspaceEventFileChangedChange{}
 	return decObject(b, i, s.member)
 }
@@ -1123,7 +1124,7 @@ func (u *TaskWorkspaceEvent) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *TaskWorkspaceEvent) decode(b []byte, i int) (int, error) {
+func (u *TaskWorkspaceEvent) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -1258,6 +1259,12 @@ func (u *TaskWorkspaceEvent) Type() string {
 // ParseTaskWorkspaceEvent validates data against the canonical schema task-workspace-event.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseTaskWorkspaceEvent(data []byte) (*TaskWorkspaceEvent, error) {
 	v, err := parseRoot[TaskWorkspaceEvent]("TaskWorkspaceEvent", "task-workspace-event.schema.json", data)
+	return v, err
+}
+
+// ParseTaskWorkspaceEventContext is ParseTaskWorkspaceEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseTaskWorkspaceEventContext(ctx context.Context, data []byte) (*TaskWorkspaceEvent, error) {
+	v, err := parseRootContext[TaskWorkspaceEvent](ctx, "TaskWorkspaceEvent", "task-workspace-event.schema.json", data)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ToolAfterEvent is the object defined at tool-after.schema.json#.
 type ToolAfterEvent struct {
@@ -159,7 +162,7 @@ func (s *ToolAfterEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolAfterEvent) member(k, b []byte, i int) (int, error) {
+func (s *ToolAfterEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -213,7 +216,7 @@ func (s *ToolAfterEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolAfterEvent) decode(b []byte, i int) (int, error) {
+func (s *ToolAfterEvent) decode(b *input, i int) (int, error) {
 	*s = ToolAfterEvent{}
 	return decObject(b, i, s.member)
 }
@@ -227,6 +230,12 @@ func (s *ToolAfterEvent) UnmarshalJSON(data []byte) error {
 // ParseToolAfter validates data against the canonical schema tool-after.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseToolAfter(data []byte) (*ToolAfterEvent, error) {
 	v, err := parseRoot[ToolAfterEvent]("ToolAfterEvent", "tool-after.schema.json", data)
+	return v, err
+}
+
+// ParseToolAfterContext is ParseToolAfter for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseToolAfterContext(ctx context.Context, data []byte) (*ToolAfterEvent, error) {
+	v, err := parseRootContext[ToolAfterEvent](ctx, "ToolAfterEvent", "tool-after.schema.json", data)
 	return v, err
 }
 

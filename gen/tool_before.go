@@ -3,7 +3,10 @@
 
 package gen
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ToolBeforeEvent is the object defined at tool-before.schema.json#.
 type ToolBeforeEvent struct {
@@ -124,7 +127,7 @@ func (s *ToolBeforeEvent) encode(e *encoder) {
 	_ = first
 	e.buf = append(e.buf, '}')
 }
-func (s *ToolBeforeEvent) member(k, b []byte, i int) (int, error) {
+func (s *ToolBeforeEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
@@ -166,7 +169,7 @@ func (s *ToolBeforeEvent) member(k, b []byte, i int) (int, error) {
 	}
 	return decUnknown(&s.Unknown, k, b, i)
 }
-func (s *ToolBeforeEvent) decode(b []byte, i int) (int, error) {
+func (s *ToolBeforeEvent) decode(b *input, i int) (int, error) {
 	*s = ToolBeforeEvent{}
 	return decObject(b, i, s.member)
 }
@@ -180,6 +183,12 @@ func (s *ToolBeforeEvent) UnmarshalJSON(data []byte) error {
 // ParseToolBefore validates data against the canonical schema tool-before.schema.json, then decodes it losslessly. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseToolBefore(data []byte) (*ToolBeforeEvent, error) {
 	v, err := parseRoot[ToolBeforeEvent]("ToolBeforeEvent", "tool-before.schema.json", data)
+	return v, err
+}
+
+// ParseToolBeforeContext is ParseToolBefore for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseToolBeforeContext(ctx context.Context, data []byte) (*ToolBeforeEvent, error) {
+	v, err := parseRootContext[ToolBeforeEvent](ctx, "ToolBeforeEvent", "tool-before.schema.json", data)
 	return v, err
 }
 

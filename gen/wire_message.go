@@ -3,7 +3,10 @@
 
 package gen
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // WireMessage is the union defined at schema.json#; exactly one arm is set.
 type WireMessage struct {
@@ -48,7 +51,7 @@ func (u *WireMessage) encode(e *encoder) {
 		e.buf = append(e.buf, "null"...)
 	}
 }
-func (u *WireMessage) decode(b []byte, i int) (int, error) {
+func (u *WireMessage) decode(b *input, i int) (int, error) {
 	var m unionMembers
 	j, err := m.collect(b, i)
 	if err != nil {
@@ -129,6 +132,20 @@ func (u *WireMessage) JSONRPC() string {
 // ParseWireMessage validates data against the canonical schema schema.json, then decodes it losslessly. It also checks that the request id equals params.event.id. A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.
 func ParseWireMessage(data []byte) (*WireMessage, error) {
 	v, err := parseRoot[WireMessage]("WireMessage", "schema.json", data)
+	if err != nil {
+		return nil, err
+	}
+	if v.InterceptRequest != nil {
+		if err := v.InterceptRequest.checkEventID(); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// ParseWireMessageContext is ParseWireMessage for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+func ParseWireMessageContext(ctx context.Context, data []byte) (*WireMessage, error) {
+	v, err := parseRootContext[WireMessage](ctx, "WireMessage", "schema.json", data)
 	if err != nil {
 		return nil, err
 	}

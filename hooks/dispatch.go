@@ -763,17 +763,13 @@ func decodeInterceptFull(ctx context.Context, raw []byte, id string) (*gen.Inter
 	if ctx.Err() != nil {
 		return nil, late
 	}
-	// What gen.ParseInterceptResponse does, within the deadline: canonical
-	// validation that observes ctx and bounds its work by size, then the
-	// typed decode.
-	if err := validate.Default().Check(ctx, interceptResponseSchema, raw); err != nil {
+	// Canonical validation that bounds its work by size, then the typed
+	// decode, without another pass for repeated names: both observe ctx.
+	resp, err := gen.ParseInterceptResponseContext(ctx, raw)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, late
 		}
-		return nil, reject("schema")
-	}
-	resp := new(gen.InterceptResponse)
-	if err := resp.UnmarshalJSON(raw); err != nil {
 		return nil, reject("schema")
 	}
 	if ctx.Err() != nil {
@@ -784,9 +780,6 @@ func decodeInterceptFull(ctx context.Context, raw []byte, id string) (*gen.Inter
 	}
 	return &resp.Result, nil
 }
-
-// interceptResponseSchema is the canonical schema of an intercept answer.
-const interceptResponseSchema = "intercept-response.schema.json"
 
 // The canonical encoding of a correlated answer without effects, around its
 // id: what package server (and gen.EncodeInterceptResponse) writes for the

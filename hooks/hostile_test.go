@@ -355,3 +355,77 @@ func BenchmarkToolBeforeLargeInput(b *testing.B) {
 		})
 	}
 }
+
+// nearDeadline is a transport that completes the real exchange and hands
+// its answer over lead before the delivery's deadline: an answer that
+// arrives just in time to be read, or not.
+type nearDeadline struct {
+	transport.Transport
+	lead time.Duration
+}
+
+func (a nearDeadline) Exchange(ctx context.Context, msg transport.Message) ([]byte, error) {
+	raw, err := a.Transport.Exchange(context.WithoutCancel(ctx), msg)
+	if deadline, ok := ctx.Deadline(); ok {
+		t := time.NewTimer(time.Until(deadline) - a.lead)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return raw, err
+}
+
+// BenchmarkToolBeforeLargeAnswerNearDeadline measures how long after the
+// delivery's deadline ToolBefore returns when a valid 4 MiB answer (an
+// input replacement of 250k members) arrives lead before it, beside the
+// same answer arriving with time to spare (baseline: the full handling).
+// late-ms/op is the mean time from the deadline to the return, max-late-ms
+// the worst run; accepted/op the share of runs that read the answer in
+// time (a late one is a deadline diagnostic).
+func BenchmarkToolBeforeLargeAnswerNearDeadline(b *testing.B) {
+	result := `{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"replace","value":` +
+		hostile.Object(250000) + `}]}`
+	const timeout = 400 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		lead time.Duration
+	}{
+		{"lead=390ms/baseline", 390 * time.Millisecond},
+		{"lead=20ms", 20 * time.Millisecond},
+		{"lead=5ms", 5 * time.Millisecond},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			own := transport.NewInProcess(hostileHandler(result), transport.InProcessOptions{})
+			defer own.Close()
+			cfg := baseConfig()
+			cfg.Transports = map[string]transport.Transport{"com.example.big": nearDeadline{own, c.lead}}
+			h, err := hooks.New(registration(backendJSON("com.example.big", httpTransport("http://in-process.invalid/"),
+				interceptSub(`"tool.before"`, int(timeout/time.Millisecond), "fail-closed"))), cfg)
+			require.NoError(b, err)
+			defer h.Close()
+			var late, worst time.Duration
+			accepted := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				res, err := h.ToolBefore(context.Background(), toolInput())
+				if err != nil {
+					b.Fatal(err)
+				}
+				// The delivery's deadline is timeout after the exchange
+				// began, which is within microseconds of start.
+				d := max(time.Since(start)-timeout, 0)
+				late += d
+				worst = max(worst, d)
+				if len(res.Diagnostics) == 0 {
+					accepted++
+				}
+			}
+			b.ReportMetric(float64(late.Microseconds())/1000/float64(b.N), "late-ms/op")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "max-late-ms")
+			b.ReportMetric(float64(accepted)/float64(b.N), "accepted/op")
+		})
+	}
+}

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,5 +68,67 @@ func TestDecodeInterceptLargeAnswerStopsAtDeadline(t *testing.T) {
 		require.NotNil(t, te)
 		require.Equal(t, transport.CodeDeadlineExceeded, te.Code)
 		require.Equal(t, transport.StageReceive, te.Stage)
+	}
+}
+
+// lookCtx is a context whose deadline passes at a given look: its first
+// `after` calls of Err report nil, the later ones DeadlineExceeded (and
+// Done closes then). It counts the calls: how often, and until when, the
+// answer's handling looked at its deadline.
+type lookCtx struct {
+	context.Context
+	mu    sync.Mutex
+	after int
+	looks int
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newLookCtx(after int) *lookCtx {
+	return &lookCtx{Context: context.Background(), after: after, done: make(chan struct{})}
+}
+
+func (c *lookCtx) Done() <-chan struct{} { return c.done }
+
+func (c *lookCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.looks++
+	if c.looks <= c.after {
+		return nil
+	}
+	c.once.Do(func() { close(c.done) })
+	return context.DeadlineExceeded
+}
+
+func (c *lookCtx) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.looks
+}
+
+// TestDecodeInterceptDecodeObservesDeadline: the whole handling of a valid
+// 4 MiB answer, typed decode included, looks at the delivery's deadline as
+// it goes (hundreds of times, not a few times between passes). A deadline
+// that passes at any of those looks, in the middle of the decode too, is a
+// deadline failure at once: no more than one further look.
+func TestDecodeInterceptDecodeObservesDeadline(t *testing.T) {
+	const id = "evt-1"
+	raw := []byte(`{"jsonrpc":"2.0","id":"` + id + `","result":{"protocolVersion":"draft","effects":[` +
+		`{"type":"modify","target":"input","operation":"replace","value":` + hostile.Object(250000) + `}]}}`)
+	free := newLookCtx(1 << 30)
+	res, te := decodeInterceptFull(free, raw, id)
+	require.Nil(t, te)
+	require.Len(t, res.Effects, 1)
+	total := free.count()
+	require.GreaterOrEqual(t, total, 200, "the answer's handling looks at its deadline as it goes")
+	for _, after := range []int{0, 1, 2, total / 4, total / 2, total - 3} {
+		ctx := newLookCtx(after)
+		res, te := decodeInterceptFull(ctx, raw, id)
+		require.Nil(t, res)
+		require.NotNil(t, te)
+		require.Equal(t, transport.CodeDeadlineExceeded, te.Code)
+		require.Equal(t, transport.StageReceive, te.Stage)
+		require.LessOrEqual(t, ctx.count(), after+2, "no work after the look that saw the deadline")
 	}
 }

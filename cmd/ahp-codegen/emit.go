@@ -109,6 +109,11 @@ func encodeSlice(t *goType, expr *jen.Statement, depth int) []jen.Code {
 // The decoders' shared parameters: the input and the index of the value.
 var decArgs = []jen.Code{jen.Id("b"), jen.Id("i")}
 
+// decParams declares them: b *input, i int.
+func decParams() []jen.Code {
+	return []jen.Code{jen.Id("b").Op("*").Id("input"), jen.Id("i").Int()}
+}
+
 // decodeStmts emits statements that decode the JSON value at b[i] into
 // target (an addressable expression of type t, or, when isPtr, a pointer to
 // one) and return the index after the value and the error.
@@ -146,7 +151,7 @@ func decodeStmts(t *goType, target *jen.Statement, isPtr bool) []jen.Code {
 	return call(elemDecoder(rt))
 }
 
-// elemDecoder returns a func(p *T, b []byte, i int) (int, error) that
+// elemDecoder returns a func(p *T, b *input, i int) (int, error) that
 // decodes a value of type t.
 func elemDecoder(t *goType) jen.Code {
 	rt := resolved(t)
@@ -173,7 +178,7 @@ func elemDecoder(t *goType) jen.Code {
 	case kindMap:
 		return jen.Id("decMap").Types(goExpr(rt.Elem))
 	}
-	return jen.Func().Params(jen.Id("p").Op("*").Add(goExpr(t)), jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+	return jen.Func().Params(append([]jen.Code{jen.Id("p").Op("*").Add(goExpr(t))}, decParams()...)...).Params(jen.Int(), jen.Error()).Block(
 		decodeStmts(t, jen.Id("p"), true)...,
 	)
 }
@@ -248,7 +253,7 @@ func emitEnum(f *jen.File, t *goType, where string) {
 	for _, v := range t.EnumValues {
 		known = append(known, jen.Lit(v))
 	}
-	f.Func().Params(jen.Id("p").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+	f.Func().Params(jen.Id("p").Op("*").Id(t.Name)).Id("decode").Params(decParams()...).Params(jen.Int(), jen.Error()).Block(
 		jen.Return(jen.Id("decKnownAt").Call(known...)),
 	)
 }
@@ -364,8 +369,8 @@ func emitObject(f *jen.File, t *goType, where string) {
 	if len(cases) > 0 {
 		memberBody = []jen.Code{jen.Switch(jen.String().Call(jen.Id("k"))).Block(cases...), fallback}
 	}
-	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("member").Params(jen.List(jen.Id("k"), jen.Id("b")).Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(memberBody...)
-	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("member").Params(append([]jen.Code{jen.Id("k").Index().Byte()}, decParams()...)...).Params(jen.Int(), jen.Error()).Block(memberBody...)
+	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("decode").Params(decParams()...).Params(jen.Int(), jen.Error()).Block(
 		jen.Op("*").Id("s").Op("=").Id(t.Name).Values(),
 		jen.Return(jen.Id("decObject").Call(jen.Id("b"), jen.Id("i"), jen.Id("s").Dot("member"))),
 	)
@@ -436,11 +441,11 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 		case kindUnion:
 			body = jen.Return(arm.Dot("pick").Call(jen.Id("m")))
 		default:
-			body = jen.Return(jen.Id("decodeAll").Call(jen.Id("m").Dot("obj"), arm.Dot("decode")))
+			body = jen.Return(jen.Id("m").Dot("whole").Call(arm.Dot("decode")))
 		}
 		decCases = append(decCases, jen.Case(jen.Lit(i)).Block(body))
 	}
-	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(decParams()...).Params(jen.Int(), jen.Error()).Block(
 		jen.Var().Id("m").Id("unionMembers"),
 		jen.List(jen.Id("j"), jen.Id("err")).Op(":=").Id("m").Dot("collect").Call(jen.Id("b"), jen.Id("i")),
 		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("j"), jen.Id("err"))),
@@ -573,13 +578,13 @@ func emitScalarUnion(f *jen.File, t *goType, where string) {
 			jen.Case(dedupeCode(allowed)...),
 			jen.Default().Block(jen.Return(jen.Id("decodeErr").Call(jen.Lit("type"), jen.Lit("unexpected JSON type")))),
 		))
-		dec = append(dec, jen.Switch(jen.Id("jsonKind").Call(jen.Id("b").Index(jen.Id("i").Op(":")))).Block(
+		dec = append(dec, jen.Switch(jen.Id("jsonKind").Call(jen.Id("b").Dot("b").Index(jen.Id("i").Op(":")))).Block(
 			jen.Case(dedupeCode(allowed)...),
 			jen.Default().Block(jen.Return(jen.Id("i"), jen.Id("decodeErr").Call(jen.Lit("type"), jen.Lit("unexpected JSON type")))),
 		))
 	}
 	dec = append(dec, jen.Return(jen.Id("decRawAt").Call(jen.Parens(jen.Op("*").Qual("encoding/json", "RawMessage")).Call(jen.Id("u")), jen.Id("b"), jen.Id("i"))))
-	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(dec...)
+	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("decode").Params(decParams()...).Params(jen.Int(), jen.Error()).Block(dec...)
 	body = append(body, jen.Op("*").Id("u").Op("=").Id(t.Name).Call(jen.Id("cloneRaw").Call(jen.Id("data"))), jen.Return(jen.Nil()))
 	f.Comment("UnmarshalJSON implements json.Unmarshaler, keeping the exact JSON text.")
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(body...)
@@ -657,7 +662,7 @@ func emitArray(f *jen.File, t *goType, where string) {
 	)
 	anon := &goType{Kind: kindArray, Elem: t.Elem}
 	f.Func().Params(jen.Id("a").Id(t.Name)).Id("encode").Params(jen.Id("e").Op("*").Id("encoder")).Block(encodeSlice(anon, jen.Id("a"), 0)...)
-	f.Func().Params(jen.Id("a").Op("*").Id(t.Name)).Id("decode").Params(jen.Id("b").Index().Byte(), jen.Id("i").Int()).Params(jen.Int(), jen.Error()).Block(
+	f.Func().Params(jen.Id("a").Op("*").Id(t.Name)).Id("decode").Params(decParams()...).Params(jen.Int(), jen.Error()).Block(
 		jen.Return(jen.Id("decArray").Call(jen.Parens(jen.Op("*").Index().Add(goExpr(t.Elem))).Call(jen.Id("a")), jen.Id("b"), jen.Id("i"), elemDecoder(t.Elem))),
 	)
 	emitUnmarshal(f, t.Name, "a", "UnmarshalJSON implements json.Unmarshaler.")

@@ -195,34 +195,38 @@ func emitRoot(f *jen.File, r *root) {
 			jen.Return(jen.Nil()),
 		)
 	}
-	body := []jen.Code{
-		jen.List(jen.Id("v"), jen.Id("err")).Op(":=").Id("parseRoot").Index(jen.Id(name)).Call(jen.Lit(name), jen.Lit(r.File), jen.Id("data")),
-	}
-	if len(r.Checks) > 0 {
-		body = append(body, jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
-	}
-	for _, c := range r.Checks {
-		switch c {
-		case "eventIDEquality":
-			body = append(body,
-				jen.If(jen.Id("err").Op(":=").Id("v").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
-		case "wireEventIDEquality":
-			body = append(body,
-				jen.If(jen.Id("v").Dot("InterceptRequest").Op("!=").Nil()).Block(
-					jen.If(jen.Id("err").Op(":=").Id("v").Dot("InterceptRequest").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err")))))
+	// body is the body of a Parse function whose first statement is call.
+	body := func(call jen.Code) []jen.Code {
+		body := []jen.Code{jen.List(jen.Id("v"), jen.Id("err")).Op(":=").Add(call)}
+		if len(r.Checks) > 0 {
+			body = append(body, jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
 		}
-	}
-	if len(r.Checks) > 0 {
-		body = append(body, jen.Return(jen.Id("v"), jen.Nil()))
-	} else {
-		body = append(body, jen.Return(jen.Id("v"), jen.Id("err")))
+		for _, c := range r.Checks {
+			switch c {
+			case "eventIDEquality":
+				body = append(body,
+					jen.If(jen.Id("err").Op(":=").Id("v").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
+			case "wireEventIDEquality":
+				body = append(body,
+					jen.If(jen.Id("v").Dot("InterceptRequest").Op("!=").Nil()).Block(
+						jen.If(jen.Id("err").Op(":=").Id("v").Dot("InterceptRequest").Dot("checkEventID").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err")))))
+			}
+		}
+		if len(r.Checks) > 0 {
+			return append(body, jen.Return(jen.Id("v"), jen.Nil()))
+		}
+		return append(body, jen.Return(jen.Id("v"), jen.Id("err")))
 	}
 	extra := ""
 	if len(r.Checks) > 0 {
 		extra = " It also checks that the request id equals params.event.id."
 	}
 	f.Comment(fmt.Sprintf("%s validates data against the canonical schema %s, then decodes it losslessly.%s A failure is a *ParseError naming the JSON pointer and keyword; it never contains document values.", parse, r.File, extra))
-	f.Func().Id(parse).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(name), jen.Error()).Block(body...)
+	f.Func().Id(parse).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(name), jen.Error()).Block(
+		body(jen.Id("parseRoot").Index(jen.Id(name)).Call(jen.Lit(name), jen.Lit(r.File), jen.Id("data")))...)
+	f.Comment(fmt.Sprintf("%sContext is %s for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.", parse, parse))
+	f.Func().Id(parse+"Context").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(name), jen.Error()).Block(
+		body(jen.Id("parseRootContext").Index(jen.Id(name)).Call(jen.Id("ctx"), jen.Lit(name), jen.Lit(r.File), jen.Id("data")))...)
 	f.Comment(fmt.Sprintf("%s encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.", encode))
 	f.Func().Id(encode).Params(jen.Id("v").Op("*").Id(name)).Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Id("encodeRoot").Call(jen.Id("v"), jen.Lit(encode))),
@@ -241,7 +245,9 @@ Every object type keeps members its schema does not name (Unknown) and
 re-emits them after the known members; numbers keep their exact text
 (json.Number); absent, null and zero stay distinct. Parse functions validate
 against the canonical schema before decoding; Encode functions write compact
-JSON without validating.
+JSON without validating. For a document a peer sent, Parse<Root>Context
+validates in time linear in its size and stops, validation and decoding
+alike, soon after its context ends.
 
 Start with the Parse function of the document at hand: ParseInterceptRequest
 and ParseObserveNotification (what a backend receives), ParseInterceptResponse
