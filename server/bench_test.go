@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 	"github.com/agenthooks/agenthooks-go/server"
@@ -148,4 +151,57 @@ func BenchmarkStageAdmit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkServeHTTPInvalidLarge is the full dispatch of an invalid
+// request of about 4 MB (a tool input of 250k members and a tool kind of
+// the wrong type, answered -32602), beside the validation it went through
+// before (gen.ParseInterceptRequest: the fast path, then v6 to explain the
+// failure) and after (gen.ParseInterceptRequestContext: the linear path
+// alone), and the baselines of the same request made valid, dispatched and
+// answered without effects, and of json.Valid on its bytes.
+func BenchmarkServeHTTPInvalidLarge(b *testing.B) {
+	valid := withInput(b, hostile.Object(250000))
+	invalid := bytes.Replace(valid, []byte(`"kind":"file_write"`), []byte(`"kind":7`), 1)
+	h := &server.Handler{Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+		return server.InterceptResult{}, nil
+	}}
+	serveOnce(b, h, benchBody(b)) // compiles the schemas once per process, outside the timing
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		f    func() error
+	}{
+		{"ServeHTTP", func() error { serveOnce(b, h, invalid); return nil }},
+		{"before=ParseInterceptRequest", func() error { _, err := gen.ParseInterceptRequest(invalid); return wantInvalid(err) }},
+		{"after=ParseInterceptRequestContext", func() error {
+			_, err := gen.ParseInterceptRequestContext(ctx, invalid)
+			return wantInvalid(err)
+		}},
+		{"baseline=ServeHTTP-valid", func() error { serveOnce(b, h, valid); return nil }},
+		{"baseline=json.Valid", func() error {
+			if !json.Valid(invalid) {
+				return errors.New("not JSON")
+			}
+			return nil
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(invalid)))
+			for b.Loop() {
+				if err := c.f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// wantInvalid maps the expected validation failure to nil.
+func wantInvalid(err error) error {
+	if errors.Is(err, gen.ErrInvalid) {
+		return nil
+	}
+	return fmt.Errorf("want a validation failure, got %v", err)
 }

@@ -39,7 +39,12 @@
 //     (intercept-request, observe-notification, capabilities-request),
 //     including id == params.event.id, and for intercept the consistency
 //     checks of runtime/settle (an event it cannot settle is invalid host
-//     input): -32602 Invalid params.
+//     input): -32602 Invalid params. Validation takes time linear in the
+//     size of the message whatever it holds, and stops once the request's
+//     context ends (then -32003). A message above 16 KiB is decided by the
+//     linear validator alone: its violations are logged without a pointer,
+//     and one it cannot decide (nesting deeper than 512 levels, escaped lone
+//     surrogates, numbers beyond its exact range) is rejected as unverified.
 //  7. The callback. An error wrapping [ErrUnavailable], or any error once the
 //     request's context has ended, is -32003 backend_unavailable; any other
 //     error or a panic is -32004 backend_internal_error. The callback's text,

@@ -300,9 +300,13 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	// schema makes it a constant) and a catalogue event. Only a request that
 	// fails it is read for its version and event type, which get their own
 	// error codes ahead of invalid params; the answer to every request is
-	// the one the opposite order would give.
-	req, err := gen.ParseInterceptRequest(rq.msg)
+	// the one the opposite order would give. Validation is linear in the
+	// size of the request, whether it passes or not (see invalidParams).
+	req, err := gen.ParseInterceptRequestContext(ctx, rq.msg)
 	if err != nil {
+		if stopped(err) {
+			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
+		}
 		head := readHead(params)
 		if head.unsupportedVersion() {
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
@@ -392,8 +396,23 @@ func snapshot(params, rawEvent []byte) (*gen.Capabilities, *gen.Event, error) {
 	return &granted, &event, nil
 }
 
+// stopped reports an error of a Parse...Context call that the request's
+// context ended.
+func stopped(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // invalidParams answers -32602 for a request that failed canonical
 // validation; the pointer and keyword go to the log, never the wire.
+// Validation is validate.Validator.Check's (through the generated
+// Parse...Context functions): the verdict and the details of a request up
+// to 16 KiB are the exact validator's, with pointer and keyword; a larger
+// request is decided in linear time by the fast validator alone, so a
+// violation is logged with keyword "schema" and no pointer, and a valid
+// request that it cannot decide (nesting deeper than 512 levels, escaped
+// lone surrogates, numbers beyond its exact range) is rejected with keyword
+// "unverified". Malformed JSON and repeated member names get their pointer
+// at any size.
 func (h *Handler) invalidParams(ctx context.Context, rq *request, err error) result {
 	attrs := []slog.Attr{
 		slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
@@ -467,9 +486,13 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 			return h.drop(ctx, rq, "event not in ObserveEvents")
 		}
 	}
-	n, err := gen.ParseObserveNotification(rq.msg)
+	n, err := gen.ParseObserveNotificationContext(ctx, rq.msg)
 	if err != nil {
-		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("reason", "canonical validation failed")}
+		reason := "canonical validation failed"
+		if stopped(err) {
+			reason = "context ended during validation"
+		}
+		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("reason", reason)}
 		if pe, ok := errors.AsType[*gen.ParseError](err); ok {
 			attrs = append(attrs, slog.String("pointer", pe.Pointer), slog.String("keyword", pe.Keyword))
 		}
@@ -494,7 +517,10 @@ func (h *Handler) capabilities(ctx context.Context, rq *request) result {
 	if checkVersion(rq.env.Params) {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
-	if _, err := gen.ParseCapabilitiesRequest(rq.msg); err != nil {
+	if _, err := gen.ParseCapabilitiesRequestContext(ctx, rq.msg); err != nil {
+		if stopped(err) {
+			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
+		}
 		return h.invalidParams(ctx, rq, err)
 	}
 	body, err := h.manifestResponse(rq.env.ID)
