@@ -209,3 +209,62 @@ func TestOriginalElicitationRequestDispatch(t *testing.T) {
 	require.Empty(t, res.Diagnostics)
 	require.JSONEq(t, `{"action":"accept","content":{"name":"Ada","age":41}}`, res.Event().UserElicitationResult.Elicitation.Result.Body.Text)
 }
+
+// TestElicitationEditReachesNextSubscriber: after an accepted edit the next
+// body subscriber receives the complete effective result as new inline
+// text, and a metadata subscriber after it receives neither the user's nor
+// the edited answer.
+func TestElicitationEditReachesNextSubscriber(t *testing.T) {
+	ctx := context.Background()
+	editor := &recorder{effects: func(req *gen.InterceptRequest) []gen.Effect {
+		if req.Params.Event.UserElicitationResult != nil {
+			return mergeAge()
+		}
+		return nil
+	}}
+	reader, meta := &recorder{}, &recorder{}
+	cfg := hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+		gen.EventUserElicitationRequest: hooks.Intercept().Message().ElicitationForm(),
+		gen.EventUserElicitationResult:  hooks.Intercept().Message().ModifyContent(hooks.Merge).ElicitationForm(),
+	}}
+	sub := func(sel string) string {
+		return `{"events":["user.elicitation.request","user.elicitation.result"],"mode":"intercept","timeoutMs":20000,"failurePolicy":"fail-closed","content":{"default":"` + sel + `"}}`
+	}
+	var backends []string
+	for _, b := range []struct {
+		id  string
+		r   *recorder
+		sel string
+	}{{"com.example.editor", editor, "body"}, {"com.example.reader", reader, "body"}, {"com.example.meta", meta, "metadata"}} {
+		srv := httptest.NewServer(b.r.handler())
+		t.Cleanup(srv.Close)
+		backends = append(backends, backendJSON(b.id, httpTransport(srv.URL), sub(b.sel)))
+	}
+	h, err := hooks.New(registration(backends...), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	reqRes, err := h.UserElicitationRequest(ctx, hooks.UserElicitationRequestInput{Elicitation: gen.InteractionEventUserElicitationRequestElicitation{
+		Server: "mcp-a", Mode: gen.ElicitationModeForm, Request: elicitPart("q", elicitForm)}})
+	require.NoError(t, err)
+	original := reqRes.Event()
+	parent := original.UserElicitationRequest.ID
+	const user = `{"action":"accept","content":{"name":"Ada-secret-answer"}}`
+	res, err := h.UserElicitationResult(ctx, hooks.UserElicitationResultInput{ParentEventID: &parent, Elicitation: gen.InteractionEventUserElicitationResultElicitation{
+		Server: "mcp-a", Mode: gen.ElicitationModeForm, Action: gen.InteractionEventUserElicitationResultElicitationActionAccept, Result: elicitPart("r", user)}},
+		hooks.WithOriginalElicitationRequest(original))
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	want := `{"action":"accept","content":{"name":"Ada-secret-answer","age":41}}`
+	require.JSONEq(t, want, res.Event().UserElicitationResult.Elicitation.Result.Body.Text)
+
+	require.Len(t, reader.intercept, 2)
+	seen := reader.intercept[1].Params.Event.UserElicitationResult.Elicitation.Result
+	require.NotNil(t, seen.Body)
+	require.JSONEq(t, want, seen.Body.Text, "the next subscriber gets the effective result")
+	require.Len(t, meta.intercept, 2)
+	b, err := gen.EncodeInterceptRequest(meta.intercept[1])
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "Ada-secret-answer")
+	require.NotContains(t, string(b), "Your name?")
+	require.NotNil(t, meta.intercept[1].Params.Event.UserElicitationResult.Elicitation.Result.Metadata)
+}

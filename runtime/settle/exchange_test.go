@@ -394,3 +394,32 @@ func TestApplyElicitationEffects(t *testing.T) {
 		})
 	}
 }
+
+// FuzzElicitationExchange: arbitrary request and result texts never panic,
+// and an accepted exchange's validated texts are exactly the inputs.
+func FuzzElicitationExchange(f *testing.F) {
+	f.Add(formSchemaBody, `{"action":"accept","content":{"name":"Ada"}}`)
+	f.Add(urlBody, `{"action":"accept"}`)
+	f.Add(`{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"integer","default":1.5}}}}`, `{"action":"accept","content":{"a":1e400}}`)
+	f.Add(`{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}},"required":["a","a"]}}`, `{"action":"accept","content":{"a":"x","a":"y"}}`)
+	f.Add(`[]`, `null`)
+	f.Fuzz(func(t *testing.T, reqText, resText string) {
+		req := &gen.UserElicitationRequestEvent{ID: "q1", Source: src, Time: "2026-09-15T12:00:00Z", Type: "user.elicitation.request",
+			Elicitation: gen.InteractionEventUserElicitationRequestElicitation{Server: "srv", Mode: gen.ElicitationModeForm,
+				Request: &gen.TextPart{Body: &gen.TextBodyPart{ID: "q", Text: reqText}}}}
+		if strings.Contains(reqText, `"url"`) {
+			req.Elicitation.Mode = gen.ElicitationModeURL
+		}
+		parent := "q1"
+		res := &gen.UserElicitationResultEvent{ID: "r1", Source: src, Time: "2026-09-15T12:00:00Z", Type: "user.elicitation.result", ParentEventID: &parent,
+			Elicitation: gen.InteractionEventUserElicitationResultElicitation{Server: "srv", Mode: req.Elicitation.Mode, Action: "accept",
+				Result: &gen.TextPart{Body: &gen.TextBodyPart{ID: "r", Text: resText}}}}
+		x, err := settle.ValidateElicitationExchange(req, res)
+		if err != nil {
+			require.ErrorIs(t, err, settle.ErrInvalidExchange)
+			return
+		}
+		require.Equal(t, reqText, x.RequestText)
+		require.Equal(t, resText, x.ResultText)
+	})
+}
