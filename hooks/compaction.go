@@ -322,8 +322,10 @@ func (c *Compactor) Wait() { c.wg.Wait() }
 
 // Run runs one compaction. The result is the settled outcome; the error is
 // non-nil only for invalid host input (wrapping ErrInvalidInput), a closed
-// Compactor (ErrCompactorClosed), or ctx's end before the run settled
-// (wrapping ctx.Err(), with an Interrupted result that is never Applied).
+// Compactor (ErrCompactorClosed), a failing generator or an invalid
+// generated summary (ErrGenerator, wrapping the generator's error), or
+// ctx's end before the run settled (wrapping ctx.Err(), with an Interrupted
+// result that is never Applied).
 // Callback failures and rejections are results, handled by each hook's
 // failure policy.
 func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionResult, error) {
@@ -346,7 +348,7 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 		Type: string(gen.EventContextCompactBefore), Trigger: in.Trigger, Items: in.Items, Instructions: in.Instructions,
 	}}
 	if err := checkCompactionEvent(before); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: context.compact.before: %w", ErrInvalidInput, err)
 	}
 	res := &CompactionResult{}
 	run := &compactionRun{c: c, res: res}
@@ -362,7 +364,7 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 	}
 	beforeEv, err := occ.Event()
 	if err != nil {
-		return nil, fmt.Errorf("hooks: compaction: %w", err)
+		return nil, fmt.Errorf("%w: compaction: %w", ErrInternal, err)
 	}
 	res.Before = beforeEv
 	res.Instructions = cloneTextParts(beforeEv.ContextCompactBefore.Instructions)
@@ -380,7 +382,7 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 	execution := gen.ExecutionEventExecution{Executed: &gen.ExecutionEventExecutionExecuted{Status: "executed"}}
 	if cand, ok := st.SuppliedResult(); ok {
 		if err := summary.UnmarshalJSON(cand.Value); err != nil {
-			return nil, fmt.Errorf("hooks: compaction: supplied summary: %w", err)
+			return nil, fmt.Errorf("%w: compaction: the admitted supplied summary does not decode: %w", ErrInternal, err)
 		}
 		res.Provenance = CompactionProvenance{Supplier: candidateSupplier(cand.Provenance)}
 		execution = gen.ExecutionEventExecution{SkippedSuppliedResult: &gen.ExecutionEventExecutionSkippedSuppliedResult{Status: "skipped", Reason: "supplied_result"}}
@@ -395,7 +397,7 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 			return res, fmt.Errorf("hooks: compaction interrupted: %w", cerr)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("hooks: compaction generator: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrGenerator, err)
 		}
 		res.Generated, res.Provenance = true, CompactionProvenance{Generated: true}
 	}
@@ -411,9 +413,9 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 	}}
 	if err := checkCompactionEvent(after); err != nil {
 		if res.Generated {
-			return nil, fmt.Errorf("hooks: compaction generator: invalid summary: %w", err)
+			return nil, fmt.Errorf("%w: the generated summary is not valid: %w", ErrGenerator, err)
 		}
-		return nil, err
+		return nil, fmt.Errorf("%w: context.compact.after: %w", ErrInvalidInput, err)
 	}
 	occ2, err := settle.New(after, settle.Initial{})
 	if err != nil {
@@ -422,7 +424,7 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 	stopped, err = run.boundary(ctx, gen.EventContextCompactAfter, occ2)
 	afterEv, evErr := occ2.Event()
 	if evErr != nil {
-		return nil, fmt.Errorf("hooks: compaction: %w", evErr)
+		return nil, fmt.Errorf("%w: compaction: %w", ErrInternal, evErr)
 	}
 	res.After = afterEv
 	res.Summary = cloneTextParts(afterEv.ContextCompactAfter.Summary)
@@ -555,7 +557,7 @@ func (c *Compactor) notify(after *gen.Event, state *gen.InterceptState) {
 func snapshot(occ *settle.Occurrence, supplier string, caps gen.Capabilities) (CompactionSnapshot, error) {
 	ev, err := occ.Event()
 	if err != nil {
-		return CompactionSnapshot{}, fmt.Errorf("hooks: compaction: %w", err)
+		return CompactionSnapshot{}, fmt.Errorf("%w: compaction: %w", ErrInternal, err)
 	}
 	st, err := detachState(occ.RequestState())
 	if err != nil {
@@ -564,27 +566,26 @@ func snapshot(occ *settle.Occurrence, supplier string, caps gen.Capabilities) (C
 	return CompactionSnapshot{Supplier: supplier, Event: ev, State: st, Capabilities: cloneCapabilities(caps)}, nil
 }
 
-// checkCompactionEvent validates ev against the canonical event schema.
+// checkCompactionEvent validates ev against the canonical event schema; the
+// caller says whose fault a failure is.
 func checkCompactionEvent(ev *gen.Event) error {
 	b, err := gen.EncodeEvent(ev)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+		return err
 	}
-	if _, err := gen.ParseEvent(b); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	return nil
+	_, err = gen.ParseEvent(b)
+	return err
 }
 
 // detachEvent returns a deep copy of ev.
 func detachEvent(ev *gen.Event) (*gen.Event, error) {
 	b, err := gen.EncodeEvent(ev)
 	if err != nil {
-		return nil, fmt.Errorf("hooks: compaction: %w", err)
+		return nil, fmt.Errorf("%w: compaction: %w", ErrInternal, err)
 	}
 	var out gen.Event
 	if err := out.UnmarshalJSON(b); err != nil {
-		return nil, fmt.Errorf("hooks: compaction: %w", err)
+		return nil, fmt.Errorf("%w: compaction: %w", ErrInternal, err)
 	}
 	return &out, nil
 }
@@ -593,11 +594,11 @@ func detachEvent(ev *gen.Event) (*gen.Event, error) {
 func detachState(st *gen.InterceptState) (*gen.InterceptState, error) {
 	b, err := st.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("hooks: compaction: %w", err)
+		return nil, fmt.Errorf("%w: compaction: %w", ErrInternal, err)
 	}
 	var out gen.InterceptState
 	if err := out.UnmarshalJSON(b); err != nil {
-		return nil, fmt.Errorf("hooks: compaction: %w", err)
+		return nil, fmt.Errorf("%w: compaction: %w", ErrInternal, err)
 	}
 	return &out, nil
 }

@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 )
@@ -18,14 +17,8 @@ import (
 func (h *Hooks) Deliver(ctx context.Context, event []byte, opts ...CallOption) (*Result, error) {
 	ev, err := gen.ParseEvent(event)
 	if err != nil {
-		ve := inputError("event", "", "schema", "the event does not satisfy its canonical schema")
-		var pe *gen.ParseError
-		if errors.As(err, &pe) {
-			ve.Pointer, ve.Keyword = pe.Pointer, pe.Keyword
-		}
-		ve.cause = err
 		closeAttachments(opts)
-		return nil, ve
+		return nil, inputError("event", "", "schema", "the event does not satisfy its canonical schema").withCause("", err)
 	}
 	var head struct {
 		Type gen.EventName `json:"type"`

@@ -185,7 +185,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 	if e.info.Interceptable() {
 		occ, err = settle.NewEncoded(ev, encoded, o.initial)
 		if err != nil {
-			return nil, false, &ValidationError{Doc: "state", Keyword: "settle", Detail: "the event or initial state cannot be settled", kind: ErrInvalidInput, cause: err}
+			return nil, false, settleError(err)
 		}
 	}
 	narrowed := false
@@ -275,13 +275,7 @@ func validateEvent(info gen.EventInfo, ev *gen.Event) ([]byte, error) {
 		err = validate.Default().Validate(info.PayloadSchema, data)
 	}
 	if err != nil {
-		ve := inputError("event", "", "schema", "the event does not satisfy its canonical schema")
-		var v *validate.Error
-		if errors.As(err, &v) {
-			ve.Pointer, ve.Keyword = v.Pointer, v.Keyword
-		}
-		ve.cause = err
-		return nil, ve
+		return nil, inputError("event", "", "schema", "the event does not satisfy its canonical schema").withCause("", err)
 	}
 	return data, nil
 }

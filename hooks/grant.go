@@ -335,13 +335,7 @@ func (g Grant) check(ev gen.EventInfo, doc, ptr string, kind func(doc, ptr, kw, 
 		return kind(doc, ptr, "json", "grant cannot be encoded")
 	}
 	if err := validate.Default().Validate(ev.CapabilitySchema, data); err != nil {
-		ve := kind(doc, ptr, "schema", "")
-		if v, ok := err.(*validate.Error); ok {
-			ve.Pointer = ptr + v.Pointer
-			ve.Keyword = v.Keyword
-		}
-		ve.cause = err
-		return ve
+		return kind(doc, ptr, "schema", "").withCause(ptr, err)
 	}
 	return nil
 }

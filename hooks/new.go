@@ -32,7 +32,11 @@ const manifestSchema = "capabilities-response.schema.json#/allOf/1/properties/re
 // honoured managed scope, plain HTTP only to loopback) and the configuration
 // (Source, exactly one of Capabilities and Manifest, grants compatible with
 // their events). Every rejection is a *ValidationError naming the JSON
-// pointer of the offending member.
+// pointer of the offending member and saying what is wrong with it. When
+// the registration has several problems, New reports every one it finds
+// (all schema failures, or else every load-time check that fails) as the
+// errors.Join of their *ValidationErrors in document order; errors.As finds
+// the first. All of them match ErrInvalidRegistration.
 //
 // New performs no I/O: no process is started and no connection is opened
 // until a call needs them. A registration can launch processes; never load
@@ -46,13 +50,7 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 	}
 	reg, err := gen.ParseRegistration(registration)
 	if err != nil {
-		ve := regError("", "schema", "")
-		var pe *gen.ParseError
-		if errors.As(err, &pe) {
-			ve.Pointer, ve.Keyword = pe.Pointer, pe.Keyword
-		}
-		ve.cause = err
-		return nil, ve
+		return nil, causeErrors(func() *ValidationError { return regError("", "schema", "") }, "", err)
 	}
 	manifest, err := buildManifest(cfg)
 	if err != nil {
@@ -126,108 +124,131 @@ func (h *Hooks) loadRegistration(reg *gen.Registration) ([]*subscription, error)
 	var subs []*subscription
 	limits := h.manifest.Limits
 	managed := slices.Contains(h.manifest.ManagedPolicy.Scopes, gen.StaticCapabilityManifestManagedPolicyScopeManaged)
+	// Every failing check is collected: a problem ends the checks of its
+	// subscription (or of the backend's transport), not the load, so that
+	// one run reports all of them.
+	var problems []error
+	fail := func(err error) { problems = append(problems, err) }
 	for i, b := range reg.Hooks {
 		bp := fmt.Sprintf("/hooks/%d", i)
 		id := string(b.ID)
 		if j, dup := seen[id]; dup {
-			return nil, regError(bp+"/id", "unique", fmt.Sprintf("backend id already used by /hooks/%d", j))
+			fail(regError(bp+"/id", "unique", fmt.Sprintf("backend id already used by /hooks/%d", j)))
+		} else {
+			seen[id] = i
 		}
-		seen[id] = i
 		be := &backend{index: i, id: id}
 		if tr, ok := h.cfg.Transports[id]; ok && tr != nil {
 			be.tr = tr
 		} else {
 			tr, err := h.newTransport(be, b, bp)
 			if err != nil {
-				return nil, err
+				fail(err)
+			} else {
+				be.tr, be.owned = tr, true
 			}
-			be.tr, be.owned = tr, true
 		}
 		h.backends = append(h.backends, be)
 		for j, s := range b.Subscriptions {
-			sp := fmt.Sprintf("%s/subscriptions/%d", bp, j)
-			sub := &subscription{b: be, index: j}
-			var scope *gen.SubscriptionScope
-			var filters *gen.SubscriptionFilters
-			switch {
-			case s.Intercept != nil:
-				x := s.Intercept
-				sub.mode = gen.ModeIntercept
-				sub.policy = FailurePolicy(x.FailurePolicy)
-				ms, ok := settle.Integer(x.TimeoutMs)
-				if !ok || ms < 1 {
-					return nil, regError(sp+"/timeoutMs", "minimum", "timeoutMs must be a positive integer")
-				}
-				if min := limitOf(limits.MinTimeoutMs); min >= 0 && ms < min {
-					return nil, regError(sp+"/timeoutMs", "minimum", "below the manifest's limits.minTimeoutMs")
-				}
-				if max := limitOf(limits.MaxTimeoutMs); max >= 0 && ms > max {
-					return nil, regError(sp+"/timeoutMs", "maximum", "above the manifest's limits.maxTimeoutMs")
-				}
-				sub.timeout = time.Duration(min64(ms, int64(time.Duration(1<<62)/time.Millisecond))) * time.Millisecond
-				for k, sel := range x.Events {
-					name := string(sel)
-					sub.selectors = append(sub.selectors, name)
-					if err := h.checkSelector(name, fmt.Sprintf("%s/events/%d", sp, k), gen.ModeIntercept); err != nil {
-						return nil, err
-					}
-				}
-				sub.native = x.IncludeNative != nil && *x.IncludeNative
-				sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
-			case s.Observe != nil:
-				x := s.Observe
-				sub.mode = gen.ModeObserve
-				for k, sel := range x.Events {
-					name := string(sel)
-					sub.selectors = append(sub.selectors, name)
-					if err := h.checkSelector(name, fmt.Sprintf("%s/events/%d", sp, k), gen.ModeObserve); err != nil {
-						return nil, err
-					}
-				}
-				sub.native = x.IncludeNative != nil && *x.IncludeNative
-				sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
-			default:
-				return nil, regError(sp, "oneOf", "subscription is neither intercept nor observe")
-			}
-			pol, err := newContentPolicy(sub.content)
-			if err != nil {
-				return nil, regError(sp+"/content", "enum", "content selection values are body, metadata or omit")
-			}
-			sub.pol = pol
-			if scope != nil && *scope == gen.SubscriptionScopeManaged && !managed {
-				return nil, regError(sp+"/scope", "managedPolicy", "the manifest does not honour managed scope")
-			}
-			if sub.upload != nil && sub.upload.Auth != nil {
-				if err := h.checkBinding(*sub.upload.Auth, sp+"/upload/auth"); err != nil {
-					return nil, err
-				}
-			}
-			if sub.upload != nil {
-				// The provider sees the backend's entry with its upload
-				// requests, and the binding of the same copy.
-				if be.entry == nil {
-					be.entry = cloneBackend(b)
-				}
-				if c := be.entry.Subscriptions[j]; c.Intercept != nil && c.Intercept.Upload != nil {
-					sub.upload = c.Intercept.Upload
-				} else if c.Observe != nil && c.Observe.Upload != nil {
-					sub.upload = c.Observe.Upload
-				}
-			}
-			if filters != nil {
-				sub.kinds, sub.paths = filters.ToolKinds, filters.Paths
-			}
-			for _, prev := range subs {
-				if prev.b == be && prev.mode == sub.mode && overlaps(prev.selectors, sub.selectors) {
-					// Distinct subscriptions stay independent (base/composition.md,
-					// base/failure.md): both are delivered; warn only.
-					h.log.Warn("ahp: overlapping subscriptions on one backend", "backend", id, "subscription", j, "other", prev.index, "mode", string(sub.mode))
-				}
-			}
-			subs = append(subs, sub)
+			h.loadSubscription(be, b, i, j, s, limits, managed, &subs, fail)
 		}
 	}
+	if len(problems) == 1 {
+		return nil, problems[0]
+	}
+	if len(problems) > 1 {
+		return nil, errors.Join(problems...)
+	}
 	return subs, nil
+}
+
+// loadSubscription checks subscription j of backend i (b, built as be) and
+// appends it to *subs. Each problem found is passed to fail; the checks go
+// on past a problem wherever the later ones still make sense.
+func (h *Hooks) loadSubscription(be *backend, b gen.Backend, i, j int, s gen.Subscription, limits gen.StaticCapabilityManifestLimits, managed bool, subs *[]*subscription, fail func(error)) {
+	bp := fmt.Sprintf("/hooks/%d", i)
+	id := be.id
+	sp := fmt.Sprintf("%s/subscriptions/%d", bp, j)
+	sub := &subscription{b: be, index: j}
+	var scope *gen.SubscriptionScope
+	var filters *gen.SubscriptionFilters
+	switch {
+	case s.Intercept != nil:
+		x := s.Intercept
+		sub.mode = gen.ModeIntercept
+		sub.policy = FailurePolicy(x.FailurePolicy)
+		ms, ok := settle.Integer(x.TimeoutMs)
+		min, max := limitOf(limits.MinTimeoutMs), limitOf(limits.MaxTimeoutMs)
+		switch {
+		case !ok || ms < 1:
+			fail(regError(sp+"/timeoutMs", "minimum", "timeoutMs must be a positive integer"))
+		case min >= 0 && ms < min:
+			fail(regError(sp+"/timeoutMs", "minimum", "below the manifest's limits.minTimeoutMs"))
+		case max >= 0 && ms > max:
+			fail(regError(sp+"/timeoutMs", "maximum", "above the manifest's limits.maxTimeoutMs"))
+		}
+		sub.timeout = time.Duration(min64(ms, int64(time.Duration(1<<62)/time.Millisecond))) * time.Millisecond
+		for k, sel := range x.Events {
+			name := string(sel)
+			sub.selectors = append(sub.selectors, name)
+			if err := h.checkSelector(name, fmt.Sprintf("%s/events/%d", sp, k), gen.ModeIntercept); err != nil {
+				fail(err)
+			}
+		}
+		sub.native = x.IncludeNative != nil && *x.IncludeNative
+		sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
+	case s.Observe != nil:
+		x := s.Observe
+		sub.mode = gen.ModeObserve
+		for k, sel := range x.Events {
+			name := string(sel)
+			sub.selectors = append(sub.selectors, name)
+			if err := h.checkSelector(name, fmt.Sprintf("%s/events/%d", sp, k), gen.ModeObserve); err != nil {
+				fail(err)
+			}
+		}
+		sub.native = x.IncludeNative != nil && *x.IncludeNative
+		sub.content, sub.upload, scope, filters = x.Content, x.Upload, x.Scope, x.Filters
+	default:
+		fail(regError(sp, "oneOf", "subscription is neither intercept nor observe"))
+		return
+	}
+	pol, err := newContentPolicy(sub.content)
+	if err != nil {
+		fail(regError(sp+"/content", "enum", "content selection values are body, metadata or omit"))
+	}
+	sub.pol = pol
+	if scope != nil && *scope == gen.SubscriptionScopeManaged && !managed {
+		fail(regError(sp+"/scope", "managedPolicy", "the manifest does not honour managed scope"))
+	}
+	if sub.upload != nil && sub.upload.Auth != nil {
+		if err := h.checkBinding(*sub.upload.Auth, sp+"/upload/auth"); err != nil {
+			fail(err)
+		}
+	}
+	if sub.upload != nil {
+		// The provider sees the backend's entry with its upload
+		// requests, and the binding of the same copy.
+		if be.entry == nil {
+			be.entry = cloneBackend(b)
+		}
+		if c := be.entry.Subscriptions[j]; c.Intercept != nil && c.Intercept.Upload != nil {
+			sub.upload = c.Intercept.Upload
+		} else if c.Observe != nil && c.Observe.Upload != nil {
+			sub.upload = c.Observe.Upload
+		}
+	}
+	if filters != nil {
+		sub.kinds, sub.paths = filters.ToolKinds, filters.Paths
+	}
+	for _, prev := range *subs {
+		if prev.b == be && prev.mode == sub.mode && overlaps(prev.selectors, sub.selectors) {
+			// Distinct subscriptions stay independent (base/composition.md,
+			// base/failure.md): both are delivered; warn only.
+			h.log.Warn("ahp: overlapping subscriptions on one backend", "backend", id, "subscription", j, "other", prev.index, "mode", string(sub.mode))
+		}
+	}
+	*subs = append(*subs, sub)
 }
 
 // checkSelector rejects a subscription selector that selects nothing the
@@ -451,13 +472,7 @@ func buildManifest(cfg Config) (gen.StaticCapabilityManifest, error) {
 			err = validate.Default().Validate(manifestSchema, data)
 		}
 		if err != nil {
-			ve := configError("manifest", "", "schema", "")
-			var v *validate.Error
-			if errors.As(err, &v) {
-				ve.Pointer, ve.Keyword = v.Pointer, v.Keyword
-			}
-			ve.cause = err
-			return gen.StaticCapabilityManifest{}, ve
+			return gen.StaticCapabilityManifest{}, configError("manifest", "", "schema", "").withCause("", err)
 		}
 		for i, e := range m.Events {
 			info, ok := gen.LookupEvent(gen.EventName(e.Event))
@@ -470,13 +485,7 @@ func buildManifest(cfg Config) (gen.StaticCapabilityManifest, error) {
 			}
 			data, _ := gen.EncodeCapabilities(e.Capabilities)
 			if err := validate.Default().Validate(info.CapabilitySchema, data); err != nil {
-				ve := configError("manifest", p, "schema", "capabilities exceed the event's bound")
-				var v *validate.Error
-				if errors.As(err, &v) {
-					ve.Pointer, ve.Keyword = p+v.Pointer, v.Keyword
-				}
-				ve.cause = err
-				return gen.StaticCapabilityManifest{}, ve
+				return gen.StaticCapabilityManifest{}, configError("manifest", p, "schema", "capabilities exceed the event's bound").withCause(p, err)
 			}
 		}
 		return m, nil

@@ -165,7 +165,39 @@ func (r *Result) DecodeInput(v any) error {
 	dec := json.NewDecoder(bytes.NewReader(r.Input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("hooks: decode effective input: %w", err)
+		return fmt.Errorf("%w: tool input: %w", ErrDecode, err)
+	}
+	return nil
+}
+
+// DecodeTarget decodes the effective value of a modification target
+// (Targets[target]) into v, the host's own type, rejecting object members v
+// does not declare, as DecodeInput does for the tool input. For a message
+// or text-part target, gen's types read it exactly:
+//
+//	var msgs []gen.CanonicalMessage
+//	err := res.DecodeTarget(gen.ModifyTargetPrompt, &msgs)
+//
+// It fails with ErrNoTarget when the Result holds no value for target (the
+// event's boundary has no such target, or its value was withheld), and with
+// ErrDecode when the value does not fit v; either way the Result stays as
+// settled. The tool input is not among Targets; DecodeTarget reads it for
+// gen.ModifyTargetInput (Result.Input), as DecodeInput does.
+func (r *Result) DecodeTarget(target gen.ModifyTarget, v any) error {
+	if r == nil {
+		return ErrNoTarget
+	}
+	data, ok := r.Targets[target]
+	if target == gen.ModifyTargetInput {
+		data, ok = r.Input, true
+	}
+	if !ok || data == nil {
+		return ErrNoTarget
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: target %s: %w", ErrDecode, target, err)
 	}
 	return nil
 }

@@ -195,22 +195,33 @@ func checkFile(e *env, name, ref string) checkReport {
 
 // loadTimeProblems runs hooks.New, the harness's own construction, on a
 // schema-valid registration for a host that supports every event with its
-// widest grant, and reports what it rejects.
+// widest grant, and reports every problem it rejects the registration for.
 func loadTimeProblems(data []byte) []problem {
 	h, err := hooks.New(data, hooks.Config{Source: checkSource, Capabilities: fullGrants()})
 	if err == nil {
 		_ = h.Close() // New performs no I/O; nothing is running
 		return nil
 	}
-	var ve *hooks.ValidationError
-	if !errors.As(err, &ve) {
-		return []problem{{Keyword: "load", Message: "rejected by the harness", LoadTime: true}}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if _, single := err.(*hooks.ValidationError); !single {
+			errs = j.Unwrap() // New joins one *ValidationError per problem
+		}
 	}
-	msg := fmt.Sprintf("load-time check %q failed", ve.Keyword)
-	if ve.Detail != "" {
-		msg = ve.Detail + " (load-time check " + strconv.Quote(ve.Keyword) + ")"
+	var out []problem
+	for _, err := range errs {
+		var ve *hooks.ValidationError
+		if !errors.As(err, &ve) {
+			out = append(out, problem{Keyword: "load", Message: "rejected by the harness", LoadTime: true})
+			continue
+		}
+		msg := fmt.Sprintf("load-time check %q failed", ve.Keyword)
+		if ve.Detail != "" {
+			msg = ve.Detail + " (load-time check " + strconv.Quote(ve.Keyword) + ")"
+		}
+		out = append(out, problem{Pointer: ve.Pointer, Keyword: ve.Keyword, Message: msg, LoadTime: true})
 	}
-	return []problem{{Pointer: ve.Pointer, Keyword: ve.Keyword, Message: msg, LoadTime: true}}
+	return out
 }
 
 // validateProblems validates data against ref and lists every cause.
@@ -228,7 +239,8 @@ func validateProblems(ref string, data []byte) []problem {
 	}
 	causes := ve.Causes
 	if len(causes) == 0 {
-		causes = []validate.Cause{{Pointer: ve.Pointer, Keyword: ve.Keyword, SchemaLocation: ve.SchemaLocation, Missing: ve.Missing}}
+		causes = []validate.Cause{{Pointer: ve.Pointer, Keyword: ve.Keyword, SchemaLocation: ve.SchemaLocation,
+			Missing: ve.Missing, Unexpected: ve.Unexpected, Allowed: ve.Allowed}}
 	}
 	var doc any
 	var out []problem
@@ -243,10 +255,13 @@ func validateProblems(ref string, data []byte) []problem {
 				continue
 			}
 		case "additionalProperties", "unevaluatedProperties":
-			if doc == nil {
-				doc = decodeLoose(data)
+			names := c.Unexpected
+			if len(names) == 0 {
+				if doc == nil {
+					doc = decodeLoose(data)
+				}
+				names = unexpectedMembers(doc, c.Pointer, c.SchemaLocation)
 			}
-			names := unexpectedMembers(doc, c.Pointer, c.SchemaLocation)
 			for _, m := range names {
 				out = append(out, problem{Pointer: c.Pointer + "/" + escapeToken(m), Keyword: c.Keyword, Member: m, SchemaLocation: c.SchemaLocation,
 					Message: fmt.Sprintf("unexpected member %q", m)})
@@ -284,6 +299,9 @@ func keywordMessage(c validate.Cause) string {
 	}[c.Keyword]
 	if what == "" {
 		what = "fails the schema"
+	}
+	if len(c.Allowed) > 0 {
+		what += ": " + c.Detail() // the allowed values, from the schema
 	}
 	s := fmt.Sprintf("%s (keyword %q", what, c.Keyword)
 	if c.SchemaLocation != "" {

@@ -126,6 +126,10 @@ func TestCheckReportsMembersWithPointers(t *testing.T) {
 	 {"id":"com.example.a","transport":{"type":"http","url":"http://127.0.0.1:9/"},"subscriptions":[{"events":["tool.before"],"mode":"observe","content":{"default":"metadata"}}]}]}`)
 	insecure := writeFile(t, dir, "insecure.json", strings.Replace(goodRegistration, "127.0.0.1:9", "policy.example.com", 1))
 	good := writeFile(t, dir, "good.json", goodRegistration)
+	many := writeFile(t, dir, "many.json", `{"protocolVersion":"draft","hooks":[
+	 {"id":"com.example.a","transport":{"type":"http","url":"http://policy.example.com/"},"subscriptions":[{"events":["tool.before","nope.*"],"mode":"observe","content":{"default":"metadata"}}]},
+	 {"id":"com.example.a","transport":{"type":"http","url":"http://127.0.0.1:9/"},"subscriptions":[{"events":["tool.before"],"mode":"observe","content":{"default":"metadata"}}]}]}`)
+	enum := writeFile(t, dir, "enum.json", strings.Replace(goodRegistration, `"fail-open"`, `"sk-live-SECRET"`, 1))
 	unexpected := writeFile(t, dir, "unexpected.json", `{"jsonrpc":"2.0","id":"evt_1","result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"x","bogus":1}]}}`)
 
 	tests := []struct {
@@ -141,6 +145,12 @@ func TestCheckReportsMembersWithPointers(t *testing.T) {
 			missing + `:/hooks/0/subscriptions/0: missing required member "failurePolicy"`,
 			missing + `:/hooks/0/transport: missing required member "url"`}},
 		{name: "load-time unique", args: []string{dup}, code: 1, lines: []string{dup + `:/hooks/1/id: backend id already used by /hooks/0 (load-time check "unique")`}},
+		{name: "every load-time problem", args: []string{many}, code: 1, lines: []string{
+			many + `:/hooks/0/transport/url: plain http is allowed only for loopback endpoints (load-time check "https")`,
+			many + `:/hooks/0/subscriptions/0/events/1: no catalogue event belongs to this family (load-time check "family")`,
+			many + `:/hooks/1/id: backend id already used by /hooks/0 (load-time check "unique")`}},
+		{name: "allowed values", args: []string{enum}, code: 1, lines: []string{
+			enum + `:/hooks/0/subscriptions/0/failurePolicy: is not one of the allowed values: allowed "fail-open", "fail-closed" (keyword "enum"`}},
 		{name: "load-time https", args: []string{insecure}, code: 1, lines: []string{insecure + `:/hooks/0/transport/url: plain http is allowed only for loopback endpoints (load-time check "https")`}},
 		{name: "unexpected member", args: []string{unexpected}, code: 1, lines: []string{unexpected + `:/result/effects/0/bogus: unexpected member "bogus"`}},
 		{name: "stdin", args: []string{"-"}, stdin: goodRegistration, code: 0, lines: []string{"<stdin>: valid registration.schema.json"}},
@@ -164,6 +174,7 @@ func TestCheckReportsMembersWithPointers(t *testing.T) {
 			for _, l := range tc.lines {
 				require.Contains(t, o.stdout, l)
 			}
+			require.NotContains(t, o.stdout+o.stderr, "SECRET")
 		})
 	}
 }

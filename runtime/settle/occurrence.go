@@ -6,16 +6,64 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 )
 
-// invalid wraps a host-input problem.
-func invalid(what string, err error) error {
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrInvalidEvent, what, err)
+// InputError is the error New, NewEncoded, CheckEvent and Admit return for
+// an event or an initial state that cannot be settled. It matches
+// ErrInvalidEvent and says which part is at fault; it holds no instance
+// values itself (Err may, unless it is a *validate.Error).
+type InputError struct {
+	// Initial reports that the host's initial state (Initial), not the
+	// event, is at fault.
+	Initial bool
+	// Pointer is the RFC 6901 JSON pointer, into the event, of the member
+	// at fault, or "" when Initial or not known.
+	Pointer string
+	// Part is a fixed description of what cannot be settled, such as
+	// "tool input" or "elicitation request".
+	Part string
+	// Err is the underlying failure, or nil. A *validate.Error in it
+	// locates the failure inside the member's own JSON payload (an MCP
+	// elicitation body, say), relative to that payload.
+	Err error
+}
+
+// Error returns "settle: invalid host input: PART[: cause]".
+func (e *InputError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%v: %s: %v", ErrInvalidEvent, e.Part, e.Err)
 	}
-	return fmt.Errorf("%w: %s", ErrInvalidEvent, what)
+	return fmt.Sprintf("%v: %s", ErrInvalidEvent, e.Part)
+}
+
+// Unwrap returns ErrInvalidEvent and the underlying failure.
+func (e *InputError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalidEvent}
+	}
+	return []error{ErrInvalidEvent, e.Err}
+}
+
+// invalid wraps a host-input problem; a part named "initial …" is one of
+// the initial state.
+func invalid(what string, err error) error {
+	return &InputError{Initial: strings.HasPrefix(what, "initial "), Part: what, Err: err}
+}
+
+// fieldPointer is the JSON pointer of a dotted event path ("" for none).
+func fieldPointer(field string) string {
+	if field == "" {
+		return ""
+	}
+	return "/" + strings.ReplaceAll(field, ".", "/")
+}
+
+// invalidAt wraps a problem of the event member at pointer.
+func invalidAt(what, pointer string, err error) error {
+	return &InputError{Pointer: pointer, Part: what, Err: err}
 }
 
 // newOccurrence builds an occurrence; host selects New (snapshot, host
@@ -173,7 +221,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		isText, gaps = true, ev.ContextCompactAfter.Gaps
 		text = ev.ContextCompactAfter.Summary
 		if text == nil {
-			return invalid("context.compact.after summary", nil)
+			return invalidAt("context.compact.after summary", "/summary", nil)
 		}
 		if err := o.knownMessages(ev.ContextCompactAfter.Items); err != nil {
 			return err
@@ -186,11 +234,11 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 	case ev.UserElicitationRequest != nil:
 		e := ev.UserElicitationRequest
 		if !e.Elicitation.Mode.Known() {
-			return invalid("elicitation mode", nil)
+			return invalidAt("elicitation mode", "/elicitation/mode", nil)
 		}
 		form, err := requestForm(e)
 		if err != nil {
-			return invalid("elicitation request", err)
+			return invalidAt("elicitation request", "/elicitation/request/text", err)
 		}
 		o.elicit = &elicitCtx{mode: e.Elicitation.Mode, form: form}
 		return knownContentParts(e.Items, o.known)
@@ -202,7 +250,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		return nil
 	}
 	if err := knownContentParts(items, o.known); err != nil {
-		return invalid("event items", err)
+		return invalidAt("event items", "/items", err)
 	}
 	var (
 		list []json.RawMessage
@@ -223,13 +271,13 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		if err == nil && o.b.role != "" {
 			for i := range msgs {
 				if msgs[i].Role != o.b.role {
-					return invalid("message role", nil)
+					return invalidAt("message role", fieldPointer(o.b.field), nil)
 				}
 			}
 		}
 	}
 	if err != nil {
-		return invalid("target content", err)
+		return invalidAt("target content", fieldPointer(o.b.field), err)
 	}
 	o.cur.list = list
 	o.hidden = info.hidden
@@ -244,7 +292,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 // knownMessages records the non-text parts of a message list.
 func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
 	if _, _, err := encodeMessages(ms, o.known); err != nil {
-		return invalid("event items", err)
+		return invalidAt("event items", "/items", err)
 	}
 	return nil
 }
@@ -252,8 +300,10 @@ func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
 // extractInput reads the tool input (or the host's override).
 func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []gen.ContentItem) error {
 	src := eventInput
+	bad := func(err error) error { return invalidAt("tool input", "/tool/input", err) }
 	if override != nil {
 		src = override
+		bad = func(err error) error { return &InputError{Initial: true, Part: "initial input", Err: err} }
 	}
 	if o.checkOnly {
 		// What splitObject(src, true) accepts: valid JSON (escapes
@@ -261,26 +311,26 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		// object.
 		b := trimWS(src)
 		if err := checkJSON(b); err != nil {
-			return invalid("tool input", err)
+			return bad(err)
 		}
 		if b[0] != '{' {
-			return invalid("tool input", errNotObject)
+			return bad(errNotObject)
 		}
 		if err := knownContentParts(items, o.known); err != nil {
-			return invalid("event items", err)
+			return invalidAt("event items", "/items", err)
 		}
 		return nil
 	}
 	ms, err := splitObject(src, true)
 	if err != nil {
-		return invalid("tool input", err)
+		return bad(err)
 	}
 	if ms == nil {
 		ms = []member{}
 	}
 	o.cur.input = cloneMembers(ms)
 	if err := knownContentParts(items, o.known); err != nil {
-		return invalid("event items", err)
+		return invalidAt("event items", "/items", err)
 	}
 	return nil
 }
@@ -290,7 +340,7 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req *gen.UserElicitationRequestEvent) error {
 	el := e.Elicitation
 	if !el.Mode.Known() || !el.Action.Known() {
-		return invalid("elicitation mode or action", nil)
+		return invalidAt("elicitation mode or action", "/elicitation", nil)
 	}
 	c := &elicitCtx{mode: el.Mode, action: string(el.Action)}
 	o.elicit = c
@@ -304,17 +354,17 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 	if el.Result != nil && el.Result.Body != nil {
 		r, err := parseResult(el.Result.Body.Text)
 		if err != nil {
-			return invalid("elicitation result body", err)
+			return invalidAt("elicitation result body", "/elicitation/result/body/text", err)
 		}
 		if string(r.Action) != c.action {
-			return invalid("elicitation result action differs from its body", nil)
+			return invalidAt("elicitation result action differs from its body", "/elicitation/action", nil)
 		}
 		if r.Content != nil && (c.mode != gen.ElicitationModeForm || c.action != string(gen.MCPElicitationElicitResultActionAccept)) {
-			return invalid("elicitation result content outside an accepted form", nil)
+			return invalidAt("elicitation result content outside an accepted form", "/elicitation/result/body/text", nil)
 		}
 		for _, a := range r.Content {
 			if !validAnswerValue(a.Value) {
-				return invalid("elicitation result content", nil)
+				return invalidAt("elicitation result content", "/elicitation/result/body/text", nil)
 			}
 		}
 		c.result = r
@@ -328,7 +378,7 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 	if req != nil {
 		form, err := requestForm(req)
 		if err != nil {
-			return invalid("elicitation request context", err)
+			return &InputError{Initial: true, Part: "elicitation request context", Err: err}
 		}
 		c.form = form
 	}
