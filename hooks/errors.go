@@ -11,10 +11,11 @@ import (
 )
 
 // Sentinel errors. Every error the package returns matches exactly one of
-// them (or ErrCompactorClosed) with errors.Is, or wraps the caller's context
-// error (ctx.Err(), or the cause the call was cancelled with), except the
-// errors of a Result's attachments (Attachments.Read and Close), which wrap
-// the errors of runtime/content.
+// the package's Err* sentinels (these, ErrCompactorClosed and the
+// Invocation errors) with errors.Is, or wraps the caller's context error
+// (ctx.Err(), or the cause the call was cancelled with), except the errors
+// of a Result's attachments (Attachments.Read and Close), which wrap the
+// errors of runtime/content.
 var (
 	// ErrClosed is returned by calls made after Close and by calls that
 	// Close interrupted.

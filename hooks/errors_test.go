@@ -23,6 +23,7 @@ var sentinels = []error{
 	hooks.ErrClosed, hooks.ErrInvalidRegistration, hooks.ErrInvalidConfig, hooks.ErrInvalidInput,
 	hooks.ErrNoInput, hooks.ErrNoTarget, hooks.ErrDecode, hooks.ErrNoAttachment, hooks.ErrGenerator,
 	hooks.ErrInternal, hooks.ErrCompactorClosed,
+	hooks.ErrCancelled, hooks.ErrUncorrelated, hooks.ErrDuplicate, hooks.ErrRejected, hooks.ErrNoPending, hooks.ErrFinished,
 }
 
 // requireSentinel asserts that err matches want and no other documented
