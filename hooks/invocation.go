@@ -98,12 +98,12 @@ type Request struct {
 //     published, and a further response (a duplicate attempt or reply) is
 //     discarded with ErrDuplicate;
 //   - Response shows the retained response; Reject refuses it;
-//   - Accept publishes the retained response atomically with the
-//     settlement engine of the named methods, delivers the remaining
-//     interceptors (through their transports) and the observations, and
-//     returns the Result; Advance publishes it and prepares the next
-//     interceptor's request instead, for a host that delivers every
-//     request itself.
+//   - Accept (or AcceptContent) publishes the retained response
+//     atomically with the settlement engine of the named methods, delivers
+//     the remaining interceptors (through their transports) and the
+//     observations, and returns the Result; Advance publishes it and
+//     prepares the next interceptor's request instead, for a host that
+//     delivers every request itself.
 //
 // Cancel ends the invocation at any point as an interruption: a retained
 // response is discarded unpublished, an Acquire in flight returns, and a
@@ -309,13 +309,17 @@ func (inv *Invocation) Request() (req Request, ok bool) {
 	return Request{BackendID: d.s.b.id, SubscriptionIndex: d.s.index, ID: d.id, Body: d.body}, true
 }
 
-// usable reports why no step can act on the pending request: ErrFinished,
-// the invocation's end (ErrCancelled, ErrClosed or the context's error),
-// or ErrNoPending. The step lock is held.
+// usable reports why no step can act on the pending request: the
+// invocation's end (ErrCancelled, ErrClosed or the context's error),
+// ErrFinished after an ordinary end, or ErrNoPending. The step lock is
+// held.
 func (inv *Invocation) usable() error {
 	if inv.finished {
-		if errors.Is(inv.err, ErrCancelled) {
+		switch {
+		case errors.Is(inv.err, ErrCancelled):
 			return ErrCancelled
+		case errors.Is(inv.err, ErrClosed):
+			return ErrClosed
 		}
 		return ErrFinished
 	}
@@ -587,6 +591,24 @@ func (inv *Invocation) Accept(ctx context.Context) (*Result, error) {
 		inv.advance()
 	}
 	return inv.end(c.finish(inv.owed))
+}
+
+// AcceptContent is Accept for a boundary whose settled content the host
+// forwards: it also returns the effective value of the boundary's content
+// target (Result.Targets[gen.ModifyTargetContent]), such as the answer
+// object of an accepted user.elicitation.result, whose edits settle
+// against the original request given to Begin with
+// WithOriginalElicitationRequest. content is nil when the boundary has no
+// content target, and whenever err is not nil.
+func (inv *Invocation) AcceptContent(ctx context.Context) (res *Result, content json.RawMessage, err error) {
+	res, err = inv.Accept(ctx)
+	if err != nil || res == nil {
+		return res, nil, err
+	}
+	if v, ok := res.Targets[gen.ModifyTargetContent]; ok {
+		content = clone(v)
+	}
+	return res, content, nil
 }
 
 // end records the invocation's outcome and releases it: the pending

@@ -547,6 +547,7 @@ func TestInvocationClose(t *testing.T) {
 	res, err := inv.Accept(ctx)
 	require.ErrorIs(t, err, hooks.ErrClosed)
 	require.True(t, res.Interrupted)
+	require.ErrorIs(t, inv.Receive(response(t, "evt-cl", server.Allow())), hooks.ErrClosed)
 	_, err = h.Begin(ctx, toolEvent(t, "evt-cl2"))
 	require.ErrorIs(t, err, hooks.ErrClosed)
 }
@@ -565,4 +566,84 @@ func TestInvocationContextDeadline(t *testing.T) {
 	res, err := inv.Accept(context.Background())
 	require.ErrorIs(t, err, context.Canceled)
 	require.True(t, res.Interrupted)
+}
+
+// TestInvocationAcceptContent: an elicitation answer begun with its
+// original request settles a backend's edit of the answer object, and
+// AcceptContent returns the settled content.
+func TestInvocationAcceptContent(t *testing.T) {
+	ctx := ctxTimeout(t, 30e9)
+	h, rec := elicitHooks(t, mergeAge())
+	sess := &gen.Session{ID: "s1"}
+	reqRes, err := h.UserElicitationRequest(ctx, hooks.UserElicitationRequestInput{Session: sess, Elicitation: gen.InteractionEventUserElicitationRequestElicitation{
+		Server: "mcp-a", Mode: gen.ElicitationModeForm, Request: elicitPart("q", elicitForm)}})
+	require.NoError(t, err)
+	original := reqRes.Event()
+	parent := original.UserElicitationRequest.ID
+	// The canonical result event (the edit is refused without the original
+	// request, so the event comes back unchanged).
+	plain, err := h.UserElicitationResult(ctx, hooks.UserElicitationResultInput{Session: sess, ParentEventID: &parent, Elicitation: gen.InteractionEventUserElicitationResultElicitation{
+		Server: "mcp-a", Mode: gen.ElicitationModeForm, Action: gen.InteractionEventUserElicitationResultElicitationActionAccept, Result: elicitPart("r", `{"action":"accept","content":{"name":"Ada"}}`)}})
+	require.NoError(t, err)
+
+	inv, err := h.Begin(ctx, plain.Event(), hooks.WithOriginalElicitationRequest(original))
+	require.NoError(t, err)
+	require.NoError(t, inv.Acquire(ctx))
+	res, content, err := inv.AcceptContent(ctx)
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	require.JSONEq(t, `{"name":"Ada","age":41}`, string(content))
+	i, _ := rec.counts()
+	require.Equal(t, 3, i)
+}
+
+// TestInvocationBudget: each delivery keeps its subscription's timeoutMs
+// from the moment its request is prepared; a response after it is a
+// deadline failure and publishes nothing. An Acquire abandoned through its
+// own context leaves the request pending for another attempt.
+func TestInvocationBudget(t *testing.T) {
+	t.Run("timeoutMs", func(t *testing.T) {
+		hb := newHeldBackend(t)
+		h, err := hooks.New(registration(backendJSON("com.example.b", httpTransport(hb.srv.URL), interceptSub(`"tool.before"`, 20, "fail-closed"))), baseConfig())
+		require.NoError(t, err)
+		defer func() { require.NoError(t, h.Close()) }()
+		ctx := ctxTimeout(t, 30e9)
+		hb.script("evt-b1", false, server.Allow()) // held: never answered in time
+		inv, err := h.Begin(ctx, toolEvent(t, "evt-b1"))
+		require.NoError(t, err)
+		err = inv.Acquire(ctx)
+		var ae *hooks.AttemptError
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, hooks.Code("deadline_exceeded"), ae.Code)
+		err = inv.Receive(response(t, "evt-b1", server.Allow()))
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, "late_response", ae.Reason, "a response after the budget is not retained")
+		res, err := inv.Accept(ctx)
+		require.NoError(t, err)
+		require.True(t, res.SyntheticDenial)
+		require.Equal(t, gen.PermissionDeny, res.Permission)
+		require.Empty(t, res.Accepted)
+	})
+	t.Run("abandoned attempt", func(t *testing.T) {
+		hb := newHeldBackend(t)
+		h := newInvHooks(t, hb, "fail-closed")
+		ctx := ctxTimeout(t, 30e9)
+		hb.script("evt-b2", false, server.Allow())
+		inv, err := h.Begin(ctx, toolEvent(t, "evt-b2"))
+		require.NoError(t, err)
+		step, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- inv.Acquire(step) }()
+		hb.wait("evt-b2")
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		_, ok := inv.Request()
+		require.True(t, ok, "still pending")
+		hb.free("evt-b2")
+		require.NoError(t, inv.Acquire(ctx))
+		res, err := inv.Accept(ctx)
+		require.NoError(t, err)
+		require.Equal(t, gen.PermissionAllow, res.Permission)
+		require.Equal(t, 2, hb.requests())
+	})
 }
