@@ -341,3 +341,19 @@ func TestServerUsage(t *testing.T) {
 		require.Equal(t, interop.ExitUsage, ee.ExitCode(), "%v", tc.args)
 	}
 }
+
+// TestDecodeStrict: repeated member names at any depth, unknown members
+// and trailing data are errors.
+func TestDecodeStrict(t *testing.T) {
+	var in ClientInput
+	require.NoError(t, decodeStrict([]byte(` {"transport":"http","requests":[{"a":1}]} `), &in))
+	for _, bad := range []string{
+		`{"transport":"http","transport":"stdio","requests":[]}`,
+		`{"transport":"http","requests":[{"a":1,"a":2}]}`,
+		`{"transport":"http","requests":[],"extra":true}`,
+		`{"transport":"http","requests":[]} {}`,
+		`{"transport":`,
+	} {
+		require.Error(t, decodeStrict([]byte(bad), &in), bad)
+	}
+}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 )
@@ -145,9 +146,23 @@ func shortBoundary(b gen.EventName) string {
 	return "after"
 }
 
-// decodeStrict decodes one JSON value into v, rejecting unknown members
+// decodeStrict decodes one JSON value into v, rejecting repeated member
+// names at any depth (encoding/json would keep the last), unknown members
 // and trailing data.
 func decodeStrict(data []byte, v any) error {
+	sc := jsonlex.Acquire(true)
+	defer sc.Release()
+	i := jsonlex.SkipSpace(data, 0)
+	end, ok := sc.Value(data, i, 0)
+	if !ok {
+		return errors.New("not a JSON value")
+	}
+	if off, dup := sc.Dup(); dup {
+		return fmt.Errorf("repeated member name at %s", jsonlex.Pointer(data, off))
+	}
+	if jsonlex.SkipSpace(data, end) != len(data) {
+		return errors.New("trailing data")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
