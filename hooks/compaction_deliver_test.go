@@ -22,7 +22,7 @@ import (
 // with content selection sel.
 func compactionHooks(t *testing.T, url string, b gen.EventName, sel string, subs int) *hooks.Hooks {
 	t.Helper()
-	sub := strings.Replace(interceptSub(`"`+string(b)+`"`, 5000, "fail-open"), `"default":"body"`, `"default":"`+sel+`"`, 1)
+	sub := strings.Replace(interceptSub(`"`+string(b)+`"`, 20000, "fail-open"), `"default":"body"`, `"default":"`+sel+`"`, 1)
 	var all []string
 	for range subs {
 		all = append(all, sub)
@@ -108,7 +108,7 @@ func TestDeliverCompaction(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	defer c.Close()
-	res, err := c.Run(ctxTimeout(t, 20*time.Second), input())
+	res, err := c.Run(ctxTimeout(t, 60*time.Second), input())
 	require.NoError(t, err)
 
 	require.True(t, res.Applied)

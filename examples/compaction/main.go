@@ -113,7 +113,7 @@ func run(ctx context.Context, out io.Writer) error {
 	    "transport": {"type": "http", "url": "http://` + ln.Addr().String() + `/ahp"},
 	    "subscriptions": [{
 	      "events": ["context.compact.before"], "mode": "intercept",
-	      "timeoutMs": 2000, "failurePolicy": "fail-closed",
+	      "timeoutMs": 10000, "failurePolicy": "fail-closed",
 	      "content": {"default": "body"}
 	    }]
 	  }]

@@ -80,40 +80,65 @@ type FixedHook struct {
 // RunResult is the result of compaction/run: the settled outcome and what
 // each callback saw.
 type RunResult struct {
-	Applied      bool            `json:"applied"`
-	Denied       bool            `json:"denied"`
-	DenyReason   string          `json:"denyReason,omitempty"`
-	FailedClosed bool            `json:"failedClosed"`
-	FailedAt     string          `json:"failedAt,omitempty"`
-	Generated    bool            `json:"generated"`
+	// Applied is hooks.CompactionResult.Applied.
+	Applied bool `json:"applied"`
+	// Denied reports an accepted deny before compaction.
+	Denied bool `json:"denied"`
+	// DenyReason is the accepted deny's reason.
+	DenyReason string `json:"denyReason,omitempty"`
+	// FailedClosed reports a fail-closed failure; FailedAt its boundary.
+	FailedClosed bool `json:"failedClosed"`
+	// FailedAt is "before" or "after" when FailedClosed.
+	FailedAt string `json:"failedAt,omitempty"`
+	// Generated reports that the generator ran.
+	Generated bool `json:"generated"`
+	// Instructions are the effective instructions (text parts).
 	Instructions json.RawMessage `json:"instructions"`
-	Summary      json.RawMessage `json:"summary"`
-	Downstream   json.RawMessage `json:"downstream"`
-	Provenance   Provenance      `json:"provenance"`
-	Messages     []Message       `json:"messages"`
-	Trace        []Step          `json:"trace"`
-	Seen         []Seen          `json:"seen"`
+	// Summary is the settled summary (text parts), null when the after
+	// boundary was not reached.
+	Summary json.RawMessage `json:"summary"`
+	// Downstream is what the synthetic downstream sink received: the
+	// summary of an applied result, otherwise null.
+	Downstream json.RawMessage `json:"downstream"`
+	// Provenance is the summary's origin.
+	Provenance Provenance `json:"provenance"`
+	// Messages are the accepted messages.
+	Messages []Message `json:"messages"`
+	// Trace lists every callback, in order.
+	Trace []Step `json:"trace"`
+	// Seen lists the prepared snapshots, in order (compaction/run only).
+	Seen []Seen `json:"seen"`
 }
 
 // Provenance is the summary's origin.
 type Provenance struct {
-	Generated bool   `json:"generated"`
-	Supplier  string `json:"supplier,omitempty"`
+	// Generated reports a generated summary.
+	Generated bool `json:"generated"`
+	// Supplier is the supplying subscription of a returned summary.
+	Supplier string `json:"supplier,omitempty"`
 }
 
 // Message is one accepted message.
 type Message struct {
+	// Boundary is "before" or "after".
 	Boundary string `json:"boundary"`
+	// Supplier is the sending subscription.
 	Supplier string `json:"supplier"`
-	Text     string `json:"text"`
+	// Text is the message text.
+	Text string `json:"text"`
 }
 
 // Step is one callback of the trace.
 type Step struct {
-	Boundary      string `json:"boundary"`
-	Supplier      string `json:"supplier"`
-	Outcome       string `json:"outcome"`
-	Reason        string `json:"reason,omitempty"`
+	// Boundary is "before" or "after".
+	Boundary string `json:"boundary"`
+	// Supplier is the subscription.
+	Supplier string `json:"supplier"`
+	// Outcome is accepted, rejected or failed.
+	Outcome string `json:"outcome"`
+	// Reason is the rejection or failure reason (a fixed vocabulary).
+	Reason string `json:"reason,omitempty"`
+	// FailurePolicy is the policy that applied.
 	FailurePolicy string `json:"failurePolicy"`
 }
 
@@ -121,10 +146,15 @@ type Step struct {
 // instructions before, the summary after) and whether a supplied summary
 // was pending (before) or had replaced generation (after).
 type Seen struct {
-	Boundary string          `json:"boundary"`
-	Supplier string          `json:"supplier"`
-	Text     json.RawMessage `json:"text"`
-	Supplied bool            `json:"supplied"`
+	// Boundary is "before" or "after".
+	Boundary string `json:"boundary"`
+	// Supplier is the subscription.
+	Supplier string `json:"supplier"`
+	// Text is the instructions (before) or summary (after) given.
+	Text json.RawMessage `json:"text"`
+	// Supplied reports a pending (before) or installed (after) returned
+	// summary.
+	Supplied bool `json:"supplied"`
 }
 
 // boundaryName maps the short boundary names of the adapters.

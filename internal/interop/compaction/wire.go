@@ -454,10 +454,16 @@ type RawRequest struct {
 
 // HostOutput is what the wire host prints for one case.
 type HostOutput struct {
-	Name       string          `json:"name"`
-	Result     json.RawMessage `json:"result"`
+	// Name is the case's name.
+	Name string `json:"name"`
+	// Result is the RunResult of a run, or the JSON-RPC reply of a raw
+	// request.
+	Result json.RawMessage `json:"result"`
+	// Downstream is what the downstream sink received (null unless
+	// applied).
 	Downstream json.RawMessage `json:"downstream"`
-	Trace      []Step          `json:"trace"`
+	// Trace lists the deliveries of a run, in order.
+	Trace []Step `json:"trace"`
 }
 
 // hookIDPrefix makes a subscription name a reverse-DNS hook id.
