@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
+	"github.com/agenthooks/agenthooks-go/server"
 )
 
 const (
@@ -560,4 +562,40 @@ func TestCompactionRejectionFromCallback(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, settle.ReasonTargetNotGranted, res.Trace[0].Reason)
 	require.Equal(t, hooks.CompactionRejected, res.Trace[0].Outcome)
+}
+
+// ExampleCompactor runs a compaction whose summary a hook supplies before
+// compaction and a host-owned callback redacts after it; the host installs
+// it only because the result is applied.
+func ExampleCompactor() {
+	supply := func(context.Context, hooks.CompactionSnapshot) ([]gen.Effect, error) {
+		e, err := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "s", Text: "Deployed with key sk-123."}}})
+		return []gen.Effect{e}, err
+	}
+	redact := func(_ context.Context, snap hooks.CompactionSnapshot) ([]gen.Effect, error) {
+		b := *snap.Event.ContextCompactAfter.Summary[0].Body
+		b.Text = strings.ReplaceAll(b.Text, "sk-123", "[redacted]")
+		return []gen.Effect{server.ReplaceText(gen.ModifyTextEffectTargetSummary, gen.TextParts{{Body: &b}})}, nil
+	}
+	c, err := hooks.NewCompactor(hooks.CompactionConfig{Hooks: []hooks.CompactionHook{
+		{Supplier: "summarizer", Boundary: gen.EventContextCompactBefore, Callback: supply},
+		{Supplier: "redactor", Boundary: gen.EventContextCompactAfter, FailurePolicy: hooks.FailClosed, Callback: redact},
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	res, err := c.Run(context.Background(), hooks.CompactionInput{Source: "urn:example:host", Trigger: "auto"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if summary, ok := res.Downstream(); ok {
+		fmt.Println("generated:", res.Generated, "supplier:", res.Provenance.Supplier)
+		fmt.Println("install:", summary[0].Body.Text)
+	}
+	// Output:
+	// generated: false supplier: summarizer
+	// install: Deployed with key [redacted].
 }

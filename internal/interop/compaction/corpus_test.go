@@ -151,6 +151,13 @@ func digest(t *testing.T, raw []byte) []byte {
 		seen = append(seen, e)
 	}
 	d["messages"], d["trace"], d["seen"] = msgs, trace, seen
+	if r.Observed != nil {
+		obs := []any{}
+		for _, o := range r.Observed {
+			obs = append(obs, texts(o))
+		}
+		d["observed"] = obs
+	}
 	if !r.Applied {
 		require.Equal(t, "null", string(r.Downstream), "a result that is not applied has no downstream summary")
 	}

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
@@ -75,6 +76,9 @@ type FixedHook struct {
 	Response json.RawMessage `json:"response,omitempty"`
 	// Error makes the callback return an error.
 	Error bool `json:"error,omitempty"`
+	// Observe makes an after hook an observer (observeOnly): it is
+	// notified of the settled result and its response has no authority.
+	Observe bool `json:"observe,omitempty"`
 }
 
 // RunResult is the result of compaction/run: the settled outcome and what
@@ -108,6 +112,10 @@ type RunResult struct {
 	Trace []Step `json:"trace"`
 	// Seen lists the prepared snapshots, in order (compaction/run only).
 	Seen []Seen `json:"seen"`
+	// Observed is the settled summary each observer was notified with,
+	// in configuration order (compaction/run only; absent without
+	// observers).
+	Observed []json.RawMessage `json:"observed,omitempty"`
 }
 
 // Provenance is the summary's origin.
@@ -269,7 +277,11 @@ func Run(ctx context.Context, raw json.RawMessage) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var seen []Seen
+	var (
+		seen     []Seen
+		obsMu    sync.Mutex
+		observed []json.RawMessage
+	)
 	cfg := hooks.CompactionConfig{}
 	for i, fh := range p.Hooks {
 		b, ok := boundaryName(fh.Boundary)
@@ -280,10 +292,30 @@ func Run(ctx context.Context, raw json.RawMessage) (*RunResult, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: hooks[%d].failurePolicy", errParams, i)
 		}
-		if fh.Supplier == "" || (fh.Response == nil) == !fh.Error {
+		if fh.Supplier == "" || (fh.Response == nil) == !fh.Error || (fh.Observe && fh.Error) {
 			return nil, fmt.Errorf("%w: hooks[%d] needs a supplier and exactly one of response and error", errParams, i)
 		}
 		fh := fh
+		if fh.Observe {
+			if b != gen.EventContextCompactAfter || fh.FailurePolicy != "" {
+				return nil, fmt.Errorf("%w: hooks[%d]: an observer is an after hook without a failure policy", errParams, i)
+			}
+			k := len(cfg.Observers)
+			observed = append(observed, nil)
+			cfg.Observers = append(cfg.Observers, func(_ context.Context, snap hooks.CompactionSnapshot) {
+				// The response is parsed and dropped: an observer has no
+				// effect authority. Its snapshot is its own to change.
+				_, _ = parseEffects(fh.Response)
+				text := mustText(snap.Event.ContextCompactAfter.Summary)
+				if len(snap.Event.ContextCompactAfter.Summary) > 0 && snap.Event.ContextCompactAfter.Summary[0].Body != nil {
+					snap.Event.ContextCompactAfter.Summary[0].Body.Text = "changed by an observer"
+				}
+				obsMu.Lock()
+				observed[k] = text
+				obsMu.Unlock()
+			})
+			continue
+		}
 		cfg.Hooks = append(cfg.Hooks, hooks.CompactionHook{Supplier: fh.Supplier, Boundary: b, FailurePolicy: pol,
 			Callback: func(_ context.Context, snap hooks.CompactionSnapshot) ([]gen.Effect, error) {
 				seen = append(seen, seenOf(snap, b))
@@ -297,8 +329,10 @@ func Run(ctx context.Context, raw json.RawMessage) (*RunResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errParams, err)
 	}
-	defer c.Close()
 	res, err := c.Run(ctx, in)
+	// The observers run detached from Run; Close joins them before the
+	// reply reports what they saw.
+	_ = c.Close()
 	if err != nil {
 		if errors.Is(err, hooks.ErrInvalidInput) {
 			return nil, fmt.Errorf("%w: input", errParams)
@@ -306,6 +340,14 @@ func Run(ctx context.Context, raw json.RawMessage) (*RunResult, error) {
 		return nil, err
 	}
 	out := encodeResult(res)
+	obsMu.Lock()
+	out.Observed = observed
+	obsMu.Unlock()
+	for i := range out.Observed {
+		if out.Observed[i] == nil {
+			out.Observed[i] = json.RawMessage("null") // not notified: the after boundary was not reached
+		}
+	}
 	out.Seen = seen
 	if out.Seen == nil {
 		out.Seen = []Seen{}
