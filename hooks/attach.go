@@ -1,9 +1,10 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/content"
@@ -63,10 +64,19 @@ type attached struct {
 }
 
 // attachments are the attachment parts of one call and their uploads.
+//
+// list and byRef never change once bound; groups and started are written
+// only by startUploads, before any delivery. The upload groups and the
+// concurrent observations read and write the rest, under mu.
 type attachments struct {
 	list    []*attached          // in option order
 	byRef   map[string]*attached // canonical reference → part
+	groups  map[*subscription]*uploadGroup
+	started []*uploadGroup // every group started, joined before the call returns
+
+	mu      sync.Mutex
 	uploads map[uploadKey]uploadResult
+	failed  map[*subscription]bool                   // subscriptions with a failed upload
 	issued  map[*subscription]map[string][]*attached // receiver's reference → the parts it stands for
 }
 
@@ -77,9 +87,10 @@ type uploadKey struct {
 
 // uploadResult is a subscription's body of one attachment part.
 type uploadResult struct {
-	ref    gen.ContentReference // confirmed
-	err    error                // the upload failed
-	noDest bool                 // the subscription has no upload endpoint
+	ref     gen.ContentReference // confirmed
+	err     error                // the upload failed
+	noDest  bool                 // the subscription has no upload endpoint
+	pending bool                 // planned, its outcome not collected yet
 }
 
 // bindAttachments puts the canonical references of the call's attachment
@@ -97,7 +108,8 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 		}
 		return ev, nil
 	}
-	att := &attachments{byRef: map[string]*attached{}, uploads: map[uploadKey]uploadResult{}, issued: map[*subscription]map[string][]*attached{}}
+	att := &attachments{byRef: map[string]*attached{}, groups: map[*subscription]*uploadGroup{}, uploads: map[uploadKey]uploadResult{},
+		failed: map[*subscription]bool{}, issued: map[*subscription]map[string][]*attached{}}
 	byPart := map[string]*attached{}
 	for _, o := range c.opts.attachments {
 		if o.partID == "" || o.a == nil {
@@ -153,57 +165,173 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 	return out, nil
 }
 
-// uploadFor uploads every attachment part of the effective event whose
-// body a subscription of subs selects to that subscription's upload
-// endpoint, concurrently (bounded by the Hooks' upload limit) and at most
-// once per subscription, and records the outcomes for their deliveries.
-// The uploads run within the call's budget, capped by timeout when it is
-// positive; each is also bounded by its own upload.timeoutMs.
-func (c *call) uploadFor(subs []*subscription, timeout time.Duration) {
-	if c.att == nil {
-		return
+// uploadGroup is the uploads of the attachment parts whose bodies one
+// subscription selects. The groups of every matched subscription start
+// together before serial interception (startUploads) and run concurrently,
+// bounded together by the Hooks' upload limit; a delivery waits only for
+// its own subscription's group (awaitUploads), so that a failure or a
+// stall in one group reaches only that subscription, under its failure
+// policy, when its turn comes. Every group is joined before the call
+// returns (joinUploads).
+type uploadGroup struct {
+	s     *subscription
+	needs []*attached
+	ctx   *deliveryContext
+	done  chan struct{}     // closed when every upload of the group has ended
+	outs  []content.Outcome // one per need, written before done is closed
+	once  sync.Once         // collect
+}
+
+// jobs returns the group's upload jobs, one per need.
+func (g *uploadGroup) jobs() []content.Job {
+	jobs := make([]content.Job, len(g.needs))
+	s := g.s
+	for i, at := range g.needs {
+		jobs[i] = content.Job{Attachment: at.a, Destination: content.Destination{BackendID: s.b.id, Backend: s.b.entry, SubscriptionIndex: s.index, Upload: *s.upload}}
 	}
-	type need struct {
-		s  *subscription
-		at *attached
-	}
-	var needs []need
+	return jobs
+}
+
+// collect records the group's outcomes as the uploads of its subscription,
+// once; the group has ended.
+func (g *uploadGroup) collect(att *attachments) {
+	g.once.Do(func() {
+		att.mu.Lock()
+		defer att.mu.Unlock()
+		for i, at := range g.needs {
+			r := uploadResult{ref: g.outs[i].Confirmation.Reference}
+			if err := g.outs[i].Err; err != nil {
+				r = uploadResult{err: err}
+				att.failed[g.s] = true
+			}
+			att.uploads[uploadKey{g.s, at}] = r
+		}
+	})
+}
+
+// planUploads records, for every subscription of subs in order, the
+// attachment parts of the effective event whose body it selects and that
+// no earlier plan covered: pending when it has an upload endpoint (the
+// groups returned, one per subscription with something to upload, in
+// order), without a destination otherwise. Metadata and omit selections
+// never read the source and plan nothing.
+func (c *call) planUploads(subs ...[]*subscription) []*uploadGroup {
+	att := c.att
+	att.mu.Lock()
+	defer att.mu.Unlock()
+	var of map[*subscription]*uploadGroup
 	walkEvent(partVisitor{part: func(a parts) {
 		if a.attBody == nil {
 			return
 		}
-		at := c.att.byRef[a.attBody.Body.Ref]
+		at := att.byRef[a.attBody.Body.Ref]
 		if at == nil {
 			return
 		}
-		for _, s := range subs {
-			if s.pol.forPart(a.attBody.Category, false, a.attBody.MediaType) != levelBody {
-				continue // metadata and omit never read the source
-			}
-			if _, done := c.att.uploads[uploadKey{s, at}]; !done {
-				c.att.uploads[uploadKey{s, at}] = uploadResult{noDest: true}
-				if s.upload != nil {
-					needs = append(needs, need{s, at})
+		for _, list := range subs {
+			for _, s := range list {
+				if s.pol.forPart(a.attBody.Category, false, a.attBody.MediaType) != levelBody {
+					continue
 				}
+				k := uploadKey{s, at}
+				if _, planned := att.uploads[k]; planned {
+					continue
+				}
+				if s.upload == nil {
+					att.uploads[k] = uploadResult{noDest: true}
+					continue
+				}
+				att.uploads[k] = uploadResult{pending: true}
+				if of == nil {
+					of = map[*subscription]*uploadGroup{}
+				}
+				g := of[s]
+				if g == nil {
+					g = &uploadGroup{s: s}
+					of[s] = g
+				}
+				g.needs = append(g.needs, at)
 			}
 		}
 	}, onMessage: func(*gen.CanonicalMessage) {}}, c.cur)
-	if len(needs) == 0 {
+	if len(of) == 0 {
+		return nil
+	}
+	// In subscription order (the walk met them in part order), so that
+	// earlier subscriptions ask for upload permits first.
+	var groups []*uploadGroup
+	for _, list := range subs {
+		for _, s := range list {
+			if g := of[s]; g != nil {
+				groups = append(groups, g)
+				delete(of, s)
+			}
+		}
+	}
+	return groups
+}
+
+// startUploads starts, before serial interception, the upload group of
+// every subscription of subs (the matched interceptors, then the matched
+// observers) that selects the body of an attachment part and has an upload
+// endpoint. Each group runs in a goroutine of its own within the call's
+// budget (and Close); each upload is also bounded by its own
+// upload.timeoutMs. It runs once per call, before any delivery: the groups
+// it records are read, never written, afterwards.
+func (c *call) startUploads(subs ...[]*subscription) {
+	if c.att == nil {
 		return
 	}
-	jobs := make([]content.Job, len(needs))
-	for i, n := range needs {
-		jobs[i] = content.Job{Attachment: n.at.a, Destination: content.Destination{BackendID: n.s.b.id, Backend: n.s.b.entry, SubscriptionIndex: n.s.index, Upload: *n.s.upload}}
+	for _, g := range c.planUploads(subs...) {
+		g.ctx = c.h.timeouts.start(c.ctx, 0)
+		g.done = make(chan struct{})
+		c.att.groups[g.s] = g
+		c.att.started = append(c.att.started, g)
+		jobs := g.jobs()
+		go func() {
+			defer close(g.done)
+			g.outs = c.h.uploader.UploadAll(g.ctx, &c.cache, jobs)
+		}()
 	}
-	uctx := c.h.timeouts.start(c.ctx, timeout)
-	outs := c.h.uploader.UploadAll(uctx, &c.cache, jobs)
-	c.h.timeouts.release(uctx)
-	for i, n := range needs {
-		if outs[i].Err != nil {
-			c.att.uploads[uploadKey{n.s, n.at}] = uploadResult{err: outs[i].Err}
-			continue
+}
+
+// awaitUploads waits for s's upload group to end, or for ctx to end, which
+// cancels the group and joins it. Then it uploads, within ctx, what s
+// selects in the effective event that its group did not cover (parts an
+// accepted modification brought into s's selection), so that every
+// upload s's view refers to has ended when awaitUploads returns; their
+// outcomes are s's uploads.
+func (c *call) awaitUploads(ctx context.Context, s *subscription) {
+	if c.att == nil {
+		return
+	}
+	if g := c.att.groups[s]; g != nil {
+		select {
+		case <-g.done:
+		case <-ctx.Done():
+			g.ctx.cancel(context.Cause(ctx))
+			<-g.done
 		}
-		c.att.uploads[uploadKey{n.s, n.at}] = uploadResult{ref: outs[i].Confirmation.Reference}
+		g.collect(c.att)
+	}
+	for _, g := range c.planUploads([]*subscription{s}) {
+		uctx := c.h.timeouts.start(ctx, 0)
+		g.outs = c.h.uploader.UploadAll(uctx, &c.cache, g.jobs())
+		c.h.timeouts.release(uctx)
+		g.collect(c.att)
+	}
+}
+
+// joinUploads cancels the upload groups still running (their
+// subscriptions' deliveries were not reached: the call ended) and waits
+// for every group, so that no upload outlives the call.
+func (c *call) joinUploads() {
+	if c.att == nil {
+		return
+	}
+	for _, g := range c.att.started {
+		c.h.timeouts.release(g.ctx)
+		<-g.done
 	}
 }
 
@@ -212,12 +340,9 @@ func (c *call) uploadFailed(s *subscription) bool {
 	if c.att == nil {
 		return false
 	}
-	for k, r := range c.att.uploads {
-		if k.s == s && r.err != nil {
-			return true
-		}
-	}
-	return false
+	c.att.mu.Lock()
+	defer c.att.mu.Unlock()
+	return c.att.failed[s]
 }
 
 // withAttachments gives the attachment parts of view, s's projected view,
@@ -241,8 +366,10 @@ func (c *call) attachRewriter(s *subscription) *partRewriter {
 			return a, false
 		}
 		p := a.attBody
+		c.att.mu.Lock()
+		defer c.att.mu.Unlock()
 		r, ok := c.att.uploads[uploadKey{s, at}]
-		if ok && r.err == nil && !r.noDest {
+		if ok && r.err == nil && !r.noDest && !r.pending {
 			q := *p
 			q.Body = gen.ContentReference{Ref: r.ref.Ref}
 			if c.att.issued[s] == nil {
@@ -281,7 +408,9 @@ func (c *call) attachRewriter(s *subscription) *partRewriter {
 func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) bool {
 	var issued map[string][]*attached
 	if c.att != nil {
-		issued = c.att.issued[s]
+		c.att.mu.Lock()
+		issued = c.att.issued[s] // written only by s's own views, never concurrently with its response
+		c.att.mu.Unlock()
 	}
 	forged := false
 	back := &partRewriter{fn: func(a parts) (parts, bool) {

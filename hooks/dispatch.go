@@ -74,7 +74,8 @@ type call struct {
 	att   *attachments // the call's attachment parts and their uploads, nil without any
 	cache content.Cache
 
-	offered []*subscription // subscriptions whose responses went to Apply, in order
+	offered   []*subscription // subscriptions whose responses went to Apply, in order
+	observers []*subscription // the matching observers
 	// stateContent reports that the request state may carry content (a
 	// candidate or injections), which requestState projects per receiver.
 	stateContent bool
@@ -281,6 +282,7 @@ func validateEvent(info gen.EventInfo, ev *gen.Event) ([]byte, error) {
 }
 
 func (c *call) run(intercept bool) (*Result, error) {
+	defer c.joinUploads()
 	chain, owed := c.chain(intercept)
 	for i, s := range chain {
 		if c.ended() {
@@ -299,8 +301,8 @@ func (c *call) run(intercept bool) (*Result, error) {
 }
 
 // chain returns the interceptors the occurrence is delivered to, in
-// order, and those owed an observation from the start; their selected
-// uploads are prepared first.
+// order, and those owed an observation from the start, and records the
+// matching observers; the uploads all of them select start first.
 func (c *call) chain(intercept bool) (chain, owed []*subscription) {
 	kind, path := eventFacts(c.base)
 	for _, s := range c.entry.interceptors {
@@ -308,9 +310,18 @@ func (c *call) chain(intercept bool) (chain, owed []*subscription) {
 			chain = append(chain, s)
 		}
 	}
-	// Every matching interceptor is delivered to (or owed an observation):
-	// their selected uploads are prepared before the chain.
-	c.uploadFor(chain, 0)
+	for _, s := range c.entry.observers {
+		if s.accepts(kind, path) {
+			c.observers = append(c.observers, s)
+		}
+	}
+	// Every matching interceptor is delivered to (or owed an observation),
+	// and every matching observer is notified: the uploads each of them
+	// selects start now, one group per subscription, and each delivery
+	// waits for its own group only (content-upload.md, Upload before
+	// publication). The call joins them all before it returns
+	// (joinUploads).
+	c.startUploads(chain, c.observers)
 	if !intercept || (c.occ != nil && c.occ.Done() && c.given == nil) {
 		// Observation only, or decision-making ended before it began: the
 		// host's initial state is a denial or a flow stop (AHP-COMP-001).
@@ -330,13 +341,6 @@ func (c *call) finish(owed []*subscription) (*Result, error) {
 		return c.interrupted(nil)
 	}
 	res := c.result()
-	kind, path := eventFacts(c.base)
-	var observers []*subscription
-	for _, s := range c.entry.observers {
-		if s.accepts(kind, path) {
-			observers = append(observers, s)
-		}
-	}
 	// The decision is settled: from here on only observations remain, and
 	// they cannot reopen it (base/composition.md, Observers). The end of
 	// the call cuts them short, each recorded as an observe diagnostic.
@@ -346,7 +350,7 @@ func (c *call) finish(owed []*subscription) (*Result, error) {
 	// as any interrupted call does: interruption overrides accepted
 	// approval (base/failure.md, AHP-FAIL-002), and after Close the
 	// caller's context is live, so the error is the host's only signal.
-	c.observe(observers, owed)
+	c.observe(c.observers, owed)
 	if c.cancelled() {
 		return c.interrupted(nil)
 	}
@@ -393,6 +397,12 @@ type delivery struct {
 // delivery failed before it was sent (its failure is recorded, stop
 // reports the policy's verdict).
 func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted bool) {
+	// The uploads of s's selection, bounded by the call and by their own
+	// upload.timeoutMs; s's timeoutMs starts after them.
+	c.awaitUploads(c.ctx, s)
+	if c.ended() {
+		return nil, false, true
+	}
 	if c.uploadFailed(s) { // a body it selected cannot be published
 		return nil, c.failure(s, uploadError()), false
 	}
@@ -923,7 +933,11 @@ func (c *call) endCode() transport.Code {
 // Each observation, its preparation included, is bounded by
 // Config.ObserveTimeout; one owed to an uncalled interceptor is also bounded
 // by that subscription's timeoutMs from its dispatch on (the preparation has
-// its own budget, content-upload.md). All of them are bounded by the
+// its own budget, content-upload.md). With attachments, the preparation
+// includes waiting for the subscription's own upload group, started before
+// interception: an observation whose budget runs out while it waits is
+// recorded (deadline_exceeded at the prepare stage) and not sent, and one
+// whose upload failed is sent with a gap and recorded. All of them are bounded by the
 // caller's context and Close: once the call has ended, no observation is
 // sent and those in flight are cancelled (recorded with reason
 // interrupted). observe joins every delivery, so it returns as soon as the
@@ -943,52 +957,51 @@ func (c *call) observe(observers, owed []*subscription) {
 	if len(targets) == 0 {
 		return
 	}
-	// The explicit observers' selected uploads (the owed interceptors' were
-	// prepared before the chain).
-	if !c.ended() {
-		c.uploadFor(observers, c.h.cfg.ObserveTimeout)
-	}
 	// One view and one body per distinct view: subscriptions with the same
-	// native choice and the same content selection see the same bytes
-	// (unless they get attachment references, their own). Made up front,
-	// serially: the goroutines only read them. A view that cannot be
-	// encoded fails the observations of that view alone.
+	// native choice and the same content selection see the same bytes.
+	// Made up front, serially: the goroutines only read them. A view that
+	// cannot be encoded fails the observations of that view alone. With
+	// attachments, each observation has a view of its own (its receiver's
+	// references), made once its own uploads have ended.
 	type view struct {
 		ev   *gen.Event
 		body []byte
 	}
-	views := map[viewKey]*view{}
+	encode := func(ev *gen.Event) *view {
+		b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
+		if err != nil {
+			return nil
+		}
+		return &view{ev: ev, body: b}
+	}
 	own := make([]*view, len(targets))
 	diags := make([]*Diagnostic, len(targets))
+	var gaps []*Diagnostic // per target, the failed upload it is delivered without
 	fail := func(i int, te *transport.Error) {
 		t := targets[i]
 		diags[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason, Status: te.Status}
 	}
-	for i, t := range targets {
-		k := viewKey{native: t.s.native, content: t.s.pol.key}
-		if c.att != nil {
-			k.sub = t.s
-			if c.uploadFailed(t.s) { // delivered with a gap; recorded, never acted on
-				te := uploadError()
-				c.record(Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason})
+	encodeError := &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}
+	if c.att == nil {
+		views := map[viewKey]*view{}
+		for i, t := range targets {
+			k := viewKey{native: t.s.native, content: t.s.pol.key}
+			v, made := views[k]
+			if !made {
+				v = encode(c.view(t.s))
+				views[k] = v // nil: this view cannot be encoded
 			}
-		}
-		v, made := views[k]
-		if !made {
-			ev := c.view(t.s)
-			if b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}}); err == nil {
-				v = &view{ev: ev, body: b}
+			if v == nil {
+				fail(i, encodeError)
 			}
-			views[k] = v // nil: this view cannot be encoded
+			own[i] = v
 		}
-		if v == nil {
-			fail(i, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"})
-		}
-		own[i] = v
+	} else {
+		gaps = make([]*Diagnostic, len(targets))
 	}
 	p := c.h.cfg.Preparer
 	deliver := func(i int, t target) {
-		if own[i] == nil {
+		if c.att == nil && own[i] == nil {
 			return // failed to encode
 		}
 		// cut records an observation the end of the call cut short.
@@ -1000,14 +1013,35 @@ func (c *call) observe(observers, owed []*subscription) {
 			return
 		}
 		// An owed observation's timeoutMs starts at its dispatch, after any
-		// preparation (which ObserveTimeout alone bounds).
+		// preparation and upload (which ObserveTimeout alone bounds).
 		timeout := c.h.cfg.ObserveTimeout
 		owedTimeout := t.downgraded && t.s.timeout > 0 && t.s.timeout < timeout
-		if owedTimeout && p == nil {
+		prepares := p != nil || c.att != nil
+		if owedTimeout && !prepares {
 			timeout = t.s.timeout
 		}
 		octx := c.h.timeouts.start(c.ctx, timeout)
 		defer c.h.timeouts.release(octx)
+		if c.att != nil {
+			// Its own upload group only, within this observation's budget.
+			c.awaitUploads(octx, t.s)
+			if c.ended() {
+				cut(transport.StagePrepare)
+				return
+			}
+			if octx.Err() != nil { // the budget ran out waiting: none is left to send with
+				fail(i, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StagePrepare, Reason: "upload"})
+				return
+			}
+			if c.uploadFailed(t.s) { // delivered with a gap; recorded, never acted on
+				te := uploadError()
+				gaps[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason}
+			}
+			if own[i] = encode(c.view(t.s)); own[i] == nil {
+				fail(i, encodeError)
+				return
+			}
+		}
 		body := own[i].body
 		if p != nil {
 			pe, reason := prepare(octx, p, t.s, gen.ModeObserve, own[i].ev)
@@ -1031,7 +1065,7 @@ func (c *call) observe(observers, owed []*subscription) {
 			body = b
 		}
 		dctx := octx
-		if owedTimeout && p != nil {
+		if owedTimeout && prepares {
 			dctx = c.h.timeouts.start(octx, t.s.timeout)
 			defer c.h.timeouts.release(dctx)
 		}
@@ -1063,6 +1097,11 @@ func (c *call) observe(observers, owed []*subscription) {
 			}()
 		}
 		wg.Wait()
+	}
+	for _, d := range gaps {
+		if d != nil {
+			c.record(*d)
+		}
 	}
 	for _, d := range diags {
 		if d != nil {
@@ -1096,8 +1135,7 @@ func requestWithheld(cur, view *gen.Event) bool {
 // viewKey identifies the view a subscription gets of one effective event.
 type viewKey struct {
 	native  bool
-	content string        // contentPolicy.key
-	sub     *subscription // set when the view holds the subscription's own attachment references
+	content string // contentPolicy.key
 }
 
 // view is the event as s may see it: without native unless s includes

@@ -612,14 +612,16 @@ func (inv *Invocation) AcceptContent(ctx context.Context) (res *Result, content 
 }
 
 // end records the invocation's outcome and releases it: the pending
-// delivery's budget, the attachments of an outcome with an error, its
-// count in the Hooks. The step lock is held.
+// delivery's budget, the uploads still running (cancelled and joined), the
+// attachments of an outcome with an error, its count in the Hooks. The
+// step lock is held.
 func (inv *Invocation) end(res *Result, err error) (*Result, error) {
 	c := inv.c
 	if inv.cur != nil {
 		c.h.timeouts.release(inv.cur.dctx)
 		inv.cur, inv.retained, inv.failed = nil, nil, nil
 	}
+	c.joinUploads()
 	if err != nil {
 		c.release(res)
 	}
