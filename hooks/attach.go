@@ -15,9 +15,12 @@ import (
 // partID: a body-selected attachment part of the input with that id, its
 // media type either empty (the attachment's is used) or the attachment's,
 // and an empty body reference. The SDK uploads the bytes to the upload
-// endpoint of each subscription that selects the part's body, before that
-// subscription's delivery, and gives each of them only its own receiver's
-// {"ref"}. A subscription that selects metadata or omit gets the part
+// endpoint of each subscription that selects the part's body and gives each
+// of them only its own receiver's {"ref"}: the uploads of every matched
+// subscription (interceptors and observers) start together before serial
+// interception, and each delivery waits only for its own subscription's
+// uploads, so that a slow or failing upload delays and fails that
+// subscription alone. A subscription that selects metadata or omit gets the part
 // without a reference and never causes the source to be read; one that
 // selects the body but has no upload endpoint, or whose upload failed, gets
 // a content gap (and a failed upload is a preparation failure of an
