@@ -549,3 +549,58 @@ func TestUploadGroupsShareTheLimit(t *testing.T) {
 	upSrv.Close()
 	goleak.VerifyNone(t, ignore)
 }
+
+// turnEvent is a canonical turn.start event whose prompt has the attachment
+// part "img" without its body reference, for WithAttachment.
+func turnEvent(t *testing.T) *gen.Event {
+	t.Helper()
+	ev, err := gen.ParseEvent([]byte(`{"id":"evt-u1","source":"urn:test:harness","type":"turn.start","time":"2026-01-15T10:00:00Z","session":{"id":"sess-1"},"turn":{"id":"t1"},"trigger":"user",` +
+		`"items":[{"id":"m1","role":"user","parts":[{"id":"t","kind":"text","mediaType":"text/plain","selection":"body","text":"look"},{"id":"img","kind":"attachment","mediaType":"image/png","selection":"body","body":{"ref":"x"}}]}]}`))
+	require.NoError(t, err)
+	ev.TurnStart.Items[0].Parts[1].AttachmentBodyPart.Body.Ref = ""
+	return ev
+}
+
+// TestInvocationUploadGroups: an invocation prepares the first
+// interceptor's request (metadata selection) while a later interceptor's
+// upload is still held by its endpoint, and Cancel cancels and joins that
+// upload before it returns.
+func TestInvocationUploadGroups(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	held := newHeldUploads("/b")
+	cu := newClientUploads("/b")
+	recA, recB := &recorder{}, &recorder{}
+	srvA, srvB := gatedBackend(recA, nil), gatedBackend(recB, nil)
+	cfg := uploadConfig()
+	cfg.UploadHTTPClient = cu.client()
+	h, err := hooks.New(registration(
+		backendJSON("com.example.a", httpTransport(srvA.URL), subJSON("intercept", "fail-closed", "metadata", "")),
+		backendJSON("com.example.b", httpTransport(srvB.URL), subJSON("intercept", "fail-closed", "body", held.upload("/b", 60000))),
+	), cfg)
+	require.NoError(t, err)
+	img := newOwnedImage(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	inv, err := h.Begin(ctx, turnEvent(t), hooks.WithAttachment("img", img.a))
+	require.NoError(t, err)
+	req, ok := inv.Request()
+	require.True(t, ok)
+	require.Equal(t, "com.example.a", req.BackendID)
+	<-held.arrived("/b")
+	require.False(t, cu.done("/b"), "B's upload is still in flight")
+	inv.Cancel()
+	require.True(t, cu.done("/b"), "Cancel joined B's upload")
+	res, err := inv.Accept(ctx)
+	require.ErrorIs(t, err, hooks.ErrCancelled)
+	require.True(t, res.Interrupted)
+	require.Equal(t, int32(1), img.cleanups.Load())
+	in, _ := recB.counts()
+	require.Zero(t, in)
+
+	require.NoError(t, h.Close())
+	srvA.Close()
+	srvB.Close()
+	held.srv.Close()
+	cu.base.CloseIdleConnections()
+	goleak.VerifyNone(t, ignore)
+}
