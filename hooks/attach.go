@@ -20,12 +20,13 @@ import (
 // subscription (interceptors and observers) start together before serial
 // interception, and each delivery waits only for its own subscription's
 // uploads, so that a slow or failing upload delays and fails that
-// subscription alone. A subscription that selects metadata or omit gets the part
-// without a reference and never causes the source to be read; one that
-// selects the body but has no upload endpoint, or whose upload failed, gets
-// a content gap (and a failed upload is a preparation failure of an
-// interceptor under its failure policy, a diagnostic of an observer). The
-// call reads the attachment at most once, and no upload outlives it.
+// subscription alone. A subscription that selects metadata or omit gets
+// the part without a reference and never causes the source to be read; one
+// that selects the body but has no upload endpoint, or whose upload
+// failed, gets a content gap (and a failed upload is a preparation failure
+// of an interceptor under its failure policy, a diagnostic of an
+// observer). The call reads the attachment at most once, and no upload
+// outlives it: the end of the call cancels and joins those still running.
 //
 // Ownership passes to the call: the caller must not use or close a for
 // itself once the method is called. When the call returns a Result without
