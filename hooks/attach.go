@@ -130,11 +130,16 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 	var bad string
 	found := map[string]bool{}
 	bind := &partRewriter{fn: func(a parts) (parts, bool) {
-		if a.attBody != nil && strings.HasPrefix(a.attBody.Body.Ref, attachmentRefPrefix) {
-			bad = "an attachment reference uses the SDK's reserved prefix"
-		}
 		id := a.id()
 		at := byPart[id]
+		// A part of a given attachment may already carry its own
+		// placeholder, AttachmentRef(partID): a canonical event document
+		// (Deliver) cannot leave a body reference empty. Any other use of
+		// the reserved prefix is refused.
+		own := at != nil && a.attBody != nil && a.attBody.Body.Ref == at.ref
+		if a.attBody != nil && strings.HasPrefix(a.attBody.Body.Ref, attachmentRefPrefix) && !own {
+			bad = "an attachment reference uses the SDK's reserved prefix"
+		}
 		if at == nil || id == "" {
 			return a, false
 		}
@@ -143,7 +148,7 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 			return a, false
 		}
 		found[id] = true
-		if a.attBody == nil || a.attBody.Body.Ref != "" {
+		if a.attBody == nil || (a.attBody.Body.Ref != "" && !own) {
 			bad = "an attachment's part is not an attachment body part without a reference"
 			return a, false
 		}

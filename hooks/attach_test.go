@@ -538,3 +538,36 @@ func TestAttachmentSameRefForTwoParts(t *testing.T) {
 	require.Empty(t, res.Diagnostics, "the backend's repeat of its own references was refused")
 	require.Len(t, res.Accepted, 1)
 }
+
+// TestDeliverAttachmentPlaceholder: Deliver takes a canonical event
+// document, in which a body-selected attachment part must carry a
+// reference. A part given with WithAttachment may carry its own
+// placeholder, AttachmentRef(partID) (what a Result's event holds): the
+// bytes are uploaded and the receiver gets the reference its endpoint
+// allocated, never the placeholder. Another part's placeholder stays
+// refused.
+func TestDeliverAttachmentPlaceholder(t *testing.T) {
+	up := newUploadReceivers(t, "first")
+	first := &recorder{}
+	h := inproc(t, uploadConfig(), map[string]*recorder{"com.example.first": first}, registration(
+		backendJSON("com.example.first", httpTransport("http://127.0.0.1:1/x"), uploadSub("intercept", `{"default":"body"}`, up.endpoint("first")))))
+	doc := func(ref string) []byte {
+		return []byte(`{"id":"evt-deliver-att","source":"urn:test:harness","time":"2026-09-15T12:00:00Z","type":"turn.start","turn":{"id":"turn-1"},"trigger":"user",` +
+			`"items":[{"id":"m1","role":"user","parts":[{"id":"t","kind":"text","mediaType":"text/plain","selection":"body","text":"look"},` +
+			`{"id":"img","kind":"attachment","mediaType":"image/png","selection":"body","body":{"ref":"` + ref + `"}}]}]}`)
+	}
+	var opens atomic.Int32
+	res, err := h.Deliver(context.Background(), doc(hooks.AttachmentRef("img")), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.NoError(t, err)
+	defer res.Close()
+	require.Empty(t, res.Diagnostics)
+	require.Len(t, first.intercept, 1)
+	p := imagePart(t, first.intercept[0].Params.Event.TurnStart.Items)
+	require.NotNil(t, p.AttachmentBodyPart)
+	require.Equal(t, imageBytes, up.bytesOf(t, "first", p.AttachmentBodyPart.Body.Ref))
+	require.Equal(t, int32(1), opens.Load())
+
+	_, err = h.Deliver(context.Background(), doc(hooks.AttachmentRef("other")), hooks.WithAttachment("img", countingImage(t, &opens)))
+	require.ErrorIs(t, err, hooks.ErrInvalidInput)
+	require.Len(t, first.intercept, 1, "another part's placeholder reached the backend")
+}
