@@ -843,6 +843,23 @@ func (c *call) result() *Result {
 		RemainingContinuations: st.RemainingContinuations,
 		event:                  c.cur,
 	}
+	if f := c.caps.Flow; f != nil && f.RemainingContinuations != nil && f.ContinuationCount != nil {
+		// The counters after settlement follow from the advertised ones,
+		// also when no response was admitted (the occurrence learns them
+		// only at an admission): unchanged, or one step consumed by a
+		// continuation.
+		remaining, ok1 := settle.Integer(*f.RemainingContinuations)
+		count, ok2 := settle.Integer(*f.ContinuationCount)
+		if ok1 && ok2 && remaining <= math.MaxInt32 && count <= math.MaxInt32 {
+			r.RemainingContinuations, r.ContinuationCount = int(remaining), int(count)
+			if r.Flow == gen.FlowStateContinue {
+				r.ContinuationCount++
+				if r.RemainingContinuations > 0 {
+					r.RemainingContinuations--
+				}
+			}
+		}
+	}
 	if c.att != nil {
 		r.attachments = c.att.result(c.cur)
 	}

@@ -330,3 +330,35 @@ func TestReplaceNotAdvertisedAfterWithheldMerge(t *testing.T) {
 	require.False(t, later.intercept[0].Params.Capabilities.Modify.Summary.Replace)
 	require.True(t, later.intercept[0].Params.Capabilities.Modify.Summary.Merge)
 }
+
+// TestContinuationCountersWithoutAdmission: the counters after settlement
+// are the advertised ones when nothing resolves to continue, also when no
+// response was admitted at all (a failed or empty delivery): "otherwise
+// unchanged", never zero; a continuation consumes one unit.
+func TestContinuationCountersWithoutAdmission(t *testing.T) {
+	cases := []struct {
+		name             string
+		effects          func(*gen.InterceptRequest) []gen.Effect
+		remaining, count int
+	}{
+		{name: "no effects", remaining: 2, count: 0},
+		// An ungranted deny: the backend's admission refuses it and answers
+		// with a JSON-RPC error, a failed delivery.
+		{name: "failed delivery", effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Deny("no")} }, remaining: 2, count: 0},
+		{name: "message only", effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Message("hi")} }, remaining: 2, count: 0},
+		{name: "continue", effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.ContinueFlow("again")} }, remaining: 1, count: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{effects: tc.effects}
+			h := inproc(t, hooks.Config{Source: "urn:test:harness", Capabilities: map[gen.EventName]hooks.Grant{
+				gen.EventTurnFinishBefore: hooks.Intercept().Stop().Continue(2).Message(),
+			}}, map[string]*recorder{"com.example.a": rec}, registration(backendJSON("com.example.a", httpTransport("http://127.0.0.1:9/x"), interceptSub(`"turn.finish.before"`, 5000, "fail-open"))))
+			res, err := h.TurnFinishBefore(context.Background(), hooks.TurnFinishBeforeInput{Items: []gen.ModelVisibleItem{}, Turn: gen.ExecutionEventTurn{ID: "t"},
+				Outcome: gen.OutcomeCompleted, ContinuationCount: "0"})
+			require.NoError(t, err)
+			require.Equal(t, tc.remaining, res.RemainingContinuations)
+			require.Equal(t, tc.count, res.ContinuationCount)
+		})
+	}
+}
