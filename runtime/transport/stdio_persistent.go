@@ -256,14 +256,19 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 			c.malformed = 0
 			return frame, nil
 		}
-		if !c.handOver(env.ID, frame) {
-			return nil, c.fault(w, fail(CodeProtocolRejection, StageReceive, "id_mismatch", ErrMalformed), true)
-		}
+		// A response for another pending request is handed over; one for
+		// an abandoned request, or for no request at all (an unsolicited
+		// or stale frame: a backend answering a notification, a repeated
+		// reply), is skipped. The binding correlates by id, so such a frame
+		// consumes no live request: w keeps waiting for its own response
+		// within its deadline.
+		c.handOver(env.ID, frame)
 	}
 }
 
 // handOver gives frame to the pending request with id, or skips it if id
-// was abandoned. It reports false for an id that is neither.
+// was abandoned. It reports false (and skips the frame) for an id that is
+// neither.
 func (c *child) handOver(id jsonrpc.ID, frame []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

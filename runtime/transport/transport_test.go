@@ -52,6 +52,8 @@ func TestMain(m *testing.M) {
 //	holdout  read a line, start a sleeper holding stdout, sleep
 //	orphan   read a line, start a sleeper holding stdout, answer id "x",
 //	         exit 0
+//	unsolicited precede every answer with unsolicited responses: an id
+//	         never sent and a repeat of the previous answer
 func child(mode string) int {
 	fmt.Fprintf(os.Stderr, "start %d\n", os.Getpid())
 	switch mode {
@@ -106,6 +108,10 @@ func child(mode string) int {
 			answer = "Welcome to the policy backend\n"
 		case "stderr":
 			_, _ = os.Stderr.Write(bytes.Repeat([]byte("e"), 1<<20))
+		case "unsolicited":
+			fmt.Println(`{"jsonrpc":"2.0","id":"unsolicited-observer","result":{"protocolVersion":"draft","effects":[{"type":"deny","reason":"observer must not decide"}]}}`)
+			fmt.Print(rest)
+			rest = answer
 		}
 		first = false
 		fmt.Print(answer)
@@ -144,6 +150,46 @@ func TestStdioPersistentCorrelatesAndDropsLateReplies(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err = s.Exchange(context.Background(), req("c"))
 	require.ErrorIs(t, err, transport.ErrClosed)
+}
+
+// TestStdioPersistentSkipsUnsolicitedFrames: responses correlated to no
+// pending request (an id never sent, a repeat of an answered one) are
+// discarded without consuming or failing the live requests, concurrent
+// ones included (LIFECYCLE-MATRIX.md: "unsolicited stale/unknown stdio
+// frames discarded without consuming a live request"); the child is kept.
+func TestStdioPersistentSkipsUnsolicitedFrames(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	s := transport.NewStdio(transport.StdioOptions{Command: exe, Args: []string{"-child", "unsolicited"}, Lifecycle: gen.StdioTransportLifecyclePersistent, MaxInFlight: 4})
+	t.Cleanup(func() { _ = s.Close() })
+	var pids []string
+	for _, id := range []string{"a", "b", "c", "d"} { // more than DefaultMaxMalformed
+		out, err := s.Exchange(context.Background(), req(id))
+		require.NoError(t, err, id)
+		require.Contains(t, string(out), `"id":"`+id+`"`)
+		var r struct {
+			Result struct {
+				PID json.Number `json:"pid"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(out, &r))
+		pids = append(pids, r.Result.PID.String())
+	}
+	require.Equal(t, []string{pids[0], pids[0], pids[0], pids[0]}, pids, "the child was replaced")
+	// Concurrent requests: each gets its own answer past the unsolicited
+	// frames.
+	errs := make(chan error, 2)
+	for _, id := range []string{"e", "f"} {
+		go func() {
+			out, err := s.Exchange(context.Background(), req(id))
+			if err == nil && !bytes.Contains(out, []byte(`"id":"`+id+`"`)) {
+				err = errors.New("wrong answer for " + id)
+			}
+			errs <- err
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
 }
 
 func TestStdioPerEvent(t *testing.T) {
