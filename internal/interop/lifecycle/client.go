@@ -435,10 +435,10 @@ type scenarioRun struct {
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	invs    map[string]*invocation // by key
-	ids     map[string]*invocation // by request id
-	order   []string               // keys in begin order
-	settled map[string]bool        // chain-settled marked, by id
+	invs    map[string]*invocation   // by key
+	ids     map[string]*invocation   // by request id
+	order   []string                 // keys in begin order
+	settled map[string]chan struct{} // closed once chain-settled is marked, by id
 }
 
 func (r *scenarioRun) byID(id string) *invocation {
@@ -522,7 +522,7 @@ func (inv *invocation) finished() bool {
 func (c *client) runScenario(parent context.Context, sc *Scenario) ReportEntry {
 	ctx, cancel := context.WithTimeout(parent, scenarioLimit)
 	defer cancel()
-	r := &scenarioRun{c: c, sc: sc, ctx: ctx, cancel: cancel, invs: map[string]*invocation{}, ids: map[string]*invocation{}, settled: map[string]bool{}}
+	r := &scenarioRun{c: c, sc: sc, ctx: ctx, cancel: cancel, invs: map[string]*invocation{}, ids: map[string]*invocation{}, settled: map[string]chan struct{}{}}
 	fail := func(err error) ReportEntry {
 		return ReportEntry{ID: sc.ID, Status: "failed", Actual: json.RawMessage("null"), Error: err.Error()}
 	}
@@ -718,15 +718,26 @@ func (m settledMarker) Prepare(ctx context.Context, d hooks.Delivery) (*gen.Even
 	return d.Event, nil
 }
 
-// settle marks chain-settled for id once.
+// settle marks chain-settled for id once; concurrent callers (the
+// observations of one call are prepared concurrently) wait until the mark
+// is recorded, so that it precedes every observation.
 func (r *scenarioRun) settle(ctx context.Context, id string) {
 	r.mu.Lock()
-	done := r.settled[id]
-	r.settled[id] = true
-	r.mu.Unlock()
+	ch, done := r.settled[id]
 	if !done {
-		r.mark(ctx, KindChainSettled, id)
+		ch = make(chan struct{})
+		r.settled[id] = ch
 	}
+	r.mu.Unlock()
+	if done {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		return
+	}
+	r.mark(ctx, KindChainSettled, id)
+	close(ch)
 }
 
 // request returns the parts of a scenario request the client uses.
@@ -765,7 +776,11 @@ func (r *scenarioRun) step(st Step) error {
 	case OpWaitObserved:
 		return r.c.controlPost(ctx, "/wait-observed", map[string]any{"eventId": st.ID, "count": max(st.Count, 1)})
 	case OpRelease:
-		return r.c.controlPost(ctx, "/release", map[string]any{"id": st.ID})
+		body := map[string]any{"id": st.ID}
+		if st.Count > 0 {
+			body["count"] = st.Count
+		}
+		return r.c.controlPost(ctx, "/release", body)
 	case OpUpload:
 		return r.c.rawUpload(ctx, st)
 	}
@@ -1043,7 +1058,7 @@ func (c *client) rawUpload(ctx context.Context, st Step) error {
 	if _, err := conn.Write(append([]byte(head.String()), data...)); err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	if tc, ok := conn.(*net.TCPConn); ok && size > int64(len(data)) {
 		_ = tc.CloseWrite() // a declared length beyond the body ends short
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)

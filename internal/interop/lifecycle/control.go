@@ -28,7 +28,10 @@ var okBody = []byte(`{"ok":true}`)
 
 // controlHandler is the loopback test-control endpoint (LIFECYCLE.md,
 // "Fixtures / control"): POST /wait, /release, /mark, /wait-observed,
-// /shutdown; GET /receipts, /health. Waits are bounded by holdLimit and
+// /shutdown; GET /receipts, /health. /release {id} is sticky (every
+// arrival of id, retries included); this adapter's optional count
+// releases only the first count arrivals, so that the later interceptors
+// of a chain (the same id, serially) can be held. Waits are bounded by holdLimit and
 // by the server's life; a wait that gives up answers 504.
 func (s *lcServer) controlHandler(stop func()) http.Handler {
 	mux := http.NewServeMux()
@@ -76,12 +79,13 @@ func (s *lcServer) controlHandler(stop func()) http.Handler {
 	})
 	mux.HandleFunc("POST /release", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
-			ID string `json:"id"`
+			ID    string `json:"id"`
+			Count int    `json:"count"`
 		}
 		if !decodeControl(w, r, &in) || in.ID == "" {
 			return
 		}
-		s.st.release(in.ID)
+		s.st.release(in.ID, in.Count)
 		interop.WriteJSON(w, http.StatusOK, okBody)
 	})
 	mux.HandleFunc("POST /mark", func(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,7 @@ func chainSpecs() []*spec {
 	// view returns the event as a receiver with the selection sees it.
 	bodyView := func(id string, input obj) obj { return toolEvent(id, input, note()) }
 	metaView := func(id string, input obj) obj {
-		return toolEvent(id, input, obj{"id": "note", "kind": "text", "mediaType": "text/plain", "selection": "metadata"})
+		return toolEvent(id, input, obj{"id": "note", "kind": "text", "mediaType": "text/plain", "selection": "metadata", "size": len("visible note")})
 	}
 	omitView := func(id string, input obj) obj {
 		return toolEvent(id, input, obj{"id": "note", "kind": "text", "mediaType": "text/plain", "selection": "omit"})
@@ -108,7 +108,7 @@ func chainSpecs() []*spec {
 			chain:     obj{"subscriptions": []obj{icpt("A", "fail-closed", "body"), icpt("B", "fail-open", "body"), icpt("C", "fail-closed", "body"), obs("D", "body")}},
 			requests:  obj{"a": request(toolEvent(a, in(a), note()), nil)},
 			responses: obj{a: []obj{respond(a, merge(obj{"path": "kept.txt"})), respond(a, allow())}},
-			steps:     []obj{begin("a"), wait(a, 1), release(a), wait(a, 2), cancelStep("a"), drain("a")},
+			steps:     []obj{begin("a"), wait(a, 1), releaseFirst(a, 1), wait(a, 2), cancelStep("a"), release(a), drain("a")},
 			outcomes:  obj{"a": cancelled(kept)},
 			counts:    map[string]int{k(KindReceived, a): 2, k(KindReplied, a): 2, k(KindCancelled, a): 1, k(KindDiscarded, a): 1},
 		})
@@ -137,12 +137,21 @@ func chainSpecs() []*spec {
 		if tr == "stdio" {
 			emitted = 1 // a stdio notification is written, not awaited
 		}
-		out := interrupted(in(a), "settled")
-		if tr == "http" {
-			out = with(out, "failures", []obj{failure("observe", "cancelled", "")})
-		}
+		// HTTP: the call waits for the held notification's answer, and the
+		// interruption cuts it short (the SDK reports the interrupted call
+		// with its accepted message and input, never authorizing). Stdio: a
+		// notification is written, not answered, so the call has already
+		// returned while the observer is still held; the cancellation after
+		// it changes nothing.
+		out := with(interrupted(in(a), "settled"), "failures", []obj{failure("observe", "cancelled", "interrupted")})
+		steps := []obj{begin("a"), wait(a, 1), release(a), waitObs(a, 1), cancelStep("a"), release(a + "#observers")}
 		counts := map[string]int{k(KindReceived, a): 1, k(KindReplied, a): 1, k(KindObserved, a): 1, k(KindObserverBlocked, a): 1,
 			k(KindChainSettled, a): 1, k(KindCancelled, a): 1}
+		if tr == "stdio" {
+			out = accepted("allow", true, in(a), "settled")
+			steps = []obj{begin("a"), wait(a, 1), release(a), waitObs(a, 1), await("a"), cancelStep("a"), release(a + "#observers")}
+			counts[k(KindAccepted, a)] = 1
+		}
 		if emitted > 0 {
 			counts[k(KindEmitted, a)] = emitted
 		}
@@ -151,7 +160,7 @@ func chainSpecs() []*spec {
 			chain:      obj{"subscriptions": []obj{icpt("A", "fail-closed", "body"), obs("D", "body")}, "holdObservers": true},
 			requests:   obj{"a": request(toolEvent(a, in(a), note()), nil)},
 			responses:  obj{a: respond(a, message("settled"))},
-			steps:      []obj{begin("a"), wait(a, 1), release(a), waitObs(a, 1), cancelStep("a"), release(a + "#observers")},
+			steps:      steps,
 			outcomes:   obj{"a": out},
 			counts:     counts,
 			before:     [][2]string{{k(KindObserverBlocked, a), k(KindCancelled, a)}},

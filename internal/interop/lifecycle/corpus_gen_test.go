@@ -283,3 +283,6 @@ func TestCorpusFiles(t *testing.T) {
 	writeCorpus(t, lifecycleCorpus, lifecycleSpecs())
 	writeCorpus(t, chainCorpus, chainSpecs())
 }
+
+// releaseFirst releases only the first n arrivals of id.
+func releaseFirst(id string, n int) obj { return obj{"op": OpRelease, "id": id, "count": n} }

@@ -126,11 +126,11 @@ type store struct {
 	mu       sync.Mutex
 	entries  []Receipt
 	changed  chan struct{}
-	barriers map[string]chan struct{}
+	released map[string]int
 }
 
 func newStore() *store {
-	return &store{changed: make(chan struct{}), barriers: map[string]chan struct{}{}}
+	return &store{changed: make(chan struct{}), released: map[string]int{}}
 }
 
 // add records r before anything waits on its consequences.
@@ -178,29 +178,43 @@ func (s *store) snapshot() Receipts {
 	return Receipts{Entries: append([]Receipt{}, s.entries...)}
 }
 
-// barrier returns the channel closed when id is released.
-func (s *store) barrier(id string) chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch, ok := s.barriers[id]
-	if !ok {
-		ch = make(chan struct{})
-		s.barriers[id] = ch
+// releasedUpTo is the number of arrivals of an id whose responses are
+// released; sticky means all of them, later retries included.
+const sticky = int(^uint(0) >> 1)
+
+// waitRelease blocks until the n-th arrival (from 1) of id is released, or
+// ctx ends.
+func (s *store) waitRelease(ctx context.Context, id string, n int) error {
+	for {
+		s.mu.Lock()
+		ok := s.released[id] >= n
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return ch
 }
 
-// release opens the barrier of id, for good (releases are sticky, so a
-// retry of the same id is answered at once).
-func (s *store) release(id string) {
-	ch := s.barrier(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-ch:
-	default:
-		close(ch)
+// release releases the arrivals of id up to count, or (count 0) all of
+// them for good: a sticky release answers a retry of the same id at once.
+// A release never takes back an earlier one.
+func (s *store) release(id string, count int) {
+	if count <= 0 {
+		count = sticky
 	}
+	s.mu.Lock()
+	if count > s.released[id] {
+		s.released[id] = count
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
 }
 
 // addReceived records an intercept receipt and returns the number of

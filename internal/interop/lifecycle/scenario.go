@@ -83,7 +83,8 @@ const (
 	OpBegin = "begin"
 	// OpWait blocks on the server until Count intercept receipts of ID.
 	OpWait = "wait"
-	// OpRelease releases the server's response barrier of ID (sticky).
+	// OpRelease releases the server's response barrier of ID: for good
+	// (sticky), or with Count only its first Count arrivals.
 	OpRelease = "release"
 	// OpAcquire waits until the held call of Request has received and
 	// canonically validated its next response, and marks acquired.

@@ -280,9 +280,7 @@ func (s *lcServer) intercept(id jsonrpc.ID, body []byte) outcome {
 	reply := list[min(n, len(list))-1]
 	hold, cancel := context.WithTimeout(s.ctx, holdLimit)
 	defer cancel()
-	select {
-	case <-s.st.barrier(rid):
-	case <-hold.Done():
+	if err := s.st.waitRelease(hold, rid, n); err != nil {
 		return outcome{reply: jsonrpc.AppendErrorResponse(nil, id, jsonrpc.NewError(jsonrpc.CodeBackendUnavailable)), status: http.StatusOK}
 	}
 	var before [][]byte
@@ -330,10 +328,7 @@ func (s *lcServer) observe(body []byte) outcome {
 	if sc := s.byID[evID]; sc != nil && sc.Chain != nil && sc.Chain.HoldObservers {
 		s.st.add(Receipt{Kind: KindObserverBlocked, ID: evID})
 		hold, cancel := context.WithTimeout(s.ctx, holdLimit)
-		select {
-		case <-s.st.barrier(evID + "#observers"):
-		case <-hold.Done():
-		}
+		_ = s.st.waitRelease(hold, evID+"#observers", 1)
 		cancel()
 	}
 	return outcome{after: [][]byte{[]byte(UnsolicitedObserverReply)}, status: http.StatusNoContent}
