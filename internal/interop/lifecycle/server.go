@@ -311,18 +311,14 @@ func (s *lcServer) observe(body []byte) outcome {
 	if err != nil {
 		return outcome{status: http.StatusBadRequest}
 	}
-	var params struct {
-		Event json.RawMessage `json:"event"`
-	}
-	if err := json.Unmarshal(msg, &params); err != nil {
-		return outcome{status: http.StatusBadRequest}
-	}
 	var env struct {
 		Params struct {
 			Event json.RawMessage `json:"event"`
 		} `json:"params"`
 	}
-	_ = json.Unmarshal(msg, &env)
+	if err := json.Unmarshal(msg, &env); err != nil {
+		return outcome{status: http.StatusBadRequest}
+	}
 	evID := n.Params.Event.ID()
 	s.st.add(Receipt{Kind: KindObserved, EventID: evID, Event: env.Params.Event, Message: msg})
 	if sc := s.byID[evID]; sc != nil && sc.Chain != nil && sc.Chain.HoldObservers {
