@@ -468,6 +468,14 @@ type invocation struct {
 	res      *hooks.Result
 	err      error
 
+	// A held call is a hooks.Invocation driven step by step: its request
+	// is sent by an Acquire started at begin; acquire waits for it, accept
+	// and cancel end it.
+	hinv     *hooks.Invocation
+	acqDone  chan struct{}
+	acqErr   error
+	retained bool // acquired and not yet accepted or discarded
+
 	mu       sync.Mutex
 	exs      []*exchange
 	added    chan struct{} // closed and replaced when an exchange is added
@@ -550,10 +558,17 @@ func (c *client) runScenario(parent context.Context, sc *Scenario) ReportEntry {
 	}
 	r.mu.Unlock()
 	for _, inv := range invs {
-		if !inv.finished() {
-			inv.cancel()
-			<-inv.done
+		if inv.finished() {
+			continue
 		}
+		if inv.hinv != nil {
+			inv.hinv.Cancel()
+			<-inv.acqDone
+			inv.finishHeld(ctx)
+			continue
+		}
+		inv.cancel()
+		<-inv.done
 	}
 	cancel()
 	if r.h != nil {
@@ -790,34 +805,50 @@ func (r *scenarioRun) step(st Step) error {
 	}
 	switch st.Op {
 	case OpAcquire:
-		ex, err := inv.nth(ctx, inv.acquired)
-		if err != nil {
-			return err
+		if inv.hinv == nil {
+			return errors.New("acquire needs a held call")
 		}
 		select {
-		case <-ex.got:
+		case <-inv.acqDone:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		inv.acquired++
-		if ex.valid {
+		if inv.acqErr == nil {
+			// The first valid response is retained, unpublished.
+			inv.retained = true
 			r.mark(ctx, KindAcquired, inv.id)
 		}
 		return nil
 	case OpAccept:
-		for _, ex := range inv.exchanges() {
-			if ex.received() {
-				ex.acceptOnce.Do(func() { close(ex.accept) })
-			}
+		if inv.hinv == nil {
+			return errors.New("accept needs a held call")
 		}
-		if err := r.await(ctx, inv); err != nil {
-			return err
+		select {
+		case <-inv.acqDone:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return nil
+		inv.finishHeld(ctx)
+		return r.await(ctx, inv)
 	case OpAwait:
 		return r.await(ctx, inv)
 	case OpCancel:
 		wasDone := inv.finished()
+		if inv.hinv != nil {
+			retained := inv.retained
+			inv.hinv.Cancel()
+			select {
+			case <-inv.acqDone:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			inv.finishHeld(ctx)
+			r.mark(ctx, KindCancelled, inv.id)
+			if !wasDone && retained {
+				r.mark(ctx, KindDiscarded, inv.id)
+			}
+			return nil
+		}
 		inv.cancel()
 		select {
 		case <-inv.done:
@@ -825,16 +856,6 @@ func (r *scenarioRun) step(st Step) error {
 			return ctx.Err()
 		}
 		r.mark(ctx, KindCancelled, inv.id)
-		if !wasDone {
-			for _, ex := range inv.exchanges() {
-				ex.mu.Lock()
-				retained := ex.retained && !ex.delivered
-				ex.mu.Unlock()
-				if retained {
-					r.mark(ctx, KindDiscarded, inv.id)
-				}
-			}
-		}
 		return nil
 	case OpDrain:
 		for _, ex := range inv.exchanges() {
@@ -863,8 +884,21 @@ func (r *scenarioRun) step(st Step) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if _, err := r.c.inner.Exchange(ctx, last.msg); err != nil {
+		raw, err := r.c.inner.Exchange(ctx, last.msg)
+		if err != nil {
 			return fmt.Errorf("duplicate attempt: %w", err)
+		}
+		if inv.hinv != nil {
+			// The SDK decides: a further response for the retained request
+			// is discarded (ErrDuplicate), after acceptance it is too late
+			// (ErrFinished); it must never be retained.
+			switch err := inv.hinv.Receive(raw); {
+			case errors.Is(err, hooks.ErrDuplicate), errors.Is(err, hooks.ErrFinished):
+			case err == nil:
+				return errors.New("the duplicate response was retained")
+			default:
+				return fmt.Errorf("the duplicate response: %w", err)
+			}
 		}
 		r.mark(ctx, KindDiscarded, inv.id)
 		return nil
@@ -920,15 +954,26 @@ func (r *scenarioRun) begin(st Step) error {
 		opts = append(opts, hooks.WithInitialState(init))
 	}
 	for _, a := range st.Attachments {
+		if event, err = bindPlaceholder(event, a.PartID); err != nil {
+			return err
+		}
+	}
+	ev, err := gen.ParseEvent(event)
+	if err != nil {
+		return fmt.Errorf("%w: event of %q: %w", ErrFixture, st.Request, err)
+	}
+	// The attachments belong to the call from here on (it closes them).
+	var atts []*content.Attachment
+	for _, a := range st.Attachments {
 		att, err := r.c.attachment(a)
 		if err != nil {
+			for _, made := range atts {
+				_ = made.Close()
+			}
 			return err
 		}
 		opts = append(opts, hooks.WithAttachment(a.PartID, att))
-		if event, err = bindPlaceholder(event, a.PartID); err != nil {
-			_ = att.Close()
-			return err
-		}
+		atts = append(atts, att)
 	}
 	var input struct {
 		Type string `json:"type"`
@@ -945,17 +990,44 @@ func (r *scenarioRun) begin(st Step) error {
 	r.ids[id] = inv
 	r.order = append(r.order, st.Request)
 	r.mu.Unlock()
+	if st.Hold {
+		hinv, err := r.h.Begin(ctx, ev, opts...)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("begin: %w", err)
+		}
+		inv.hinv, inv.acqDone = hinv, make(chan struct{})
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer close(inv.acqDone)
+			inv.acqErr = hinv.Acquire(ctx)
+		}()
+		return nil
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		defer close(inv.done)
 		defer cancel()
-		inv.res, inv.err = r.h.Deliver(ctx, event, opts...)
+		inv.res, inv.err = r.h.Dispatch(ctx, ev, opts...)
 		if inv.err != nil && inv.res == nil {
 			r.c.log.Warn("call failed", "scenario", r.sc.ID, "request", inv.key, "error", inv.err)
 		}
 	}()
 	return nil
+}
+
+// finishHeld ends a held call with Accept (after Cancel, the interrupted
+// Result) and records its outcome.
+func (inv *invocation) finishHeld(ctx context.Context) {
+	if inv.finished() {
+		return
+	}
+	inv.res, inv.err = inv.hinv.Accept(ctx)
+	inv.retained = false
+	inv.cancel()
+	close(inv.done)
 }
 
 // bindPlaceholder puts the SDK's placeholder of partID into the event's

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
 )
@@ -16,15 +15,16 @@ import (
 // up keeps waiting this long for its late response.
 const drainLimit = 2 * time.Minute
 
-// errGateClosed is returned to a gated exchange when its scenario ends.
+// errGateClosed is returned to an exchange still waiting when its scenario
+// ends.
 var errGateClosed = errors.New("lifecycle: scenario ended")
 
 // gate is the client's custom transport (hooks.Config.Transports) around
-// the real one: it is where a response is acquired (received and
-// canonically validated) separately from its acceptance, which is the SDK
-// evaluating and publishing it atomically once the gate hands it over. A
-// cancelled exchange keeps a drain future, so the late response still
-// arrives and is discarded, never published.
+// the real one. It keeps a drain future for every exchange: when the SDK
+// gives up on an exchange (a cancelled invocation, an interrupted call),
+// the late response still arrives here and is discarded, never published
+// (the drain step proves it). It marks every delivered notification
+// emitted. Acquisition and acceptance are the SDK's (hooks.Invocation).
 type gate struct {
 	inner transport.Transport
 	mu    sync.Mutex
@@ -55,26 +55,10 @@ type exchange struct {
 	// got is closed once res is set (the response, or the error, arrived).
 	got chan struct{}
 	res rawResult
-	// valid reports a canonical response correlated to the request.
-	valid bool
-	// accept is closed by the accept step.
-	accept     chan struct{}
-	acceptOnce sync.Once
 	// abandoned is set when the caller gave up before the response
-	// arrived; late is closed when the drain future has it.
+	// arrived: the drain future still receives it, to be discarded.
 	mu        sync.Mutex
 	abandoned bool
-	retained  bool // received while the call still waited for it
-	delivered bool // handed to the SDK
-}
-
-func (e *exchange) received() bool {
-	select {
-	case <-e.got:
-		return true
-	default:
-		return false
-	}
 }
 
 // Exchange implements transport.Transport.
@@ -87,7 +71,7 @@ func (g *gate) Exchange(ctx context.Context, msg transport.Message) ([]byte, err
 	if inv == nil {
 		return g.inner.Exchange(ctx, msg)
 	}
-	ex := &exchange{msg: msg, got: make(chan struct{}), accept: make(chan struct{})}
+	ex := &exchange{msg: msg, got: make(chan struct{})}
 	inv.addExchange(ex)
 	// The drain future: the real exchange runs on a context that the
 	// caller's cancellation does not end, bounded by drainLimit and by the
@@ -101,9 +85,6 @@ func (g *gate) Exchange(ctx context.Context, msg transport.Message) ([]byte, err
 		defer dcancel()
 		raw, err := g.inner.Exchange(dctx, msg)
 		ex.res = rawResult{raw: raw, err: err}
-		if err == nil {
-			ex.valid = validResponse(raw, idString(msg.ID))
-		}
 		close(ex.got)
 	}()
 	select {
@@ -116,21 +97,6 @@ func (g *gate) Exchange(ctx context.Context, msg transport.Message) ([]byte, err
 	case <-run.ctx.Done():
 		return nil, errGateClosed
 	}
-	ex.mu.Lock()
-	ex.retained = true
-	ex.mu.Unlock()
-	if inv.hold {
-		select {
-		case <-ex.accept:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-run.ctx.Done():
-			return nil, errGateClosed
-		}
-	}
-	ex.mu.Lock()
-	ex.delivered = true
-	ex.mu.Unlock()
 	return ex.res.raw, ex.res.err
 }
 
@@ -172,15 +138,4 @@ func observedEventID(body []byte) (string, bool) {
 		return "", false
 	}
 	return n.Params.Event.ID, true
-}
-
-// validResponse reports a canonical intercept response (or a canonical
-// JSON-RPC error) correlated to id: what the receive step retains.
-func validResponse(raw []byte, id string) bool {
-	resp, err := gen.ParseInterceptResponse(raw)
-	if err != nil {
-		return false
-	}
-	got, ok := resp.ID.AsString()
-	return ok && got == id
 }
