@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -162,7 +163,11 @@ func runCombo(t *testing.T, l launchers, scenarioFile string, f *File, transport
 		control = rd.ControlEndpoint
 		ccfg["endpoint"], ccfg["controlEndpoint"] = *rd.Endpoint, rd.ControlEndpoint
 		ccfg["upload"].(map[string]any)["endpoint"] = *rd.UploadEndpoint
-		probeReceiver(t, rd, uploadToken)
+		probeToken := ""
+		if authMode == "bearer" {
+			probeToken = eventToken
+		}
+		probeReceiver(t, rd, uploadToken, probeToken)
 	} else {
 		ccfg["serverCommand"], ccfg["serverCwd"], ccfg["serverConfig"] = l.server, l.root, serverCfg
 		ccfg["childPidFile"] = filepath.Join(dir, "child.pid")
@@ -271,7 +276,7 @@ func shutdown(t *testing.T, control string) {
 // credential is 401, a POST /observe of a canonical notification is 204
 // with an empty body, an event referring to an unknown ref is 409, a wrong
 // size or hash is 400.
-func probeReceiver(t *testing.T, rd interop.Readiness, uploadToken string) {
+func probeReceiver(t *testing.T, rd interop.Readiness, uploadToken, eventToken string) {
 	t.Helper()
 	up := *rd.UploadEndpoint
 	post := func(url, ctype string, body []byte, hdr map[string]string) *http.Response {
@@ -292,7 +297,34 @@ func probeReceiver(t *testing.T, rd interop.Readiness, uploadToken string) {
 	resp = post(up, "application/octet-stream", body, map[string]string{"AHP-Content-SHA256": digest([]byte("other")), "Authorization": "Bearer " + uploadToken})
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	_ = base64.StdEncoding
+
+	// The event endpoint: an observation is 202/204 with an empty body
+	// (never the unsolicited reply stdio gets), an event referring to an
+	// unknown ref is 409.
+	base := strings.TrimSuffix(*rd.Endpoint, "/intercept")
+	hdr := map[string]string{}
+	if eventToken != "" {
+		hdr["Authorization"] = "Bearer " + eventToken
+	}
+	ev := toolEvent("probe-observe", obj{"task": 1})
+	note, err := json.Marshal(obj{"jsonrpc": "2.0", "method": "hooks/observe", "params": obj{"protocolVersion": "draft", "event": ev}})
+	require.NoError(t, err)
+	resp = post(base+"/observe", "application/json", note, hdr)
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, []int{http.StatusAccepted, http.StatusNoContent}, resp.StatusCode)
+	require.Empty(t, data)
+	ev = toolEvent("probe-unknown-ref", obj{"task": 1}, refItem("img", "image/png", "never-uploaded"))
+	note, err = json.Marshal(obj{"jsonrpc": "2.0", "method": "hooks/observe", "params": obj{"protocolVersion": "draft", "event": ev}})
+	require.NoError(t, err)
+	resp = post(base+"/observe", "application/json", note, hdr)
+	resp.Body.Close()
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	intercept, err := json.Marshal(request(ev, nil))
+	require.NoError(t, err)
+	resp = post(*rd.Endpoint, "application/json", intercept, hdr)
+	resp.Body.Close()
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
 }
 
 // normalizeRefs replaces every attachment body reference with a constant.
