@@ -65,7 +65,7 @@ func run(ctx context.Context, out io.Writer) error {
 	transport, _ := json.Marshal(map[string]any{"type": "stdio", "command": exe, "args": []string{"-backend"}, "lifecycle": "persistent"})
 	registration := []byte(`{"protocolVersion":"draft","hooks":[{
 	  "id": "com.example.shell-guard", "transport": ` + string(transport) + `,
-	  "subscriptions": [{"events": ["tool.*"], "mode": "intercept", "timeoutMs": 5000,
+	  "subscriptions": [{"events": ["tool.*"], "mode": "intercept", "timeoutMs": 15000,
 	                     "failurePolicy": "fail-closed", "content": {"default": "body"}}]}]}`)
 	h, err := hooks.New(registration, hooks.Config{
 		Source:       "urn:example:stdio-tool",
