@@ -457,16 +457,13 @@ func (r *scenarioRun) mark(ctx context.Context, kind, id string) {
 
 // invocation is one host call of a scenario request.
 type invocation struct {
-	key, id  string
-	hold     bool
-	observe  bool
-	finish   bool
-	event    json.RawMessage
-	original json.RawMessage // tool input before the call
-	cancel   context.CancelFunc
-	done     chan struct{}
-	res      *hooks.Result
-	err      error
+	key, id string
+	observe bool
+	finish  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	res     *hooks.Result
+	err     error
 
 	// A held call is a hooks.Invocation driven step by step: its request
 	// is sent by an Acquire started at begin; acquire waits for it, accept
@@ -476,39 +473,14 @@ type invocation struct {
 	acqErr   error
 	retained bool // acquired and not yet accepted or discarded
 
-	mu       sync.Mutex
-	exs      []*exchange
-	added    chan struct{} // closed and replaced when an exchange is added
-	acquired int           // exchanges acquired by steps
+	mu  sync.Mutex
+	exs []*exchange
 }
 
 func (inv *invocation) addExchange(ex *exchange) {
 	inv.mu.Lock()
 	inv.exs = append(inv.exs, ex)
-	close(inv.added)
-	inv.added = make(chan struct{})
 	inv.mu.Unlock()
-}
-
-// nth waits for the i-th exchange (from 0).
-func (inv *invocation) nth(ctx context.Context, i int) (*exchange, error) {
-	for {
-		inv.mu.Lock()
-		if i < len(inv.exs) {
-			ex := inv.exs[i]
-			inv.mu.Unlock()
-			return ex, nil
-		}
-		ch := inv.added
-		inv.mu.Unlock()
-		select {
-		case <-ch:
-		case <-inv.done:
-			return nil, errors.New("the call ended without that exchange")
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 }
 
 func (inv *invocation) exchanges() []*exchange {
@@ -977,14 +949,11 @@ func (r *scenarioRun) begin(st Step) error {
 	}
 	var input struct {
 		Type string `json:"type"`
-		Tool struct {
-			Input json.RawMessage `json:"input"`
-		} `json:"tool"`
 	}
 	_ = json.Unmarshal(event, &input)
 	ctx, cancel := context.WithCancel(r.ctx)
-	inv := &invocation{key: st.Request, id: id, hold: st.Hold, observe: st.Op == OpObserve, finish: input.Type == string(gen.EventTurnFinishBefore), event: event, original: input.Tool.Input,
-		cancel: cancel, done: make(chan struct{}), added: make(chan struct{})}
+	inv := &invocation{key: st.Request, id: id, observe: st.Op == OpObserve, finish: input.Type == string(gen.EventTurnFinishBefore),
+		cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.invs[st.Request] = inv
 	r.ids[id] = inv
