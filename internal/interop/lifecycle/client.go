@@ -166,12 +166,23 @@ func RunClient(ctx context.Context, cfg *ClientConfig, log *slog.Logger) error {
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	if cfg.Transport == interop.TransportStdio && cfg.Auth.Mode != interop.AuthNone {
-		return fmt.Errorf("%w: stdio runs on process trust; auth %q is inapplicable", interop.ErrUnsupported, cfg.Auth.Mode)
-	}
 	f, err := Load(cfg.ScenarioFile)
 	if err != nil {
 		return err
+	}
+	if cfg.Transport == interop.TransportStdio && cfg.Auth.Mode != interop.AuthNone {
+		// Stdio runs on process trust only: every scenario is inapplicable
+		// (reported, never passed), and no server is started.
+		rep := Report{Language: "go", Results: []ReportEntry{}}
+		for _, sc := range f.Scenarios {
+			rep.Results = append(rep.Results, ReportEntry{ID: sc.ID, Status: "inapplicable", Actual: json.RawMessage("null"),
+				Error: "stdio runs on process trust; auth " + cfg.Auth.Mode + " is inapplicable"})
+		}
+		body, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		return interop.WriteFileAtomic(cfg.ReportFile, body)
 	}
 	c := &client{cfg: cfg, log: log, uploads: &uploadLog{}, httpc: &http.Client{
 		Timeout:       stepLimit + 10*time.Second,

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenthooks/agenthooks-go/internal/interop"
+	"github.com/agenthooks/agenthooks-go/internal/testpki"
 )
 
 // The matrix runs the corpora client ↔ server through real processes, the
@@ -83,6 +87,30 @@ func writeJSON(t *testing.T, path string, v any) {
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 }
 
+// TestStdioAuthInapplicable: over stdio only process trust applies; a
+// client given another auth label reports every scenario inapplicable
+// (never passed) and starts no server.
+func TestStdioAuthInapplicable(t *testing.T) {
+	dir := t.TempDir()
+	path, err := filepath.Abs(corpusPath(chainCorpus))
+	require.NoError(t, err)
+	report := filepath.Join(dir, "report.json")
+	cfg := &ClientConfig{ClientConfig: interop.ClientConfig{Transport: "stdio", ScenarioFile: path, ReportFile: report,
+		ServerCommand: []string{"/nonexistent/lifecycle-server"}, ServerConfig: filepath.Join(dir, "server.json"),
+		Auth: interop.AuthConfig{Mode: "bearer", Token: "tok"}}}
+	require.NoError(t, RunClient(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	data, err := os.ReadFile(report)
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal(data, &rep))
+	f, err := Load(path)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, len(f.Scenarios))
+	for _, e := range rep.Results {
+		require.Equal(t, "inapplicable", e.Status)
+	}
+}
+
 // TestLifecycleMatrix runs both corpora over every combination.
 func TestLifecycleMatrix(t *testing.T) {
 	if testing.Short() {
@@ -117,7 +145,8 @@ func TestLifecycleMatrix(t *testing.T) {
 			f, err = Load(path)
 			require.NoError(t, err)
 		}
-		for _, combo := range []struct{ transport, auth string }{{"stdio", "none"}, {"http", "none"}, {"http", "bearer"}} {
+		for _, combo := range []struct{ transport, auth string }{{"stdio", "none"}, {"http", "none"}, {"http", "bearer"},
+			{"http", "oauth"}, {"http", "mtls"}, {"http", "workload"}} {
 			t.Run(strings.TrimSuffix(corpus, ".json")+"/"+combo.transport+"-"+combo.auth, func(t *testing.T) {
 				runCombo(t, l, path, f, combo.transport, combo.auth)
 			})
@@ -129,17 +158,14 @@ func runCombo(t *testing.T, l launchers, scenarioFile string, f *File, transport
 	dir := t.TempDir()
 	eventToken := "event-token-" + transport
 	uploadToken := "upload-token-" + authMode
-	auth := map[string]any{"mode": authMode}
-	if authMode == "bearer" {
-		auth["token"] = eventToken
-	}
+	serverAuth, clientAuth, secrets := authFixture(t, authMode, eventToken)
 	serverCfg := filepath.Join(dir, "server.json")
 	readiness := filepath.Join(dir, "ready.json")
 	writeJSON(t, serverCfg, map[string]any{"suite": "lifecycle", "transport": transport, "readinessFile": readiness,
-		"scenarioFile": scenarioFile, "auth": auth, "uploadAuth": map[string]any{"token": uploadToken, "subscriptions": []string{"body"}}})
+		"scenarioFile": scenarioFile, "auth": serverAuth, "uploadAuth": map[string]any{"token": uploadToken, "subscriptions": []string{"body"}}})
 	clientCfg := filepath.Join(dir, "client.json")
 	report := filepath.Join(dir, "report.json")
-	ccfg := map[string]any{"suite": "lifecycle", "transport": transport, "scenarioFile": scenarioFile, "reportFile": report, "auth": auth,
+	ccfg := map[string]any{"suite": "lifecycle", "transport": transport, "scenarioFile": scenarioFile, "reportFile": report, "auth": clientAuth,
 		"upload": map[string]any{"auth": map[string]any{"type": "bearer", "tokenEnv": uploadTokenEnv}, "timeoutMs": 5000, "maxBytes": 1 << 20}}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -163,11 +189,7 @@ func runCombo(t *testing.T, l launchers, scenarioFile string, f *File, transport
 		control = rd.ControlEndpoint
 		ccfg["endpoint"], ccfg["controlEndpoint"] = *rd.Endpoint, rd.ControlEndpoint
 		ccfg["upload"].(map[string]any)["endpoint"] = *rd.UploadEndpoint
-		probeToken := ""
-		if authMode == "bearer" {
-			probeToken = eventToken
-		}
-		probeReceiver(t, rd, uploadToken, probeToken)
+		probeReceiver(t, rd, uploadToken, authMode, eventToken)
 	} else {
 		ccfg["serverCommand"], ccfg["serverCwd"], ccfg["serverConfig"] = l.server, l.root, serverCfg
 		ccfg["childPidFile"] = filepath.Join(dir, "child.pid")
@@ -199,8 +221,10 @@ func runCombo(t *testing.T, l launchers, scenarioFile string, f *File, transport
 		require.NoError(t, err)
 		require.True(t, gone(childPid), "the stdio server child %d outlived the client", childPid)
 	}
-	require.NotContains(t, string(data), eventToken)
-	require.NotContains(t, string(data), uploadToken)
+	for _, secret := range append(secrets, uploadToken) {
+		require.NotContains(t, string(data), secret, "a secret in the report")
+		require.NotContains(t, stderr.String(), secret, "a secret in the client's log")
+	}
 	verifyReport(t, f, transport, &rep, &rcpts)
 	if t.Failed() {
 		t.Logf("client stderr:\n%s", tail(stderr.String(), 4000))
@@ -276,7 +300,7 @@ func shutdown(t *testing.T, control string) {
 // credential is 401, a POST /observe of a canonical notification is 204
 // with an empty body, an event referring to an unknown ref is 409, a wrong
 // size or hash is 400.
-func probeReceiver(t *testing.T, rd interop.Readiness, uploadToken, eventToken string) {
+func probeReceiver(t *testing.T, rd interop.Readiness, uploadToken, authMode, eventToken string) {
 	t.Helper()
 	up := *rd.UploadEndpoint
 	post := func(url, ctype string, body []byte, hdr map[string]string) *http.Response {
@@ -298,6 +322,12 @@ func probeReceiver(t *testing.T, rd interop.Readiness, uploadToken, eventToken s
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 
+	if authMode != "none" && authMode != "bearer" {
+		return // the event endpoint probes need a plain credential
+	}
+	if authMode == "none" {
+		eventToken = ""
+	}
 	// The event endpoint: an observation is 202/204 with an empty body
 	// (never the unsolicited reply stdio gets), an event referring to an
 	// unknown ref is 409.
@@ -531,4 +561,76 @@ func verifyProof(t *testing.T, sc *Scenario, rc *Receipts) {
 		uploads = []UploadProof{}
 	}
 	require.Equal(t, sc.Proof.Uploads, uploads, "upload receipts")
+}
+
+// Synthetic local trust of the signed-token and mtls modes (CONTRACT.md):
+// a fixed fixture clock years before the machine's, test-only keys.
+const (
+	fixtureNow   = 1700000000
+	fixtureIss   = "https://issuer.interop.test"
+	fixtureAud   = "https://ahp.interop.test/intercept"
+	oauthKey     = "oauth-signing-key-lifecycle-CANARY"
+	workloadKey  = "workload-signing-key-lifecycle-CANARY"
+	clientSecret = "client-secret-lifecycle-CANARY"
+)
+
+func signHS256(t *testing.T, key, purpose string) string {
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": fixtureIss, "aud": fixtureAud, "purpose": purpose,
+		"iat": fixtureNow, "exp": fixtureNow + 600, "sub": "lifecycle-client"}).SignedString([]byte(key))
+	require.NoError(t, err)
+	return tok
+}
+
+// authFixture returns the server and client auth objects of a mode and the
+// secrets that must stay out of reports and logs: a static token, a local
+// client-credentials issuer (oauth), a pre-signed assertion (workload), or
+// a CA with server and client certificates on disk (mtls).
+func authFixture(t *testing.T, mode, token string) (server, client map[string]any, secrets []string) {
+	switch mode {
+	case "none":
+		a := map[string]any{"mode": "none"}
+		return a, a, nil
+	case "bearer":
+		a := map[string]any{"mode": "bearer", "token": token}
+		return a, a, []string{token}
+	case "oauth":
+		issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ParseForm() != nil || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("client_id") != "lifecycle-client" ||
+				r.PostForm.Get("client_secret") != clientSecret || r.PostForm.Get("audience") != fixtureAud {
+				http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"access_token": signHS256(t, oauthKey, "ahp-event"), "token_type": "Bearer", "expires_in": 600})
+		}))
+		t.Cleanup(issuer.Close)
+		server = map[string]any{"mode": "oauth", "signingKey": oauthKey, "issuer": fixtureIss, "audience": fixtureAud, "purpose": "ahp-event", "clock": fixtureNow}
+		client = map[string]any{"mode": "oauth", "tokenEndpoint": issuer.URL + "/token", "clientId": "lifecycle-client", "clientSecret": clientSecret,
+			"signingKey": oauthKey, "issuer": fixtureIss, "audience": fixtureAud, "purpose": "ahp-event", "clock": fixtureNow}
+		return server, client, []string{oauthKey, clientSecret, "eyJ"}
+	case "workload":
+		assertion := signHS256(t, workloadKey, interop.PurposeWorkload)
+		server = map[string]any{"mode": "workload", "signingKey": workloadKey, "issuer": fixtureIss, "audience": fixtureAud, "purpose": interop.PurposeWorkload, "clock": fixtureNow}
+		client = map[string]any{"mode": "workload", "assertion": assertion, "issuer": fixtureIss, "audience": fixtureAud, "purpose": interop.PurposeWorkload}
+		return server, client, []string{workloadKey, assertion, "eyJ"}
+	case "mtls":
+		dir := t.TempDir()
+		ca, err := testpki.NewCA("lifecycle-ca", 10*time.Minute)
+		require.NoError(t, err)
+		caFile, err := ca.WriteFile(dir, "ca")
+		require.NoError(t, err)
+		srvLeaf, err := ca.Server("lifecycle-server")
+		require.NoError(t, err)
+		srvCert, srvKey, err := srvLeaf.WriteFiles(dir, "server")
+		require.NoError(t, err)
+		cliLeaf, err := ca.Client("lifecycle-client")
+		require.NoError(t, err)
+		cliCert, cliKey, err := cliLeaf.WriteFiles(dir, "client")
+		require.NoError(t, err)
+		return map[string]any{"mode": "mtls", "caFile": caFile, "certFile": srvCert, "keyFile": srvKey},
+			map[string]any{"mode": "mtls", "caFile": caFile, "certFile": cliCert, "keyFile": cliKey},
+			[]string{"PRIVATE KEY"}
+	}
+	t.Fatalf("no fixture for %s", mode)
+	return nil, nil, nil
 }
