@@ -108,6 +108,13 @@ func generate(schemaDir, outDir, lockPath string) ([]output, error) {
 	if err != nil {
 		return nil, err
 	}
+	vfiles, err := renderValidation(set)
+	if err != nil {
+		return nil, err
+	}
+	for name, data := range vfiles {
+		files[name] = data
+	}
 	var outs []output
 	names := sortedKeys(files)
 	for _, name := range names {

@@ -1,11 +1,14 @@
 // Package validate checks Agent Hooks Protocol documents against the
 // canonical JSON Schemas embedded by package schemas.
 //
-// A [Validator] compiles every embedded schema document once (JSON Schema
-// draft 2020-12, with format assertions enabled) and resolves every $ref
-// inside the embedded set; it never reads files or touches the network.
-// Documents can be validated against a whole schema document or against any
-// definition inside one, named by a reference such as
+// A [Validator] runs the validation program that cmd/ahp-codegen generates
+// from the schemas (package gen/validation: every root document and $defs
+// entry, compiled at generation time by jsonschema/v6 with format
+// assertions on, draft 2020-12); nothing is compiled from schema JSON at run
+// time, and jsonschema/v6 is not linked into programs using this package.
+// Tests keep v6 as the oracle: verdicts and errors are held to those v6
+// gave. Documents can be validated against a whole schema document or
+// against any subschema of the program, named by a reference such as
 //
 //	intercept-request.schema.json
 //	effect.schema.json#/$defs/InjectEffect

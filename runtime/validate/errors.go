@@ -11,10 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-
-	"github.com/agenthooks/agenthooks-go/schemas"
 )
 
 // ErrInvalid is matched (via [errors.Is]) by every [*Error]: the document
@@ -267,90 +263,6 @@ func displayPointer(p string) string {
 	return p
 }
 
-// convert maps a jsonschema error to an *Error for the schema key.
-func convert(key string, err error) error {
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		// Not expected from jsonschema; its text is not trusted to be free
-		// of values, so only the type is reported.
-		return &Error{Schema: key, Keyword: "unknown", Causes: nil}
-	}
-	causes := leaves(verr, verr.InstanceLocation, nil)
-	if len(causes) == 0 {
-		causes = []Cause{toCause(verr)}
-	}
-	sortCauses(causes)
-	causes = slices.CompactFunc(causes, func(a, b Cause) bool {
-		return a.Pointer == b.Pointer && a.Keyword == b.Keyword &&
-			a.SchemaLocation == b.SchemaLocation && slices.Equal(a.Missing, b.Missing) &&
-			slices.Equal(a.Unexpected, b.Unexpected) && slices.Equal(a.Allowed, b.Allowed)
-	})
-	p := causes[0]
-	return &Error{
-		Schema:         key,
-		Pointer:        p.Pointer,
-		Keyword:        p.Keyword,
-		SchemaLocation: p.SchemaLocation,
-		Missing:        p.Missing,
-		Unexpected:     p.Unexpected,
-		Allowed:        p.Allowed,
-		Causes:         causes,
-	}
-}
-
-// leaves appends the relevant leaf failures under e. At a failed oneOf or
-// anyOf only the alternative that came closest to matching contributes (see
-// pickBranch). parentLoc is the instance location of e's parent (e's own for
-// the root).
-func leaves(e *jsonschema.ValidationError, parentLoc []string, dst []Cause) []Cause {
-	if len(e.Causes) == 0 {
-		if isStructural(e.ErrorKind) {
-			return dst
-		}
-		return append(dst, toCause(e))
-	}
-	switch e.ErrorKind.(type) {
-	case *kind.PropertyNames:
-		// The causes describe the property name validated as a separate
-		// instance (with root-relative pointers); the failing name itself
-		// is instance data and is not reported. jsonschema/v6 gives this
-		// error the validator's location slice without copying it, so its
-		// last element may have been overwritten by a sibling validated
-		// later (in map order); the parent, the failing object's schema,
-		// has the same location, copied.
-		c := toCause(e)
-		if len(parentLoc) == len(e.InstanceLocation) {
-			c.Pointer = pointer(parentLoc)
-		}
-		return append(dst, c)
-	case *kind.OneOf, *kind.AnyOf:
-		branches := make([][]Cause, len(e.Causes))
-		for i, c := range e.Causes {
-			branches[i] = leaves(c, e.InstanceLocation, nil)
-		}
-		if best := pickBranch(branches, len(e.InstanceLocation)); best >= 0 {
-			return append(dst, branches[best]...)
-		}
-		// Every alternative was ruled out by a discriminator: the union
-		// itself is the most precise description.
-		return append(dst, toCause(e))
-	}
-	for _, c := range e.Causes {
-		dst = leaves(c, e.InstanceLocation, dst)
-	}
-	return dst
-}
-
-// isStructural reports whether k only groups other failures; such a node
-// without causes says nothing useful.
-func isStructural(k jsonschema.ErrorKind) bool {
-	switch k.(type) {
-	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
-		return true
-	}
-	return false
-}
-
 // pickBranch returns the index of the alternative of a failed oneOf or anyOf
 // at instance depth unionDepth that came closest to matching, given each
 // alternative's leaf failures, or -1 when every alternative rejects the same
@@ -430,58 +342,6 @@ func pickBranch(branches [][]Cause, unionDepth int) int {
 	return best
 }
 
-func toCause(e *jsonschema.ValidationError) Cause {
-	c := Cause{
-		Pointer:        pointer(e.InstanceLocation),
-		SchemaLocation: strings.TrimPrefix(e.SchemaURL, schemas.BaseURI),
-	}
-	switch k := e.ErrorKind.(type) {
-	case *kind.FalseSchema:
-		// SchemaURL is the false schema itself.
-		c.Keyword = "false"
-	case *kind.InvalidJsonValue:
-		c.Keyword = KeywordJSON
-	case *kind.PropertyNames:
-		// SchemaURL is the propertyNames subschema itself.
-		c.Keyword = "propertyNames"
-	case *kind.Not:
-		c.Keyword = "not"
-		c.SchemaLocation += "/not"
-	default:
-		kw := e.ErrorKind.KeywordPath()
-		if len(kw) == 0 {
-			c.Keyword = "schema"
-			break
-		}
-		c.Keyword = kw[0]
-		for _, tok := range kw {
-			c.SchemaLocation += "/" + escape(tok)
-		}
-		switch k := k.(type) {
-		case *kind.Required:
-			c.Missing = slices.Clone(k.Missing)
-		case *kind.DependentRequired:
-			c.Missing = slices.Clone(k.Missing)
-		case *kind.Dependency:
-			c.Missing = slices.Clone(k.Missing)
-		case *kind.AdditionalProperties:
-			c.Unexpected = slices.Clone(k.Properties)
-			slices.Sort(c.Unexpected)
-		case *kind.Enum:
-			// Want is the schema's list; Got, the instance value, is dropped.
-			c.Allowed = make([]string, len(k.Want))
-			for i, w := range k.Want {
-				c.Allowed[i] = jsonText(w)
-			}
-		case *kind.Const:
-			c.Allowed = []string{jsonText(k.Want)}
-		}
-	}
-	return c
-}
-
-// jsonText encodes a schema value (decoded by jsonschema.UnmarshalJSON, so
-// numbers are json.Number) as compact JSON with sorted object members.
 func jsonText(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"slices"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The fast path is an accept-only validator. It is compiled from the schema
@@ -35,9 +32,10 @@ import (
 // path does not model.
 var errFastUnsupported = errors.New("ahp: schema not supported by the fast path")
 
-// maxFastDepth bounds the fast path's recursion; deeper input falls back to
-// v6.
-const maxFastDepth = 512
+// maxFastDepth bounds the recursion of a run (each schema node applied
+// counts); deeper runs abort, leaving the document unverified. Documents
+// nested as deep as maxTapeDepth stay within it.
+const maxFastDepth = 1 << 17
 
 // JSON types as a bit set, as the "type" keyword uses them; tape tokens
 // use the same values as their kind.
@@ -139,6 +137,9 @@ type fastNode struct {
 	str      bool // some string keyword is present
 	num      bool // some number keyword is present
 
+	loc          string // the schema's location, relative to schemas.BaseURI
+	propNamesLoc string // the location of the propertyNames subschema itself
+
 	constT *tape           // const on a tape
 	enumT  *tape           // enum as one array on a tape (nil: no enum)
 	format func(any) error // nil: no format
@@ -192,56 +193,6 @@ type fastNode struct {
 	props    map[string]int // property name -> index in propList
 }
 
-// newFastSchema compiles sch for the fast path; an unsupported schema
-// yields a fastSchema that always defers to v6.
-func newFastSchema(sch *jsonschema.Schema) *fastSchema {
-	return newFastCompiler().schema(sch)
-}
-
-// schema compiles sch for the fast path, sharing the nodes of every
-// subschema compiled before; an unsupported schema yields a fastSchema that
-// always defers to v6.
-func (c *fastCompiler) schema(sch *jsonschema.Schema) *fastSchema {
-	root, err := c.compile(sch)
-	if err != nil {
-		return &fastSchema{}
-	}
-	return &fastSchema{root: root}
-}
-
-// compileFast compiles the graph reachable from sch on its own.
-func compileFast(sch *jsonschema.Schema) (*fastNode, error) {
-	return newFastCompiler().compile(sch)
-}
-
-// compile compiles the graph reachable from sch. Nodes created by an
-// earlier compile are reused as they are (already finished); the new ones
-// are finished here, or forgotten again when sch is not supported, so that
-// the memo only ever holds finished nodes.
-func (c *fastCompiler) compile(sch *jsonschema.Schema) (*fastNode, error) {
-	start := len(c.order)
-	root, err := c.node(sch)
-	if err == nil {
-		err = checkInPlaceCycles(root)
-	}
-	if err != nil {
-		for _, s := range c.order[start:] {
-			delete(c.memo, s)
-		}
-		c.order = c.order[:start]
-		return nil, err
-	}
-	fresh := c.order[start:]
-	// Without in-place cycles, every chain of pure references ends.
-	for _, s := range fresh {
-		skipRefs(c.memo[s])
-	}
-	for _, s := range fresh {
-		buildSwitches(c.memo[s])
-	}
-	return follow(root), nil
-}
-
 // pureRef reports whether n is a bare {"$ref": …}, which validates exactly
 // as its target does.
 func pureRef(n *fastNode) bool {
@@ -276,32 +227,6 @@ func skipRefs(n *fastNode) {
 	}
 }
 
-// fastCompiler turns v6 schemas into fastNodes, one node per schema.
-type fastCompiler struct {
-	memo  map[*jsonschema.Schema]*fastNode
-	order []*jsonschema.Schema // memo keys in creation order
-}
-
-func newFastCompiler() *fastCompiler {
-	return &fastCompiler{memo: map[*jsonschema.Schema]*fastNode{}}
-}
-
-func (c *fastCompiler) node(s *jsonschema.Schema) (*fastNode, error) {
-	if s == nil {
-		return nil, nil
-	}
-	if n, ok := c.memo[s]; ok {
-		return n, nil
-	}
-	n := &fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1, shared: refTarget(s.Location)}
-	c.memo[s] = n
-	c.order = append(c.order, s)
-	if err := c.fill(n, s); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
 // refTarget reports whether a schema location is a document root or a
 // $defs entry: what references point to, and so where several paths of a
 // validation can meet on the same value.
@@ -313,261 +238,6 @@ func refTarget(loc string) bool {
 	frag := loc[i+1:]
 	name, ok := strings.CutPrefix(frag, "/$defs/")
 	return frag == "" || (ok && !strings.Contains(name, "/"))
-}
-
-func (c *fastCompiler) list(ss []*jsonschema.Schema) ([]*fastNode, error) {
-	if len(ss) == 0 {
-		return nil, nil
-	}
-	out := make([]*fastNode, len(ss))
-	for i, s := range ss {
-		n, err := c.node(s)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = n
-	}
-	return out, nil
-}
-
-func (c *fastCompiler) fill(n *fastNode, s *jsonschema.Schema) error {
-	if s.Bool != nil {
-		if *s.Bool {
-			n.always = 1
-		} else {
-			n.always = -1
-		}
-		return nil
-	}
-	// Keywords outside the modelled set, and pre-2020 semantics.
-	if s.DraftVersion < 2020 ||
-		s.RecursiveRef != nil || s.DynamicRef != nil ||
-		len(s.Dependencies) > 0 || len(s.DependentRequired) > 0 || len(s.DependentSchemas) > 0 ||
-		s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil ||
-		s.MinContains != nil || s.MaxContains != nil ||
-		s.Items != nil || s.AdditionalItems != nil ||
-		s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil ||
-		len(s.Extensions) > 0 {
-		return errFastUnsupported
-	}
-
-	if s.Types != nil {
-		for _, t := range s.Types.ToStrings() {
-			switch t {
-			case "null":
-				n.types |= tNull
-			case "boolean":
-				n.types |= tBool
-			case "number":
-				n.types |= tNumber
-			case "integer":
-				n.types |= tInteger
-			case "string":
-				n.types |= tString
-			case "array":
-				n.types |= tArray
-			case "object":
-				n.types |= tObject
-			default:
-				return errFastUnsupported
-			}
-		}
-	}
-	if s.Const != nil {
-		if !plainJSON(*s.Const, 0) {
-			return errFastUnsupported
-		}
-		n.hasConst, n.constV = true, *s.Const
-		if n.constT = constTape(*s.Const); n.constT == nil {
-			return errFastUnsupported
-		}
-	}
-	if s.Enum != nil {
-		for _, e := range s.Enum.Values {
-			if !plainJSON(e, 0) {
-				return errFastUnsupported
-			}
-		}
-		// A non-nil empty slice keeps "enum: []" (nothing matches) apart
-		// from an absent enum.
-		n.enum = append(make([]any, 0, len(s.Enum.Values)), s.Enum.Values...)
-		if n.enumT = constTape(n.enum); n.enumT == nil {
-			return errFastUnsupported
-		}
-		n.enumStr = make(map[string]struct{}, len(n.enum))
-		for _, e := range n.enum {
-			str, ok := e.(string)
-			if !ok {
-				n.enumStr = nil
-				break
-			}
-			n.enumStr[str] = struct{}{}
-		}
-	}
-	if s.Format != nil {
-		if s.Format.Validate == nil || s.Format.Name == "regex" {
-			return errFastUnsupported
-		}
-		n.format, n.fmtName = s.Format.Validate, s.Format.Name
-	}
-
-	var err error
-	if n.ref, err = c.node(s.Ref); err != nil {
-		return err
-	}
-	if n.not, err = c.node(s.Not); err != nil {
-		return err
-	}
-	if n.allOf, err = c.list(s.AllOf); err != nil {
-		return err
-	}
-	if n.anyOf, err = c.list(s.AnyOf); err != nil {
-		return err
-	}
-	if n.oneOf, err = c.list(s.OneOf); err != nil {
-		return err
-	}
-	if n.ifN, err = c.node(s.If); err != nil {
-		return err
-	}
-	if n.thenN, err = c.node(s.Then); err != nil {
-		return err
-	}
-	if n.elseN, err = c.node(s.Else); err != nil {
-		return err
-	}
-
-	// object
-	if s.MinProperties != nil {
-		n.minProps, n.object = *s.MinProperties, true
-	}
-	if s.MaxProperties != nil {
-		n.maxProps, n.object = *s.MaxProperties, true
-	}
-	if len(s.Required) > 0 {
-		n.required, n.object = s.Required, true
-	}
-	if s.PropertyNames != nil {
-		if n.propNames, err = c.node(s.PropertyNames); err != nil {
-			return err
-		}
-		n.object = true
-	}
-	if len(s.Properties) > 0 {
-		for k, ps := range s.Properties {
-			pn, err := c.node(ps)
-			if err != nil {
-				return err
-			}
-			n.propList = append(n.propList, namedNode{name: k, node: pn})
-		}
-		n.object = true
-	}
-	for re, ps := range s.PatternProperties {
-		pn, err := c.node(ps)
-		if err != nil {
-			return err
-		}
-		n.patProps = append(n.patProps, patternProp{newMatcher(re), pn})
-		n.object = true
-	}
-	switch a := s.AdditionalProperties.(type) {
-	case nil:
-	case bool:
-		n.addlFalse, n.object = !a, true
-	case *jsonschema.Schema:
-		if n.addl, err = c.node(a); err != nil {
-			return err
-		}
-		n.object = true
-	default:
-		return errFastUnsupported
-	}
-
-	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
-	if len(n.propList) > 0 {
-		if len(n.propList) > math.MaxInt16 {
-			return errFastUnsupported
-		}
-		n.props = make(map[string]int, len(n.propList))
-		size := 4
-		for size < 2*len(n.propList) {
-			size *= 2
-		}
-		n.propTab = make([]int16, size)
-		for i := range n.propList {
-			p := &n.propList[i]
-			p.hash = keyHash(p.name)
-			n.props[p.name] = i
-			j := int(p.hash) & (size - 1)
-			for n.propTab[j] != 0 {
-				j = (j + 1) & (size - 1)
-			}
-			n.propTab[j] = int16(i + 1)
-		}
-	}
-	for _, k := range n.required {
-		if i, ok := n.props[k]; ok {
-			n.propList[i].req = true
-			if i < 64 {
-				n.reqMask |= 1 << i
-			}
-		} else if !slices.Contains(n.reqOutside, k) {
-			n.reqOutside = append(n.reqOutside, k)
-		}
-	}
-
-	// array
-	if s.MinItems != nil {
-		n.minItems, n.array = *s.MinItems, true
-	}
-	if s.MaxItems != nil {
-		n.maxItems, n.array = *s.MaxItems, true
-	}
-	if s.UniqueItems {
-		n.unique, n.array = true, true
-	}
-	if s.Contains != nil {
-		if n.contains, err = c.node(s.Contains); err != nil {
-			return err
-		}
-		n.array = true
-	}
-	if len(s.PrefixItems) > 0 {
-		if n.prefix, err = c.list(s.PrefixItems); err != nil {
-			return err
-		}
-		n.array = true
-	}
-	if s.Items2020 != nil {
-		if n.items, err = c.node(s.Items2020); err != nil {
-			return err
-		}
-		n.array = true
-	}
-
-	// string
-	if s.MinLength != nil {
-		n.minLen, n.str = *s.MinLength, true
-	}
-	if s.MaxLength != nil {
-		n.maxLen, n.str = *s.MaxLength, true
-	}
-	if s.Pattern != nil {
-		n.pattern, n.str = newMatcher(s.Pattern), true
-	}
-
-	// number
-	n.minimum = newBound(s.Minimum)
-	n.maximum = newBound(s.Maximum)
-	n.exMinimum = newBound(s.ExclusiveMinimum)
-	n.exMaximum = newBound(s.ExclusiveMaximum)
-	n.multi = newBound(s.MultipleOf)
-	if n.multi != nil && n.multi.rat.Sign() <= 0 {
-		return errFastUnsupported
-	}
-	n.num = n.minimum != nil || n.maximum != nil || n.exMinimum != nil || n.exMaximum != nil || n.multi != nil
-	return nil
 }
 
 // A signature is a schema of the form

@@ -18,7 +18,7 @@ func BenchmarkFastPathInterceptRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	const ref = "intercept-request.schema.json"
-	v, err := New()
+	v, err := newValidator(true)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,8 +26,7 @@ func BenchmarkFastPathInterceptRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, _ := v.fast.Load(key)
-	fast := f.(*fastSchema)
+	fast := v.fastSchema(key)
 	tp := new(tape)
 	if !tp.parse(doc) || !fast.validTape(tp) {
 		b.Fatal("fast path does not accept the fixture")

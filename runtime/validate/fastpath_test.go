@@ -79,8 +79,8 @@ func fixtureMessages(t testing.TB) []fixtureMessage {
 // verdicts runs the oracle and the fast path on one value.
 type verdicts struct {
 	t      testing.TB
-	oracle *Validator // v6 with the dispatch rewrite, as shipped
-	plain  *Validator // v6 without it: its fast path is checked too
+	oracle *testValidator // the generated program (with the dispatch rewrite) and v6, as shipped before
+	plain  *testValidator // a program compiled without the rewrite, and v6 without it
 }
 
 func newVerdicts(t testing.TB) *verdicts {
@@ -107,7 +107,7 @@ func (vs *verdicts) fast(ref string, value any) (bool, bool) {
 // fastVerdict returns the fast verdict on value, which must be the same
 // whether the value is put on a tape directly (as ValidateValue does) or
 // encoded and parsed (as Validate does), plainly or with escapes.
-func fastVerdict(t testing.TB, v *Validator, ref string, value any) bool {
+func fastVerdict(t testing.TB, v *testValidator, ref string, value any) bool {
 	key, _, err := v.schema(ref)
 	require.NoError(t, err)
 	fs := v.fastSchema(key)
@@ -663,9 +663,9 @@ func TestSchemaPatternsCompileWithGoRegexp(t *testing.T) {
 	v, err := New()
 	require.NoError(t, err)
 	for _, name := range schemas.Documents() {
-		f, ok := v.fast.Load(name)
-		require.True(t, ok, name)
-		require.NotNil(t, f.(*fastSchema).root, "%s falls back to v6", name)
+		_, fs, err := v.schema(name)
+		require.NoError(t, err, name)
+		require.NotNil(t, fs.root, name)
 	}
 }
 
@@ -675,8 +675,8 @@ func TestFastPathValues(t *testing.T) {
 	v, err := New()
 	require.NoError(t, err)
 	ref := "content-selection.schema.json"
-	f, _ := v.fast.Load(ref)
-	fs := f.(*fastSchema)
+	_, fs, err := v.schema(ref)
+	require.NoError(t, err)
 	for _, bad := range []any{struct{}{}, []string{"body"}, map[string]string{}, float64(1), int(1), json.Number("0x10"), json.Number("1e99999")} {
 		require.False(t, fs.valid(map[string]any{"default": bad}), "%T", bad)
 		// Negations do not turn an unmodelled value into an accept.

@@ -4,36 +4,20 @@ import (
 	"math/big"
 	"regexp"
 	"unicode/utf8"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // This file is the fast path's interpreter: it runs a compiled fastNode
 // program over a document parsed onto a tape (tape.go).
 
-// matcher is a compiled pattern. Go regular expressions, which are what v6
-// compiles patterns to, are matched on bytes directly; any other engine is
-// given a string.
+// matcher is a compiled pattern: a Go regular expression, what v6 compiled
+// patterns to, matched on bytes directly.
 type matcher struct {
-	re    *regexp.Regexp
-	other jsonschema.Regexp
+	re *regexp.Regexp
 }
 
-func newMatcher(re jsonschema.Regexp) matcher {
-	if g, ok := re.(*regexp.Regexp); ok {
-		return matcher{re: g}
-	}
-	return matcher{other: re}
-}
+func (m matcher) ok() bool { return m.re != nil }
 
-func (m matcher) ok() bool { return m.re != nil || m.other != nil }
-
-func (m matcher) match(b []byte) bool {
-	if m.re != nil {
-		return m.re.Match(b)
-	}
-	return m.other.MatchString(string(b))
-}
+func (m matcher) match(b []byte) bool { return m.re.Match(b) }
 
 // constTape puts a schema constant (already checked by plainJSON) on a tape
 // of its own; it returns nil if that fails.
@@ -585,17 +569,22 @@ func (r *fastRun) number(n *fastNode, i uint32) bool {
 	if n.exMaximum != nil && num.cmp(n.exMaximum) >= 0 {
 		return false
 	}
-	if n.multi != nil {
-		if num.small && n.multi.small {
-			if num.i%n.multi.i != 0 {
-				return false
-			}
-		} else if !new(big.Rat).Quo(num.exact(), n.multi.rat).IsInt() {
-			return false
-		}
+	if n.multi != nil && !multipleOf(num, n.multi) {
+		return false
 	}
 	return true
 }
+
+// multipleOf reports whether num is a multiple of m (m > 0).
+func multipleOf(num number, m *bound) bool {
+	if num.small && m.small {
+		return num.i%m.i == 0
+	}
+	return new(big.Rat).Quo(num.exact(), m.rat).IsInt()
+}
+
+// runeCount counts code points as v6 does (an invalid byte counts as one).
+func runeCount(s []byte) int { return utf8.RuneCount(s) }
 
 func (r *fastRun) isInteger(i uint32) bool {
 	num, ok := parseNumber(r.t.bytes(i))

@@ -62,3 +62,30 @@ func FuzzFastFormats(f *testing.F) {
 		}
 	})
 }
+
+// TestExactFormatsAgreeWithV6 holds the run time's own format checks
+// (formats_exact.go) to v6's on the seeds.
+func TestExactFormatsAgreeWithV6(t *testing.T) {
+	for _, name := range []string{"date-time", "uri"} {
+		want, got := v6Format(t, name), formatCheck(name)
+		for _, s := range formatSeeds {
+			require.Equal(t, want(s) == nil, got(s) == nil, "%s %q", name, s)
+		}
+	}
+	require.Nil(t, formatCheck("email"))
+}
+
+func FuzzExactFormats(f *testing.F) {
+	for _, s := range formatSeeds {
+		f.Add(s)
+	}
+	dateTime, uri := v6Format(f, "date-time"), v6Format(f, "uri")
+	f.Fuzz(func(t *testing.T, s string) {
+		if exactDateTime(s) != (dateTime(s) == nil) {
+			t.Fatalf("date-time %q: v6 says %v", s, dateTime(s))
+		}
+		if exactURI(s) != (uri(s) == nil) {
+			t.Fatalf("uri %q: v6 says %v", s, uri(s))
+		}
+	})
+}

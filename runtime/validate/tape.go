@@ -50,9 +50,9 @@ const (
 )
 
 // maxTapeDepth bounds the nesting of arrays and objects that parse and
-// fromValue handle; deeper documents are decoded by encoding/json (and
-// validated by v6).
-const maxTapeDepth = 512
+// fromValue handle: encoding/json's own bound, so that a document parse
+// refuses for its depth is one encoding/json refuses too.
+const maxTapeDepth = 10000
 
 // maxTapeBytes bounds the documents that parse handles, so that offsets fit
 // in a tok.

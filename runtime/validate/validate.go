@@ -1,15 +1,17 @@
 package validate
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/agenthooks/agenthooks-go/gen/validation"
+	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
 	"github.com/agenthooks/agenthooks-go/schemas"
 )
 
@@ -21,75 +23,36 @@ var ErrUnknownSchema = errors.New("ahp: unknown schema")
 // Validator validates JSON documents against the embedded Agent Hooks
 // Protocol schemas.
 //
-// A Validator is safe for concurrent use. Schemas are compiled once per
-// reference and cached; every root document is compiled by [New]. Each
-// schema is also compiled into an accept-only fast path that runs first;
-// whenever it does not establish validity, jsonschema/v6 decides and reports
-// the error, so verdicts and errors are v6's.
+// A Validator is safe for concurrent use. It runs the validation program
+// that cmd/ahp-codegen generated from the schemas (package gen/validation):
+// nothing is compiled from schema JSON at run time. The nodes a reference
+// reaches are laid out for the interpreter on its first use and shared by
+// every later use.
 type Validator struct {
-	err  error           // set when the validator could not be built
+	err  error // set when the validator could not be built
+	prog *schemaprog.Program
 	docs map[string]bool // embedded document names
 
-	cache sync.Map // canonical reference -> *jsonschema.Schema
-	fast  sync.Map // canonical reference -> *fastSchema (see fastpath.go)
+	fast sync.Map // canonical reference -> *fastSchema (see fastpath.go)
 
-	mu       sync.Mutex // guards compiler and fastc
-	compiler *jsonschema.Compiler
-	fastc    *fastCompiler // shared by every reference, so common subschemas compile once
+	mu    sync.Mutex    // guards fastc
+	fastc *fastCompiler // shared by every reference, so common subschemas are laid out once
 }
 
-// New compiles the embedded schema documents and returns a Validator for
-// them. Every document is registered under its $id; references that leave
-// the embedded set are refused rather than loaded, so New never reads files
-// or uses the network. Compilation takes tens of milliseconds: build one
-// Validator and share it, or use [Default].
-func New() (*Validator, error) { return newValidator(true) }
+// New returns a Validator for the embedded schema documents. It never reads
+// files or uses the network, and compiles nothing: it is cheap, but the
+// shared [Default] is as good.
+func New() (*Validator, error) { return newFromProgram(validation.Program()) }
 
-// newValidator builds a Validator; dispatch selects the union rewrite of
-// dispatch.go (tests compare both).
-func newValidator(dispatch bool) (*Validator, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(embeddedOnly{})
-
-	names := schemas.Documents()
-	if len(names) == 0 {
+// newFromProgram returns a Validator running p (tests build programs of
+// their own).
+func newFromProgram(p *schemaprog.Program) (*Validator, error) {
+	if p == nil || len(p.Docs) == 0 {
 		return nil, errors.New("ahp: no embedded schema documents")
 	}
-	v := &Validator{docs: make(map[string]bool, len(names)), compiler: c, fastc: newFastCompiler()}
-	docs := make(map[string]any, len(names))
-	for _, name := range names {
-		raw, err := schemas.Read(name)
-		if err != nil {
-			return nil, fmt.Errorf("ahp: read schema %s: %w", name, err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("ahp: decode schema %s: %w", name, err)
-		}
-		id := schemas.BaseURI + name
-		if obj, ok := doc.(map[string]any); !ok || obj["$id"] != id {
-			return nil, fmt.Errorf("ahp: schema %s: $id is not %s", name, id)
-		}
-		docs[name] = doc
-	}
-	if dispatch {
-		rewriteUnions(docs)
-	}
-	for _, name := range names {
-		if err := c.AddResource(schemas.BaseURI+name, docs[name]); err != nil {
-			return nil, fmt.Errorf("ahp: add schema %s: %w", name, err)
-		}
-		v.docs[name] = true
-	}
-	for _, name := range names {
-		sch, err := c.Compile(schemas.BaseURI + name)
-		if err != nil {
-			return nil, fmt.Errorf("ahp: compile schema %s: %w", name, err)
-		}
-		v.fast.Store(name, v.fastc.schema(sch))
-		v.cache.Store(name, sch)
+	v := &Validator{prog: p, docs: make(map[string]bool, len(p.Docs)), fastc: newFastCompiler(p)}
+	for _, d := range p.Docs {
+		v.docs[d.Name] = true
 	}
 	return v, nil
 }
@@ -121,34 +84,55 @@ func Default() *Validator {
 // matching [ErrInvalid]. Duplicates are looked for before the schema is
 // applied, so their error wins over any schema violation.
 func (v *Validator) Validate(ref string, doc []byte) error {
-	key, sch, err := v.schema(ref)
+	key, fs, err := v.schema(ref)
 	if err != nil {
 		return err
 	}
 	t := getTape()
 	defer putTape(t)
-	var value any
-	if t.parse(doc) {
+	if derr := load(t, key, doc, nil); derr != nil {
+		return derr
+	}
+	valid, decided, _ := fs.verdict(t, nil)
+	switch {
+	case valid:
+		return nil
+	case !decided:
+		return &Error{Schema: key, Keyword: KeywordUnverified}
+	}
+	if e, ok := explain(key, fs.root, t, nil); ok {
+		return e
+	}
+	return &Error{Schema: key, Keyword: KeywordUnverified}
+}
+
+// load puts doc on t: parsed directly, or, for the documents the tape's
+// parser does not take (deep nesting, escaped lone surrogates), decoded by
+// encoding/json and put on t from the value. It reports malformed input
+// and repeated member names, and a document too deep for the tape as
+// unverified; a nil error with t.stopped set means done was closed.
+func load(t *tape, key string, doc []byte, done <-chan struct{}) *Error {
+	if t.parseUntil(doc, done) {
 		if t.dup {
 			return duplicate(key, doc, t.dupAt)
 		}
-		if v.fastSchema(key).validTape(t) {
-			return nil
-		}
-		value = t.value(0)
-	} else {
-		var derr *Error
-		if value, derr = decodeStd(doc); derr != nil {
-			derr.Schema = key
-			return derr
-		}
-		// A document the tape does not take (deep nesting, escaped lone
-		// surrogates) is searched for duplicate names on its own.
-		if at, ok := findDuplicate(doc); ok {
-			return duplicate(key, doc, at)
-		}
+		return nil
 	}
-	return check(key, sch, value)
+	if t.stopped {
+		return nil
+	}
+	value, derr := decodeStd(doc)
+	if derr != nil {
+		derr.Schema = key
+		return derr
+	}
+	if at, ok := findDuplicate(doc); ok {
+		return duplicate(key, doc, at)
+	}
+	if !t.fromValue(value) {
+		return &Error{Schema: key, Keyword: KeywordUnverified}
+	}
+	return nil
 }
 
 // maxExactBytes is the largest document that [Validator.Check] hands to v6
@@ -175,7 +159,7 @@ const maxExactBytes = 16 << 10
 // Malformed JSON and repeated member names are reported as Validate
 // reports them, at any size.
 func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
-	key, sch, err := v.schema(ref)
+	key, fs, err := v.schema(ref)
 	if err != nil {
 		return err
 	}
@@ -184,55 +168,32 @@ func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
 	}
 	t := getTape()
 	defer putTape(t)
-	parsed := t.parseUntil(doc, ctx.Done())
+	done := ctx.Done()
+	if derr := load(t, key, doc, done); derr != nil {
+		return derr
+	}
 	if t.stopped {
 		return stopped(ctx.Err())
 	}
-	if parsed && t.dup {
-		return duplicate(key, doc, t.dupAt)
-	}
-	large := len(doc) > maxExactBytes
-	if parsed {
-		valid, decided, halted := v.fastSchema(key).verdict(t, ctx.Done())
-		switch {
-		case halted:
-			return stopped(ctx.Err())
-		case valid:
-			return nil
-		case decided && large:
-			return &Error{Schema: key, Keyword: KeywordSchema}
-		}
-	}
-	if large {
-		if !parsed {
-			// Malformed input and repeated names are found without v6.
-			if _, derr := decodeStd(doc); derr != nil {
-				derr.Schema = key
-				return derr
-			}
-			if at, ok := findDuplicate(doc); ok {
-				return duplicate(key, doc, at)
-			}
-		}
+	valid, decided, halted := fs.verdict(t, done)
+	switch {
+	case halted:
+		return stopped(ctx.Err())
+	case valid:
+		return nil
+	case !decided:
 		return &Error{Schema: key, Keyword: KeywordUnverified}
+	case len(doc) > maxExactBytes:
+		return &Error{Schema: key, Keyword: KeywordSchema}
 	}
-	if err := ctx.Err(); err != nil {
-		return stopped(err)
+	e, ok := explain(key, fs.root, t, done)
+	switch {
+	case ok:
+		return e
+	case ctx.Err() != nil:
+		return stopped(ctx.Err())
 	}
-	var value any
-	if parsed {
-		value = t.value(0)
-	} else {
-		var derr *Error
-		if value, derr = decodeStd(doc); derr != nil {
-			derr.Schema = key
-			return derr
-		}
-		if at, ok := findDuplicate(doc); ok {
-			return duplicate(key, doc, at)
-		}
-	}
-	return check(key, sch, value)
+	return &Error{Schema: key, Keyword: KeywordUnverified}
 }
 
 // stopped wraps the context error that ended a Check.
@@ -254,40 +215,15 @@ func (v *Validator) Valid(ref string, doc []byte) bool {
 func (v *Validator) FirstValid(refs []string, doc []byte) int {
 	t := getTape()
 	defer putTape(t)
-	parsed := t.parse(doc)
-	if parsed && t.dup {
+	if load(t, "", doc, nil) != nil {
 		return -1
 	}
-	var value any
-	decoded := false
 	for i, ref := range refs {
-		key, sch, err := v.schema(ref)
+		_, fs, err := v.schema(ref)
 		if err != nil {
 			continue
 		}
-		if parsed {
-			if valid, decided, _ := v.fastSchema(key).verdict(t, nil); decided {
-				if valid {
-					return i
-				}
-				continue
-			}
-		}
-		if !decoded {
-			decoded = true
-			if parsed {
-				value = t.value(0)
-			} else {
-				var derr *Error
-				if value, derr = decodeStd(doc); derr != nil {
-					return -1
-				}
-				if _, dup := findDuplicate(doc); dup {
-					return -1
-				}
-			}
-		}
-		if sch.Validate(value) == nil {
+		if valid, _, _ := fs.verdict(t, nil); valid {
 			return i
 		}
 	}
@@ -302,35 +238,33 @@ func (v *Validator) FirstValid(refs []string, doc []byte) int {
 // does): map[string]any, []any, string, json.Number, bool and nil. Other Go
 // types are reported as an [*Error] with Keyword "json".
 func (v *Validator) ValidateValue(ref string, value any) error {
-	key, sch, err := v.schema(ref)
+	key, fs, err := v.schema(ref)
 	if err != nil {
 		return err
 	}
-	if v.fastSchema(key).valid(value) {
-		return nil
+	t := getTape()
+	defer putTape(t)
+	if !t.fromValue(value) {
+		if p, found := notJSON(value, nil); found {
+			return &Error{Schema: key, Keyword: KeywordJSON, Pointer: p}
+		}
+		return &Error{Schema: key, Keyword: KeywordUnverified}
 	}
-	return check(key, sch, value)
-}
-
-// fastSchema returns the fast-path program (fastpath.go) for the schema
-// cached under key, or nil. Whenever it does not establish validity, the
-// caller validates with v6, which also reports the error.
-func (v *Validator) fastSchema(key string) *fastSchema {
-	f, _ := v.fast.Load(key)
-	fs, _ := f.(*fastSchema)
-	return fs
-}
-
-func check(key string, sch *jsonschema.Schema, value any) error {
-	err := sch.Validate(value)
-	if err == nil {
+	valid, decided, _ := fs.verdict(t, nil)
+	switch {
+	case valid:
 		return nil
+	case !decided:
+		return &Error{Schema: key, Keyword: KeywordUnverified}
 	}
-	return convert(key, err)
+	if e, ok := explain(key, fs.root, t, nil); ok {
+		return e
+	}
+	return &Error{Schema: key, Keyword: KeywordUnverified}
 }
 
-// schema returns the canonical short reference and compiled schema for ref.
-func (v *Validator) schema(ref string) (string, *jsonschema.Schema, error) {
+// schema returns the canonical short reference and program for ref.
+func (v *Validator) schema(ref string) (string, *fastSchema, error) {
 	if v == nil {
 		return "", nil, errors.New("ahp: nil validator")
 	}
@@ -341,24 +275,26 @@ func (v *Validator) schema(ref string) (string, *jsonschema.Schema, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if sch, ok := v.cache.Load(key); ok {
-		return key, sch.(*jsonschema.Schema), nil
+	if fs, ok := v.fast.Load(key); ok {
+		return key, fs.(*fastSchema), nil
 	}
-
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if sch, ok := v.cache.Load(key); ok {
-		return key, sch.(*jsonschema.Schema), nil
+	if fs, ok := v.fast.Load(key); ok {
+		return key, fs.(*fastSchema), nil
 	}
-	sch, err := v.compiler.Compile(schemas.BaseURI + key)
-	if err != nil {
+	id := locate(v.prog, key)
+	if id == 0 {
 		// Failures are not cached, so the cache only grows with locations
-		// that exist in the embedded documents.
-		return "", nil, fmt.Errorf("%w: %q: %w", ErrUnknownSchema, ref, err)
+		// that exist in the program.
+		return "", nil, fmt.Errorf("%w: %q", ErrUnknownSchema, ref)
 	}
-	v.fast.Store(key, v.fastc.schema(sch))
-	v.cache.Store(key, sch)
-	return key, sch, nil
+	fs, err := v.fastc.schema(id)
+	if err != nil {
+		return "", nil, fmt.Errorf("ahp: schema %q: %w", ref, err)
+	}
+	v.fast.Store(key, fs)
+	return key, fs, nil
 }
 
 // canonical maps ref to "name" or "name#fragment", relative to
@@ -375,11 +311,31 @@ func (v *Validator) canonical(ref string) (string, error) {
 	return name + "#" + frag, nil
 }
 
-// embeddedOnly is the compiler's URL loader. Every embedded document is
-// registered as a resource up front, so any URL that reaches the loader lies
-// outside the embedded set and is refused.
-type embeddedOnly struct{}
-
-func (embeddedOnly) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%w: %s is not an embedded schema document", ErrUnknownSchema, url)
+// notJSON returns the pointer of the first value inside value (members in
+// name order) whose Go type decoded JSON does not have.
+func notJSON(value any, path []string) (string, bool) {
+	switch x := value.(type) {
+	case nil, bool, string, json.Number:
+		return "", false
+	case []any:
+		for i, e := range x {
+			if p, ok := notJSON(e, append(path, strconv.Itoa(i))); ok {
+				return p, true
+			}
+		}
+		return "", false
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if p, ok := notJSON(x[k], append(path, k)); ok {
+				return p, true
+			}
+		}
+		return "", false
+	}
+	return pointer(path), true
 }

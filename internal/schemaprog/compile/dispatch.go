@@ -1,11 +1,9 @@
-package validate
+package compile
 
 import (
 	"encoding/json"
 	"sort"
 	"strings"
-
-	"github.com/agenthooks/agenthooks-go/schemas"
 )
 
 // The canonical unions (the 32-arm event union, the content-item union, …)
@@ -26,9 +24,10 @@ import (
 // valid; pointers to the union's positional arms (…/oneOf/3) do not, so
 // callers address arms by their $ref target.
 
-// rewriteUnions applies the dispatch rewrite to every document in place.
-func rewriteUnions(docs map[string]any) {
-	r := &unionRewriter{docs: docs}
+// RewriteUnions applies the dispatch rewrite to every document (decoded
+// JSON, documents named relative to baseURI) in place.
+func RewriteUnions(baseURI string, docs map[string]any) {
+	r := &unionRewriter{base: baseURI, docs: docs}
 	names := make([]string, 0, len(docs))
 	for n := range docs {
 		names = append(names, n)
@@ -40,6 +39,7 @@ func rewriteUnions(docs map[string]any) {
 }
 
 type unionRewriter struct {
+	base string
 	docs map[string]any
 }
 
@@ -312,7 +312,7 @@ func intersect(a, b []string) []string {
 
 // resolve follows a $ref from doc to its target node.
 func (r *unionRewriter) resolve(doc, ref string) (string, any, bool) {
-	file, frag, _ := strings.Cut(strings.TrimPrefix(ref, schemas.BaseURI), "#")
+	file, frag, _ := strings.Cut(strings.TrimPrefix(ref, r.base), "#")
 	if file == "" {
 		file = doc
 	}
