@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"go/format"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog/compile"
@@ -33,7 +36,7 @@ func renderValidation(set *schemaSet) (map[string][]byte, error) {
 		}
 		docs[name] = data
 	}
-	prog, err := compile.Program(schemaBaseURI, docs, true)
+	prog, err := compiledProgram(docs)
 	if err != nil {
 		return nil, fmt.Errorf("validation program: %w", err)
 	}
@@ -75,11 +78,38 @@ func renderValidation(set *schemaSet) (map[string][]byte, error) {
 	return out, nil
 }
 
+// programs memoizes compile.Program by the digest of its input, for
+// processes (the tests) that generate from the same schemas many times.
+var programs sync.Map // sha256 of the documents -> *schemaprog.Program
+
+func compiledProgram(docs map[string][]byte) (*schemaprog.Program, error) {
+	names := make([]string, 0, len(docs))
+	for n := range docs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%d:%s:%d:", len(n), n, len(docs[n]))
+		h.Write(docs[n])
+	}
+	key := string(h.Sum(nil))
+	if p, ok := programs.Load(key); ok {
+		return p.(*schemaprog.Program), nil
+	}
+	p, err := compile.Program(schemaBaseURI, docs, true)
+	if err != nil {
+		return nil, err
+	}
+	programs.Store(key, p)
+	return p, nil
+}
+
 // docFile names the file of a document: tool-before.schema.json ->
-// tool_before.go.
+// tool_before_prog.go (unlike the type file's name in gen).
 func docFile(name string) string {
 	base := strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".schema")
-	return strings.ReplaceAll(base, "-", "_") + ".go"
+	return strings.ReplaceAll(base, "-", "_") + "_prog.go"
 }
 
 // docVar names the variable of a document: tool-before.schema.json ->

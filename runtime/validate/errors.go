@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
 )
 
 // ErrInvalid is matched (via [errors.Is]) by every [*Error]: the document

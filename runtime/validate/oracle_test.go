@@ -104,7 +104,6 @@ func isStructural(k jsonschema.ErrorKind) bool {
 	return false
 }
 
-
 func toCause(e *jsonschema.ValidationError) Cause {
 	c := Cause{
 		Pointer:        pointer(e.InstanceLocation),
@@ -174,6 +173,7 @@ func check(key string, sch *jsonschema.Schema, value any) error {
 // fastSchema the program's.
 type testValidator struct {
 	*Validator
+	mu       sync.Mutex // guards v6
 	v6       *jsonschema.Compiler
 	v6schema sync.Map // key -> *jsonschema.Schema
 }
@@ -226,6 +226,8 @@ func (tv *testValidator) schema(ref string) (string, *jsonschema.Schema, error) 
 	if s, ok := tv.v6schema.Load(key); ok {
 		return key, s.(*jsonschema.Schema), nil
 	}
+	tv.mu.Lock()
+	defer tv.mu.Unlock()
 	sch, err := tv.v6.Compile(schemas.BaseURI + key)
 	if err != nil {
 		return "", nil, err
