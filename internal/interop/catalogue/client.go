@@ -131,7 +131,15 @@ func RunClient(ctx context.Context, cfg *ClientConfig, log *slog.Logger) error {
 		return err
 	}
 	if cfg.Transport == interop.TransportStdio && cfg.Auth.Mode != interop.AuthNone {
-		return fmt.Errorf("%w: stdio runs on process trust only", interop.ErrUnsupported)
+		// Stdio runs on process trust only: every scenario is
+		// inapplicable, never passed, and no server is started.
+		rep := Report{Language: "go", Results: make([]ReportEntry, 0, len(f.Scenarios)), Receipts: &Receipts{Entries: []Receipt{}}}
+		for _, sc := range f.Scenarios {
+			rep.Results = append(rep.Results, ReportEntry{ID: sc.ID, Status: "inapplicable",
+				Actual: Actual{Sent: []json.RawMessage{}, Registrations: []Registration{}}, Error: "stdio runs on process trust only"})
+		}
+		log.Info("combination not run", "transport", cfg.Transport, "auth", cfg.Auth.Mode)
+		return writeReport(cfg.ReportFile, &rep)
 	}
 	c := &client{cfg: cfg, log: log, httpc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	defer c.close()
@@ -160,12 +168,8 @@ func RunClient(ctx context.Context, cfg *ClientConfig, log *slog.Logger) error {
 		return fmt.Errorf("fetch receipts: %w", err)
 	}
 	rep.Receipts = rc
-	body, err := json.MarshalIndent(&rep, "", "  ")
-	if err != nil {
+	if err := writeReport(cfg.ReportFile, &rep); err != nil {
 		return err
-	}
-	if err := interop.WriteFileAtomic(cfg.ReportFile, append(body, '\n')); err != nil {
-		return fmt.Errorf("write report: %w", err)
 	}
 	if err := c.close(); err != nil {
 		return fmt.Errorf("cleanup: %w", err)
@@ -524,4 +528,15 @@ func (c *client) receipts(ctx context.Context) (*Receipts, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+func writeReport(path string, rep *Report) error {
+	body, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := interop.WriteFileAtomic(path, append(body, '\n')); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }

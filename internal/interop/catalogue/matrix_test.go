@@ -372,3 +372,46 @@ func TestVerifyRejectsTampered(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioAuthInapplicable: over stdio only process trust applies; another
+// auth label makes every scenario inapplicable and starts no server.
+func TestStdioAuthInapplicable(t *testing.T) {
+	dir := t.TempDir()
+	abs, err := filepath.Abs(corpusPath)
+	require.NoError(t, err)
+	report := filepath.Join(dir, "report.json")
+	cfg := writeJSON(t, filepath.Join(dir, "client.json"), map[string]any{
+		"suite": Suite, "transport": "stdio", "serverCommand": []string{"/nonexistent/lifecycle-server"},
+		"serverConfig": filepath.Join(dir, "server.json"), "scenarioFile": abs, "reportFile": report,
+		"auth": map[string]any{"mode": "bearer", "token": testToken},
+	})
+	require.NoError(t, ClientRole(context.Background(), cfg, interop.Stdio{}, testLog(t)))
+	rep := readReport(t, report)
+	require.NotNil(t, rep)
+	f, err := Load(abs)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, len(f.Scenarios))
+	for _, e := range rep.Results {
+		require.Equal(t, "inapplicable", e.Status)
+	}
+}
+
+// TestUnknownOpFails: an op the suite does not define fails its scenario
+// and the run (it never passes or skips); the other scenarios still run.
+func TestUnknownOpFails(t *testing.T) {
+	dir := t.TempDir()
+	path := writeJSON(t, filepath.Join(dir, "scenarios.json"), map[string]any{"version": 1, "scenarios": []any{
+		map[string]any{"id": "teleport", "requests": map[string]any{}, "responses": map[string]any{}, "steps": []any{map[string]any{"op": "teleport"}},
+			"expected": map[string]any{"sent": []any{}, "registrations": []any{}}, "receipts": []any{}},
+		map[string]any{"id": "after", "requests": map[string]any{}, "responses": map[string]any{},
+			"steps":    []any{map[string]any{"op": "register", "registration": map[string]any{"protocolVersion": "draft", "hooks": []any{}}}},
+			"expected": map[string]any{"sent": []any{}, "registrations": []any{map[string]any{"accepted": false}}}, "receipts": []any{}},
+	}})
+	rep, err := runHTTP(t, "none", path)
+	require.Error(t, err)
+	require.NotNil(t, rep)
+	require.Equal(t, "failed", rep.Results[0].Status)
+	require.Contains(t, rep.Results[0].Error, "unknown op")
+	require.Equal(t, "passed", rep.Results[1].Status)
+	require.Equal(t, []Registration{{Accepted: false}}, rep.Results[1].Actual.Registrations)
+}
