@@ -218,13 +218,14 @@ func (g *uploadGroup) collect(att *attachments) {
 	})
 }
 
-// planUploads records, for every subscription of subs in order, the
+// planUploads records, for every subscription of first and then of rest, the
 // attachment parts of the effective event whose body it selects and that
 // no earlier plan covered: pending when it has an upload endpoint (the
 // groups returned, one per subscription with something to upload, in
 // order), without a destination otherwise. Metadata and omit selections
 // never read the source and plan nothing.
-func (c *call) planUploads(subs ...[]*subscription) []*uploadGroup {
+func (c *call) planUploads(first, rest []*subscription) []*uploadGroup {
+	subs := [2][]*subscription{first, rest}
 	att := c.att
 	att.mu.Lock()
 	defer att.mu.Unlock()
@@ -281,17 +282,17 @@ func (c *call) planUploads(subs ...[]*subscription) []*uploadGroup {
 }
 
 // startUploads starts, before serial interception, the upload group of
-// every subscription of subs (the matched interceptors, then the matched
-// observers) that selects the body of an attachment part and has an upload
-// endpoint. Each group runs in a goroutine of its own within the call's
-// budget (and Close); each upload is also bounded by its own
-// upload.timeoutMs. It runs once per call, before any delivery: the groups
-// it records are read, never written, afterwards.
-func (c *call) startUploads(subs ...[]*subscription) {
+// every matched interceptor, then of every matched observer, that selects
+// the body of an attachment part and has an upload endpoint. Each group
+// runs in a goroutine of its own within the call's budget (and Close);
+// each upload is also bounded by its own upload.timeoutMs. It runs once
+// per call, before any delivery: the groups it records are read, never
+// written, afterwards.
+func (c *call) startUploads(interceptors, observers []*subscription) {
 	if c.att == nil {
 		return
 	}
-	for _, g := range c.planUploads(subs...) {
+	for _, g := range c.planUploads(interceptors, observers) {
 		g.ctx = c.h.timeouts.start(c.ctx, 0)
 		g.done = make(chan struct{})
 		c.att.groups[g.s] = g
@@ -323,7 +324,7 @@ func (c *call) awaitUploads(ctx context.Context, s *subscription) {
 		}
 		g.collect(c.att)
 	}
-	for _, g := range c.planUploads([]*subscription{s}) {
+	for _, g := range c.planUploads([]*subscription{s}, nil) {
 		uctx := c.h.timeouts.start(ctx, 0)
 		g.outs = c.h.uploader.UploadAll(uctx, &c.cache, g.jobs())
 		c.h.timeouts.release(uctx)
