@@ -66,7 +66,8 @@ type CompactionSnapshot struct {
 // CompactionGenerator generates a summary from the effective before event:
 // its items and the accepted instructions. It must generate, not apply: the
 // host applies a result only when CompactionResult.Applied is true. The
-// returned parts must be inline text parts.
+// returned parts must be inline text parts; no summary, any other part or a
+// panic makes Compactor.Run fail with ErrGenerator.
 type CompactionGenerator func(ctx context.Context, before *gen.ContextCompactBeforeEvent) (gen.TextParts, error)
 
 // DefaultCompactionGenerator is the generator used when the config has
@@ -322,8 +323,8 @@ func (c *Compactor) Wait() { c.wg.Wait() }
 
 // Run runs one compaction. The result is the settled outcome; the error is
 // non-nil only for invalid host input (wrapping ErrInvalidInput), a closed
-// Compactor (ErrCompactorClosed), a failing generator or an invalid
-// generated summary (ErrGenerator, wrapping the generator's error), or
+// Compactor (ErrCompactorClosed), a failing or panicking generator or an
+// invalid generated summary (ErrGenerator, wrapping the generator's error), or
 // ctx's end before the run settled (wrapping ctx.Err(), with an Interrupted
 // result that is never Applied).
 // Callback failures and rejections are results, handled by each hook's
@@ -391,13 +392,13 @@ func (c *Compactor) Run(ctx context.Context, in CompactionInput) (*CompactionRes
 		if err != nil {
 			return nil, err
 		}
-		summary, err = c.generate(ctx, detached.ContextCompactBefore)
+		summary, err = callGenerator(ctx, c.generate, detached.ContextCompactBefore)
 		if cerr := ctx.Err(); cerr != nil {
 			res.Interrupted = true
 			return res, fmt.Errorf("hooks: compaction interrupted: %w", cerr)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrGenerator, err)
+			return nil, err
 		}
 		res.Generated, res.Provenance = true, CompactionProvenance{Generated: true}
 	}
@@ -522,6 +523,31 @@ func callHook(ctx context.Context, h *CompactionHook, snap CompactionSnapshot) (
 		return nil, CompactionReasonCallbackError, false
 	}
 	return effects, "", false
+}
+
+// callGenerator runs the generator, containing a panic, and checks its
+// contract: a summary of inline text parts only (no metadata, omitted or
+// gap part, which a host could not apply). Every failure wraps
+// ErrGenerator.
+func callGenerator(ctx context.Context, g CompactionGenerator, before *gen.ContextCompactBeforeEvent) (summary gen.TextParts, err error) {
+	defer func() {
+		if recover() != nil {
+			summary, err = nil, fmt.Errorf("%w: the generator panicked", ErrGenerator)
+		}
+	}()
+	summary, err = g(ctx, before)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGenerator, err)
+	}
+	if summary == nil {
+		return nil, fmt.Errorf("%w: the generator returned no summary", ErrGenerator)
+	}
+	for i := range summary {
+		if summary[i].Body == nil {
+			return nil, fmt.Errorf("%w: generated summary part %d is not an inline text part", ErrGenerator, i)
+		}
+	}
+	return summary, nil
 }
 
 // notify starts the observers on their own snapshots of the settled after

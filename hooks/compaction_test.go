@@ -599,3 +599,44 @@ func ExampleCompactor() {
 	// generated: false supplier: summarizer
 	// install: Deployed with key [redacted].
 }
+
+// TestCompactionGeneratorContract: the generator must return inline text
+// parts. A panic, no summary, or a valid but non-inline part (metadata,
+// omit, gap) is an ErrGenerator error: nothing is applied or passed
+// downstream, and the panic does not escape Run.
+func TestCompactionGeneratorContract(t *testing.T) {
+	partsOf := func(s string) gen.TextParts {
+		var ps gen.TextParts
+		require.NoError(t, ps.UnmarshalJSON([]byte(s)))
+		return ps
+	}
+	cases := map[string]hooks.CompactionGenerator{
+		"panic": func(context.Context, *gen.ContextCompactBeforeEvent) (gen.TextParts, error) {
+			panic("generator " + canary)
+		},
+		"nil": func(context.Context, *gen.ContextCompactBeforeEvent) (gen.TextParts, error) { return nil, nil },
+		"metadata part": func(context.Context, *gen.ContextCompactBeforeEvent) (gen.TextParts, error) {
+			return partsOf(`[{"id":"s","kind":"text","mediaType":"text/plain","selection":"metadata","size":3}]`), nil
+		},
+		"omitted part": func(context.Context, *gen.ContextCompactBeforeEvent) (gen.TextParts, error) {
+			return partsOf(`[{"id":"s","kind":"text","mediaType":"text/plain","selection":"omit"}]`), nil
+		},
+		"gap part": func(context.Context, *gen.ContextCompactBeforeEvent) (gen.TextParts, error) {
+			return partsOf(`[` + text("a", "ok") + `,{"id":"s","kind":"text","mediaType":"text/plain","selection":"body","gap":{"reason":"unavailable"}}]`), nil
+		},
+	}
+	for name, g := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, err := hooks.NewCompactor(hooks.CompactionConfig{Generator: g})
+			require.NoError(t, err)
+			defer c.Close()
+			var res *hooks.CompactionResult
+			require.NotPanics(t, func() { res, err = c.Run(context.Background(), input()) })
+			require.ErrorIs(t, err, hooks.ErrGenerator)
+			require.NotContains(t, err.Error(), canary)
+			require.Nil(t, res)
+			_, ok := res.Downstream()
+			require.False(t, ok)
+		})
+	}
+}
