@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/interop"
+	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
@@ -79,7 +80,18 @@ func RunCheck(ctx context.Context, in []byte) ([]byte, error) {
 	return json.Marshal(r)
 }
 
+// strictDecode decodes one JSON value into v, rejecting repeated member
+// names at any depth (encoding/json would keep the last), unknown members
+// and trailing data.
 func strictDecode(data []byte, v any) error {
+	sc := jsonlex.Acquire(true)
+	defer sc.Release()
+	if _, ok := sc.Value(data, jsonlex.SkipSpace(data, 0), 0); !ok {
+		return errors.New("not a JSON value")
+	}
+	if off, dup := sc.Dup(); dup {
+		return fmt.Errorf("repeated member name at %s", jsonlex.Pointer(data, off))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -132,3 +132,31 @@ func TestUsage(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, 2, ee.ExitCode(), "a non-loopback endpoint is refused")
 }
+
+// TestRepeatedMembers: a stdin document (a check case or a client plan)
+// with a repeated member name at any depth is a usage error (exit 2):
+// encoding/json would silently keep the last value, so `check` would
+// stage another supplier's or another effect list than the one a reader
+// sees first.
+func TestRepeatedMembers(t *testing.T) {
+	q1 := string(formReq("q1", "s1", textBody("q", formBody)).request())
+	caps := `{"effects":["deny","return","message"],"elicitation":{"form":{}}}`
+	for name, c := range map[string]struct{ sub, in string }{
+		"case supplier": {"check", `{"request":` + q1 + `,"capabilities":` + caps + `,"effects":[{"type":"deny","reason":"x"}],"supplier":"hook:a","supplier":"hook:b"}`},
+		"case effects":  {"check", `{"request":` + q1 + `,"capabilities":` + caps + `,"effects":[],"effects":[{"type":"deny","reason":"x"}],"supplier":"hook:a"}`},
+		"cases array":   {"check", `[{"request":` + q1 + `,"capabilities":` + caps + `,"effects":[],"supplier":"hook:a","name":"a","name":"b"}]`},
+		"nested effect": {"check", `{"request":` + q1 + `,"capabilities":` + caps + `,"effects":[{"type":"deny","reason":"x","reason":"y"}],"supplier":"hook:a"}`},
+		"plan endpoint": {"client", `{"endpoint":"http://127.0.0.1:1","endpoint":"http://127.0.0.1:2","steps":[]}`},
+		"plan step":     {"client", `{"endpoint":"http://127.0.0.1:1","steps":[{"op":"receipts","token":"hooks","token":"wrong"}]}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(adapter(t), c.sub)
+			cmd.Env = tokenEnv()
+			cmd.Stdin = strings.NewReader(c.in)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "%s", out)
+			require.Equal(t, 2, ee.ExitCode(), "%s", out)
+		})
+	}
+}

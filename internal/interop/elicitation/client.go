@@ -97,9 +97,7 @@ type Outcome struct {
 // RunClient runs a plan and returns the JSON array of step outcomes.
 func RunClient(ctx context.Context, planJSON []byte, getenv func(string) string) ([]byte, error) {
 	var p Plan
-	dec := json.NewDecoder(bytes.NewReader(planJSON))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictDecode(bytes.TrimSpace(planJSON), &p); err != nil {
 		return nil, fmt.Errorf("%w: plan: %w", interop.ErrUsage, err)
 	}
 	if !strings.HasPrefix(p.Endpoint, "http://127.0.0.1:") && !strings.HasPrefix(p.Endpoint, "http://[::1]:") && !strings.HasPrefix(p.Endpoint, "http://localhost:") {
