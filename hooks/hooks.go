@@ -45,6 +45,12 @@ type Config struct {
 	// are never followed through it. It is never used for content uploads
 	// (see UploadHTTPClient). Nil means a client owned by the Hooks.
 	HTTPClient *http.Client
+	// HTTPMaxIdleConnsPerHost sizes the idle connection pool of the client
+	// the Hooks owns for each HTTP backend (HTTPClient nil) for the
+	// concurrent calls expected on it, so that steady load reuses
+	// connections; <= 0 means transport.DefaultMaxIdleConnsPerHost (64). A
+	// borrowed HTTPClient keeps its own pool.
+	HTTPMaxIdleConnsPerHost int
 	// UploadHTTPClient is borrowed for content uploads to subscriptions'
 	// upload endpoints (runtime/content.UploaderConfig.HTTPClient: its
 	// transport, TLS client certificates included, serves every upload; its
@@ -101,11 +107,12 @@ type Config struct {
 	// at once.
 	StdioCloseGrace time.Duration
 	// StdioMaxInFlight bounds the requests outstanding at once on one
-	// persistent stdio backend, from concurrent calls; <= 0 means
-	// transport.DefaultMaxInFlight (1: the calls take turns). Responses are
-	// correlated by id, so a backend that answers concurrently (such as
-	// server.ServeStdio) may be given more. Waiting is inside the call's
-	// budget.
+	// persistent stdio backend, from concurrent calls (pipelining); <= 0
+	// means transport.DefaultMaxInFlight (16), and 1 makes the calls take
+	// turns. Responses are correlated by id, so a backend that answers
+	// concurrently (such as server.ServeStdio) serves them together and
+	// one that answers in turn still answers each. Waiting for a slot is
+	// inside the call's budget.
 	StdioMaxInFlight int
 	// StdioMaxChildren bounds the children of one per_event stdio backend
 	// running at once; <= 0 means transport.DefaultMaxChildren. Waiting for

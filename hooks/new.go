@@ -312,12 +312,13 @@ func (h *Hooks) newTransport(be *backend, b gen.Backend, bp string) (transport.T
 		entry := cloneBackend(b)
 		be.entry = entry
 		return transport.NewHTTP(b.Transport.HTTP.URL, transport.HTTPOptions{
-			BackendID:        be.id,
-			Backend:          entry,
-			Client:           h.cfg.HTTPClient,
-			Authentication:   entry.Authentication,
-			Credentials:      h.cfg.AuthProvider,
-			MaxResponseBytes: h.cfg.MaxResponseBytes,
+			BackendID:           be.id,
+			Backend:             entry,
+			Client:              h.cfg.HTTPClient,
+			MaxIdleConnsPerHost: h.cfg.HTTPMaxIdleConnsPerHost,
+			Authentication:      entry.Authentication,
+			Credentials:         h.cfg.AuthProvider,
+			MaxResponseBytes:    h.cfg.MaxResponseBytes,
 		}), nil
 	case b.Transport.Stdio != nil:
 		s := b.Transport.Stdio

@@ -18,6 +18,13 @@ import (
 // stdio frame (4 MiB).
 const DefaultMaxResponseBytes = 4 << 20
 
+// DefaultMaxIdleConnsPerHost is how many idle connections to its backend
+// the client owned by an HTTP transport keeps for reuse: enough for that
+// many concurrent callers under steady load to reuse their connections
+// instead of opening (and leaving in TIME_WAIT) a new one per call, which
+// net/http's default of 2 does beyond two callers.
+const DefaultMaxIdleConnsPerHost = 64
+
 // HTTPOptions configures an HTTP transport.
 type HTTPOptions struct {
 	// BackendID is the registration id, passed to the credential provider.
@@ -30,6 +37,10 @@ type HTTPOptions struct {
 	// is a failure). Nil means a client owned by the transport, whose idle
 	// connections Close releases.
 	Client *http.Client
+	// MaxIdleConnsPerHost sizes the idle pool of the owned client (Client
+	// nil) for the concurrent callers expected on this backend; <= 0 means
+	// DefaultMaxIdleConnsPerHost. A borrowed Client keeps its own pool.
+	MaxIdleConnsPerHost int
 	// Authentication is the endpoint's binding from the registration, or
 	// nil for none (the endpoint is then tried without a credential unless
 	// the provider supplies one).
@@ -83,6 +94,12 @@ func NewHTTP(url string, opts HTTPOptions) *HTTP {
 		c = *opts.Client // shallow copy: same connection pool, our redirect policy
 	} else {
 		t.owned = http.DefaultTransport.(*http.Transport).Clone()
+		n := opts.MaxIdleConnsPerHost
+		if n <= 0 {
+			n = DefaultMaxIdleConnsPerHost
+		}
+		t.owned.MaxIdleConnsPerHost = n
+		t.owned.MaxIdleConns = max(t.owned.MaxIdleConns, n)
 		c.Transport = t.owned
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

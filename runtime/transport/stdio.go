@@ -25,9 +25,12 @@ const (
 	// stderr to StdioOptions.Stderr; the rest is drained and dropped.
 	DefaultMaxStderrBytes = 64 << 10
 	// DefaultMaxInFlight is how many requests may be outstanding on a
-	// persistent child at once: one, which base/transports/stdio.md lets a
-	// harness keep to, and which every backend can serve.
-	DefaultMaxInFlight = 1
+	// persistent child at once. Responses are matched to requests by id
+	// (base/transports/stdio.md), so a backend that answers one request at
+	// a time serves them in turn, and one that answers concurrently (such
+	// as server.ServeStdio, which dispatches up to 16 at once by default)
+	// serves them together.
+	DefaultMaxInFlight = 16
 	// DefaultMaxChildren is how many per_event children of one backend may
 	// run at once.
 	DefaultMaxChildren = 16
@@ -81,10 +84,11 @@ type StdioOptions struct {
 	// child; <= 0 means DefaultMaxMalformed.
 	MaxMalformed int
 	// MaxInFlight bounds the requests outstanding on a persistent child at
-	// once; <= 0 means DefaultMaxInFlight. Responses are correlated by id,
-	// so a larger value suits a backend that answers concurrently (as
-	// server.ServeStdio does). Further requests wait for a slot within
-	// their deadline. Notifications are not counted.
+	// once (pipelining); <= 0 means DefaultMaxInFlight (16), and 1 makes
+	// the calls take turns. Responses are correlated by id, in whatever
+	// order they come; a response whose id matches no outstanding request
+	// is skipped without consuming one. Further requests wait for a slot
+	// within their deadline. Notifications are not counted.
 	MaxInFlight int
 	// MaxChildren bounds the per_event children running at once; <= 0
 	// means DefaultMaxChildren. Further messages wait for a slot within

@@ -29,6 +29,9 @@ func stdioChild(mode string) (int, bool) {
 	switch mode {
 	case "big", "once", "held", "heldbad":
 	default:
+		if code, ok := pipelineChild(mode); ok {
+			return code, true
+		}
 		return unixChild(mode)
 	}
 	fmt.Fprintf(os.Stderr, "start %d\n", os.Getpid())
