@@ -126,20 +126,41 @@ func checkAnswers(s *jsonschema.Schema, answers gen.OrderedMap[gen.FormAnswerVal
 
 // mergeAnswers shallow-merges supplied answers over current ones: named
 // fields are replaced whole, omitted fields survive, new ones are appended.
+// It is linear in the members: beyond a few, names are looked up in an
+// index rather than by scanning the growing result for each supplied one.
 func mergeAnswers(cur, sup gen.OrderedMap[gen.FormAnswerValue]) gen.OrderedMap[gen.FormAnswerValue] {
 	out := make(gen.OrderedMap[gen.FormAnswerValue], len(cur), len(cur)+len(sup))
 	copy(out, cur)
-	for _, e := range sup {
-		found := false
-		for i := range out {
-			if out[i].Name == e.Name {
-				out[i].Value = e.Value
-				found = true
+	if len(cur)+len(sup) <= smallMembers {
+		for _, e := range sup {
+			found := false
+			for i := range out {
+				if out[i].Name == e.Name {
+					out[i].Value = e.Value
+					found = true
+				}
+			}
+			if !found {
+				out = append(out, e)
 			}
 		}
-		if !found {
-			out = append(out, e)
+		return out
+	}
+	// Every place of a name (a repeated name is replaced everywhere, as
+	// the scan does).
+	idx := make(map[string][]int, len(out)+len(sup))
+	for i := range out {
+		idx[out[i].Name] = append(idx[out[i].Name], i)
+	}
+	for _, e := range sup {
+		if is, ok := idx[e.Name]; ok {
+			for _, i := range is {
+				out[i].Value = e.Value
+			}
+			continue
 		}
+		idx[e.Name] = []int{len(out)}
+		out = append(out, e)
 	}
 	return out
 }

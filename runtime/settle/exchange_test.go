@@ -3,6 +3,7 @@ package settle_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -422,4 +423,41 @@ func FuzzElicitationExchange(f *testing.F) {
 		require.Equal(t, reqText, x.RequestText)
 		require.Equal(t, resText, x.ResultText)
 	})
+}
+
+// TestApplyElicitationEffectsLargeMerge: a merge of tens of thousands of
+// answer fields over as many is linear in the members (it was quadratic:
+// every supplied field scanned the whole growing answer object, so this
+// case took a minute; -timeout 30s fails it), and keeps merge semantics: named fields replaced
+// whole, omitted ones kept in place, new ones appended in order.
+func TestApplyElicitationEffectsLargeMerge(t *testing.T) {
+	const n = 40000
+	var cur, sup strings.Builder
+	cur.WriteString(`{"action":"accept","content":{"name":"Ada"`)
+	sup.WriteString(`{"name":"Bea"`)
+	for i := range n {
+		fmt.Fprintf(&cur, `,"c%d":"x"`, i)
+		fmt.Fprintf(&sup, `,"s%d":"y"`, i)
+	}
+	sup.WriteString(`,"c7":"z"}`)
+	cur.WriteString(`}}`)
+	resCaps := `{"effects":["modify"],"modify":{"content":{"merge":true}},"elicitation":{"form":{}}}`
+	out, err := settle.ApplyElicitationEffects(context.Background(), settle.ElicitationEffects{
+		Request: reqOf(t, formReq(textPart("q", formSchemaBody))), Result: resOf(t, formRes("accept", textPart("r", cur.String()))),
+		Granted: formCaps(t, resCaps), Supplier: "hook:policy",
+		Effects: effectList(t, `[{"type":"modify","target":"content","operation":"merge","value":`+sup.String()+`}]`),
+	})
+	require.NoError(t, err)
+	require.True(t, out.Modified)
+	var r struct {
+		Content gen.OrderedMap[json.RawMessage] `json:"content"`
+	}
+	require.NoError(t, json.Unmarshal(out.Result, &r))
+	require.Len(t, r.Content, 1+2*n)
+	require.Equal(t, "name", r.Content[0].Name)
+	require.JSONEq(t, `"Bea"`, string(r.Content[0].Value))
+	require.Equal(t, "c7", r.Content[8].Name)
+	require.JSONEq(t, `"z"`, string(r.Content[8].Value))
+	require.Equal(t, "s0", r.Content[1+n].Name)
+	require.Equal(t, fmt.Sprintf("s%d", n-1), r.Content[2*n].Name)
 }
