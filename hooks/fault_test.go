@@ -72,10 +72,7 @@ func faults() []fault {
 		{name: "child crash", binding: "stdio", transport: stdio("crash"), code: transport.CodeTransport, reason: "process_exit"},
 		{name: "child crash per_event", binding: "stdio", transport: func(t *testing.T, _ string) string { return backendCmd(t, "crash", "per_event") }, code: transport.CodeTransport, reason: "process_exit"},
 		{name: "malformed", binding: "stdio", transport: stdio("garbage"), code: transport.CodeProtocolRejection, reason: "not_response"},
-		// A persistent child's uncorrelated frame is skipped, not taken for
-		// the live request's answer (it could be an unsolicited or stale
-		// frame): the request gets no answer within its timeout.
-		{name: "uncorrelated", binding: "stdio", transport: stdio("mismatch"), timeoutMs: 150, code: transport.CodeDeadlineExceeded},
+		{name: "uncorrelated", binding: "stdio", transport: stdio("mismatch"), code: transport.CodeProtocolRejection, reason: "id_mismatch"},
 		{name: "json-rpc error", binding: "stdio", transport: stdio("rpcerror"), code: transport.CodeRemoteRPC, reason: "jsonrpc_error"},
 		{name: "ungranted effect", binding: "stdio", transport: stdio("ungranted"), code: transport.CodeProtocolRejection, reason: "effect_not_granted"},
 		{name: "too large", binding: "stdio", transport: stdio("big"), maxBytes: 1024, code: transport.CodeCapacity, reason: "too_large"},

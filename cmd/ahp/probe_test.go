@@ -120,11 +120,8 @@ func TestProbeFakeBackendModes(t *testing.T) {
 			failure: &failure{Code: "deadline_exceeded", Stage: "receive", Reason: "timeout"}},
 		{mode: "malformed-json", code: 1, outcome: "operational failure", permission: "deny",
 			failure: &failure{Code: "protocol_rejection", Stage: "receive", Reason: "not_response"}},
-		// Over persistent stdio an uncorrelated frame is skipped (it may be
-		// unsolicited), so the request times out unanswered; over HTTP it is
-		// id_mismatch (TestProbeFakeBackendOverHTTP).
 		{mode: "id-mismatch", code: 1, outcome: "operational failure", permission: "deny",
-			failure: &failure{Code: "deadline_exceeded", Stage: "receive", Reason: "timeout"}},
+			failure: &failure{Code: "protocol_rejection", Stage: "receive", Reason: "id_mismatch"}},
 		{mode: "jsonrpc-error", code: 1, outcome: "operational failure", permission: "deny",
 			failure: &failure{Code: "remote_rpc", Stage: "receive", Reason: "jsonrpc_error", Status: -32004}},
 		{mode: "crash", code: 1, outcome: "operational failure", permission: "deny",
@@ -135,7 +132,7 @@ func TestProbeFakeBackendModes(t *testing.T) {
 			// Only the modes that never answer in time wait for the deadline;
 			// the others get a generous one for a loaded machine.
 			timeout := "30s"
-			if tc.mode == "timeout" || tc.mode == "slow" || tc.mode == "id-mismatch" {
+			if tc.mode == "timeout" || tc.mode == "slow" {
 				timeout = "1s"
 			}
 			o, atts := probeJSON(t, listEvent, "--event", "-", "--timeout", timeout, "--", ahpBin, "fake-backend", "--mode", tc.mode, "--delay", "1m")

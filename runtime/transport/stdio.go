@@ -83,6 +83,14 @@ type StdioOptions struct {
 	// MaxMalformed is the consecutive malformed-frame limit of a persistent
 	// child; <= 0 means DefaultMaxMalformed.
 	MaxMalformed int
+	// DiscardUncorrelated makes a persistent child's response whose id
+	// matches no pending (or abandoned) request an unsolicited frame that
+	// is skipped, consuming no live request, for backends that may write
+	// stale or unsolicited responses (an observer answering a
+	// notification; the lifecycle interop contract). By default such a
+	// response fails the pending requests with reason id_mismatch, since it
+	// may be their mis-correlated answer.
+	DiscardUncorrelated bool
 	// MaxInFlight bounds the requests outstanding on a persistent child at
 	// once (pipelining); <= 0 means DefaultMaxInFlight (16), and 1 makes
 	// the calls take turns. Responses are correlated by id, in whatever
@@ -430,6 +438,8 @@ func (t *Stdio) persistent() (*child, error) {
 		reading:      make(chan struct{}, 1),
 		maxMalformed: t.opts.MaxMalformed,
 		multiplexed:  t.opts.MaxInFlight > 1,
+
+		discardUncorrelated: t.opts.DiscardUncorrelated,
 	}
 	if !c.multiplexed {
 		c.solo.fired = make(chan struct{}, 1)

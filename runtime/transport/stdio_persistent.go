@@ -27,6 +27,9 @@ type child struct {
 	killed       atomic.Bool
 	maxMalformed int
 	multiplexed  bool // more than one request may be in flight
+	// discardUncorrelated skips responses correlated to no request
+	// (StdioOptions.DiscardUncorrelated).
+	discardUncorrelated bool
 
 	startedAt time.Time // when it was launched
 	endOnce   sync.Once
@@ -257,12 +260,15 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 			return frame, nil
 		}
 		// A response for another pending request is handed over; one for
-		// an abandoned request, or for no request at all (an unsolicited
-		// or stale frame: a backend answering a notification, a repeated
-		// reply), is skipped. The binding correlates by id, so such a frame
-		// consumes no live request: w keeps waiting for its own response
-		// within its deadline.
-		c.handOver(env.ID, frame)
+		// an abandoned request is skipped. One for no request at all is the
+		// live requests' failure (id_mismatch: the backend may have
+		// mis-correlated their answer), unless DiscardUncorrelated: then it
+		// is taken for an unsolicited or stale frame (a backend answering a
+		// notification, a repeated reply) and skipped, consuming no live
+		// request; w keeps waiting for its own response within its deadline.
+		if !c.handOver(env.ID, frame) && !c.discardUncorrelated {
+			return nil, c.fault(w, fail(CodeProtocolRejection, StageReceive, "id_mismatch", ErrMalformed), true)
+		}
 	}
 }
 

@@ -152,15 +152,24 @@ func TestStdioPersistentCorrelatesAndDropsLateReplies(t *testing.T) {
 	require.ErrorIs(t, err, transport.ErrClosed)
 }
 
-// TestStdioPersistentSkipsUnsolicitedFrames: responses correlated to no
-// pending request (an id never sent, a repeat of an answered one) are
-// discarded without consuming or failing the live requests, concurrent
-// ones included (LIFECYCLE-MATRIX.md: "unsolicited stale/unknown stdio
-// frames discarded without consuming a live request"); the child is kept.
+// TestStdioPersistentSkipsUnsolicitedFrames: with DiscardUncorrelated,
+// responses correlated to no pending request (an id never sent, a repeat
+// of an answered one) are discarded without consuming or failing the live
+// requests, concurrent ones included (LIFECYCLE-MATRIX.md: "unsolicited
+// stale/unknown stdio frames discarded without consuming a live request");
+// the child is kept. Without it, the first such frame fails the request
+// (id_mismatch).
 func TestStdioPersistentSkipsUnsolicitedFrames(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	s := transport.NewStdio(transport.StdioOptions{Command: exe, Args: []string{"-child", "unsolicited"}, Lifecycle: gen.StdioTransportLifecyclePersistent, MaxInFlight: 4})
+	strict := transport.NewStdio(transport.StdioOptions{Command: exe, Args: []string{"-child", "unsolicited"}, Lifecycle: gen.StdioTransportLifecyclePersistent})
+	t.Cleanup(func() { _ = strict.Close() })
+	_, err = strict.Exchange(context.Background(), req("a"))
+	var te *transport.Error
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, "id_mismatch", te.Reason)
+
+	s := transport.NewStdio(transport.StdioOptions{Command: exe, Args: []string{"-child", "unsolicited"}, Lifecycle: gen.StdioTransportLifecyclePersistent, MaxInFlight: 4, DiscardUncorrelated: true})
 	t.Cleanup(func() { _ = s.Close() })
 	var pids []string
 	for _, id := range []string{"a", "b", "c", "d"} { // more than DefaultMaxMalformed

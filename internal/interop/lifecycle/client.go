@@ -282,7 +282,11 @@ func (c *client) start(ctx context.Context) error {
 			Args: append(append([]string{}, cfg.ServerCommand[1:]...), "--config", cfg.ServerConfig),
 			Dir:  cfg.ServerCwd, Lifecycle: gen.StdioTransportLifecyclePersistent,
 			Env: childEnv(cfg.Upload.Auth.TokenEnv), Stderr: os.Stderr, MaxInFlight: 64,
-			RelaunchBackoff: -1, CloseGrace: 5 * time.Second,
+			// The lifecycle receiver writes unsolicited and stale frames
+			// (its reply to every observation among them); they must not
+			// consume a live request.
+			DiscardUncorrelated: true,
+			RelaunchBackoff:     -1, CloseGrace: 5 * time.Second,
 		})
 		c.inner = std
 		if err := c.launch(ctx, std, sc.ReadinessFile); err != nil {
