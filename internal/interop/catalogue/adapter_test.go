@@ -3,6 +3,8 @@ package catalogue
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/internal/interop"
 	"github.com/agenthooks/agenthooks-go/internal/interop/interoptest"
+	"github.com/agenthooks/agenthooks-go/server"
 )
 
 // The adapter test runs the corpus through the real commands the runner
@@ -118,6 +121,19 @@ func runAdapters(t *testing.T, l launchers, scenarioFile string, f *File, transp
 			}
 		}
 		control = rd.ControlEndpoint
+		require.NotNil(t, rd.UploadEndpoint, "readiness keeps the lifecycle shape")
+		// The upload endpoint has its own trust: the event credential is
+		// not an upload credential.
+		req, err := http.NewRequest(http.MethodPost, *rd.UploadEndpoint, strings.NewReader("x"))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer catalogue-event-token-CANARY")
+		req.Header.Set("Content-Type", "application/octet-stream")
+		sum := sha256.Sum256([]byte("x"))
+		req.Header.Set(server.UploadSHA256Header, hex.EncodeToString(sum[:]))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 		ccfg["endpoint"], ccfg["controlEndpoint"] = *rd.Endpoint, rd.ControlEndpoint
 		if mode != interop.AuthNone && mode != interop.AuthMTLS {
 			// The endpoint refuses an unauthenticated observation before

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,11 +21,58 @@ import (
 )
 
 // ServerConfig is the catalogue server's configuration: the core contract's
-// members plus suite (and the lifecycle suite's uploadAuth, unused here:
-// the catalogue suite uploads nothing).
+// members plus suite and the lifecycle suite's independent upload trust.
+// The catalogue scenarios upload nothing, but the readiness keeps the
+// lifecycle shape, so the upload endpoint is served all the same.
 type ServerConfig struct {
 	interop.ServerConfig
-	Suite string `json:"suite,omitempty"`
+	Suite      string     `json:"suite,omitempty"`
+	UploadAuth UploadAuth `json:"uploadAuth"`
+}
+
+// UploadAuth is the synthetic upload trust: the one upload bearer token and
+// the subscription scope it authorizes (LIFECYCLE.md: only "body").
+type UploadAuth struct {
+	Token         string   `json:"token"`
+	Subscriptions []string `json:"subscriptions,omitempty"`
+}
+
+// String keeps the token out of formatting.
+func (u UploadAuth) String() string { return "uploadAuth" }
+
+// uploadReceiver is the content receiver of the readiness' uploadEndpoint:
+// server.UploadReceiver behind the upload token, scoped to the first
+// configured subscription ("body" by default), in memory.
+func uploadReceiver(ua UploadAuth, log *slog.Logger) (http.Handler, error) {
+	subs := ua.Subscriptions
+	if subs == nil {
+		subs = []string{"body"}
+	}
+	scope := ""
+	if len(subs) > 0 {
+		scope = subs[0]
+	}
+	token := []byte(ua.Token)
+	u := &server.UploadReceiver{
+		Storage: &server.MemoryStorage{},
+		Logger:  log,
+		Authorize: func(r *http.Request) (string, error) {
+			tok, ok := interop.BearerToken(r.Header.Values("Authorization"))
+			if !ok || len(token) == 0 || subtle.ConstantTimeCompare([]byte(tok), token) != 1 {
+				return "", server.ErrUnauthenticated
+			}
+			if scope == "" {
+				return "", server.ErrForbidden
+			}
+			return scope, nil
+		},
+	}
+	if err := u.Validate(); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/upload", u)
+	return mux, nil
 }
 
 // Receipt kinds of the catalogue suite.
@@ -426,7 +474,19 @@ func RunServer(ctx context.Context, cfg *ServerConfig, stdin io.Reader, stdout i
 		}
 		return errors.Join(errs...)
 	}
-	rd := interop.Readiness{ControlEndpoint: control.URL, PID: os.Getpid()}
+	uh, err := uploadReceiver(cfg.UploadAuth, log)
+	if err != nil {
+		cancel()
+		return errors.Join(err, stopAll())
+	}
+	upload, err := interop.StartHTTP(ctx, uh, nil, log)
+	if err != nil {
+		cancel()
+		return errors.Join(err, stopAll())
+	}
+	services = append(services, upload)
+	up := upload.URL + "/upload"
+	rd := interop.Readiness{ControlEndpoint: control.URL, UploadEndpoint: &up, PID: os.Getpid()}
 	if cfg.Transport == interop.TransportHTTP {
 		ahp, err := interop.StartHTTP(ctx, sa.Authenticate(log, s.eventHandler()), sa.TLS, log)
 		if err != nil {
