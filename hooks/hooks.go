@@ -40,6 +40,15 @@ type Config struct {
 	// backends (keyed by backend id) with caller-owned transports, such as
 	// transport.NewInProcess or a custom implementation. They are borrowed:
 	// Close does not close them.
+	//
+	// A backend served only by such a transport may leave the "transport"
+	// member out of its registration entry instead of naming a made-up URL
+	// or command. Such a registration is the SDK's native configuration,
+	// not a canonical AHP registration (the canonical schema requires a
+	// transport; `ahp check` reports it), which a harness may use
+	// (base/registration.md: a harness MAY translate the registration
+	// model into its native configuration format). Everything else in it is
+	// validated canonically; such an entry takes no authentication.
 	Transports map[string]transport.Transport
 	// HTTPClient is borrowed for HTTP backends' event endpoints; redirects
 	// are never followed through it. It is never used for content uploads

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,9 +49,9 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 	if u, err := url.Parse(cfg.Source); err != nil || u.Scheme == "" {
 		return nil, configError("config", "/Source", "format", "Source must be an absolute URI")
 	}
-	reg, err := gen.ParseRegistration(registration)
+	reg, err := parseRegistration(registration, cfg.Transports)
 	if err != nil {
-		return nil, causeErrors(func() *ValidationError { return regError("", "schema", "") }, "", err)
+		return nil, err
 	}
 	manifest, err := buildManifest(cfg)
 	if err != nil {
@@ -115,6 +116,108 @@ func New(registration []byte, cfg Config) (*Hooks, error) {
 		}
 	}
 	return h, nil
+}
+
+// placeholderTransport stands, during canonical validation only, for the
+// transport member a backend of Config.Transports leaves out; it is removed
+// again before anything else sees the registration.
+const placeholderTransport = `"transport":{"type":"http","url":"https://in-process.invalid/"},`
+
+// withPlaceholders returns data with placeholderTransport inserted into
+// every backend object of its "hooks" array that has no "transport" member
+// and whose "id" is a key of transports, and the indices of those backends;
+// nil when there is none or data is not shaped as a registration. Offsets
+// are found with one streaming pass, so the rest of the document (member
+// order, spelling) is unchanged.
+func withPlaceholders(data []byte, transports map[string]transport.Transport) ([]byte, []int) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil
+	}
+	var at []int64 // offsets just after a backend's '{'
+	var custom []int
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, nil
+		}
+		if key != "hooks" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil, nil
+		}
+		for i := 0; dec.More(); i++ {
+			start := dec.InputOffset()
+			var b map[string]json.RawMessage
+			if dec.Decode(&b) != nil {
+				return nil, nil
+			}
+			var id string
+			if _, has := b["transport"]; has || json.Unmarshal(b["id"], &id) != nil || transports[id] == nil {
+				continue
+			}
+			open := bytes.IndexByte(data[start:], '{')
+			if open < 0 {
+				return nil, nil
+			}
+			at = append(at, start+int64(open)+1)
+			custom = append(custom, i)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, nil
+		}
+	}
+	if len(at) == 0 {
+		return nil, nil
+	}
+	out := make([]byte, 0, len(data)+len(at)*len(placeholderTransport))
+	prev := int64(0)
+	for _, o := range at {
+		out = append(out, data[prev:o]...)
+		out = append(out, placeholderTransport...)
+		prev = o
+	}
+	return append(out, data[prev:]...), custom
+}
+
+// parseRegistration parses and canonically validates a registration. A
+// backend whose id has an entry in transports may leave out its transport
+// member (see Config.Transports): it is validated as if it had an HTTP
+// transport, and its parsed Transport is left zero (neither arm set), so
+// that no URL is made up for it.
+func parseRegistration(data []byte, transports map[string]transport.Transport) (*gen.Registration, error) {
+	schemaErr := func(err error) error {
+		return causeErrors(func() *ValidationError { return regError("", "schema", "") }, "", err)
+	}
+	reg, err := gen.ParseRegistration(data)
+	if err == nil || len(transports) == 0 {
+		if err != nil {
+			return nil, schemaErr(err)
+		}
+		return reg, nil
+	}
+	// Validate the document with a placeholder in place of each transport
+	// that Config supplies and the document leaves out.
+	filled, custom := withPlaceholders(data, transports)
+	if len(custom) == 0 {
+		return nil, schemaErr(err)
+	}
+	if reg, err = gen.ParseRegistration(filled); err != nil {
+		return nil, schemaErr(err)
+	}
+	for _, i := range custom {
+		if reg.Hooks[i].Authentication != nil {
+			// Authentication binds an HTTP endpoint (base/registration.md).
+			return nil, regError(fmt.Sprintf("/hooks/%d/authentication", i), "transport", "a backend with a Config.Transports transport and no registered transport takes no authentication")
+		}
+		reg.Hooks[i].Transport = gen.Transport{}
+	}
+	return reg, nil
 }
 
 // loadRegistration checks the parsed registration and builds backends and
