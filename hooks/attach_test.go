@@ -482,9 +482,7 @@ func TestAttachmentReturnRepeatsOwnRef(t *testing.T) {
 	up := newUploadReceivers(t, "first")
 	returns := &recorder{effects: func(req *gen.InterceptRequest) []gen.Effect {
 		p := imagePart(t, req.Params.Event.ModelRequestBefore.Items)
-		e, err := server.ReturnMessages(gen.CanonicalMessages{{ID: "r1", Role: gen.CanonicalMessageRoleAssistant, Parts: []gen.ContentItem{p}}})
-		require.NoError(t, err)
-		return []gen.Effect{e}
+		return []gen.Effect{server.ReturnMessages(gen.CanonicalMessages{{ID: "r1", Role: gen.CanonicalMessageRoleAssistant, Parts: []gen.ContentItem{p}}})}
 	}}
 	cfg := uploadConfig()
 	cfg.Capabilities[gen.EventModelRequestBefore] = hooks.Intercept().Deny().Return()

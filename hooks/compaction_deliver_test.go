@@ -50,8 +50,8 @@ func TestDeliverCompaction(t *testing.T) {
 	var sawCandidate bool
 	var metaRequests []string
 	supplier := httptest.NewServer(&server.Handler{Intercept: func(_ context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
-		e, err := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "sum", Text: "The key is sk-123 and work is done."}}})
-		return server.InterceptResult{Effects: []gen.Effect{server.Message("summary supplied"), e}}, err
+		e := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "sum", Text: "The key is sk-123 and work is done."}}})
+		return server.InterceptResult{Effects: []gen.Effect{server.Message("summary supplied"), e}}, nil
 	}})
 	defer supplier.Close()
 	checker := httptest.NewServer(&server.Handler{Intercept: func(_ context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {

@@ -71,8 +71,7 @@ func TestSerialChain(t *testing.T) {
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 	rewrite := &recorder{effects: func(r *gen.InterceptRequest) []gen.Effect {
 		note("rewrite")
-		e, _ := server.MergeInput(map[string]any{"path": "/safe/hosts"})
-		return []gen.Effect{e, server.Allow(), server.Message("rewritten")}
+		return []gen.Effect{server.MergeInput(map[string]any{"path": "/safe/hosts"}), server.Allow(), server.Message("rewritten")}
 	}}
 	check := &recorder{effects: func(r *gen.InterceptRequest) []gen.Effect {
 		note("check")

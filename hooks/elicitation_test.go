@@ -165,9 +165,8 @@ func TestOriginalElicitationRequestRefused(t *testing.T) {
 // user.elicitation.request carries hook provenance naming the backend of the
 // host's registration, not anything asserted in the event or the answer.
 func TestElicitationReturnProvenance(t *testing.T) {
-	ret, err := server.ReturnElicitResult(gen.MCPElicitationElicitResult{Action: gen.MCPElicitationElicitResultActionAccept,
+	ret := server.ReturnElicitResult(gen.MCPElicitationElicitResult{Action: gen.MCPElicitationElicitResultActionAccept,
 		Content: gen.OrderedMap[gen.FormAnswerValue]{{Name: "name", Value: gen.FormAnswerValue(`"Bot"`)}}})
-	require.NoError(t, err)
 	rec := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{ret} }}
 	srv := httptest.NewServer(rec.handler())
 	t.Cleanup(srv.Close)

@@ -14,11 +14,10 @@ import (
 )
 
 // exampleRegistration subscribes one backend, com.example.policy, to
-// tool.before interception. Its HTTP transport is replaced by an in-process
-// one in the examples (Config.Transports), so nothing listens on the URL.
+// tool.before interception. The examples serve it in-process
+// (Config.Transports), so its entry names no transport.
 func exampleRegistration(failurePolicy string) []byte {
 	return []byte(`{"protocolVersion":"draft","hooks":[{"id":"com.example.policy",
-	  "transport":{"type":"http","url":"http://127.0.0.1/ahp"},
 	  "subscriptions":[{"events":["tool.before"],"mode":"intercept","timeoutMs":1000,
 	    "failurePolicy":"` + failurePolicy + `","content":{"default":"body"}}]}]}`)
 }
@@ -63,8 +62,8 @@ func Example() {
 		if err := json.Unmarshal(req.Params.Event.ToolBefore.Tool.Input, &args); err != nil {
 			return server.InterceptResult{}, err
 		}
-		rewrite, err := server.MergeInput(map[string]string{"path": "/sandbox" + args.Path})
-		return server.InterceptResult{Effects: []gen.Effect{rewrite, server.Allow()}}, err
+		rewrite := server.MergeInput(map[string]string{"path": "/sandbox" + args.Path})
+		return server.InterceptResult{Effects: []gen.Effect{rewrite, server.Allow()}}, nil
 	})
 	if err != nil {
 		fmt.Println("new:", err)
@@ -146,8 +145,8 @@ func ExampleResult_DenyReason_failClosed() {
 // run, although the backend's effects were accepted.
 func ExampleResult_DecodeInput() {
 	h, err := exampleHooks("fail-closed", func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
-		rewrite, err := server.MergeInput(map[string]any{"mode": 0o777}) // not a writeArgs member
-		return server.InterceptResult{Effects: []gen.Effect{rewrite}}, err
+		rewrite := server.MergeInput(map[string]any{"mode": 0o777}) // not a writeArgs member
+		return server.InterceptResult{Effects: []gen.Effect{rewrite}}, nil
 	})
 	if err != nil {
 		fmt.Println("new:", err)
@@ -225,17 +224,22 @@ func ExampleWithInitialState() {
 // New rejects a bad registration before any I/O, naming the JSON pointer of
 // the offending member.
 func ExampleNew_invalidRegistration() {
-	reg := strings.Replace(string(exampleRegistration("fail-closed")), `"timeoutMs":1000`, `"timeoutMs":0`, 1)
+	reg := strings.Replace(string(exampleRegistration("fail-closed")), `"timeoutMs":1000,`, ``, 1)
 	_, err := hooks.New([]byte(reg), hooks.Config{
 		Source:       "urn:example:harness",
 		Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: hooks.Intercept().Deny()},
+		Transports: map[string]transport.Transport{
+			"com.example.policy": transport.NewInProcess(&server.Handler{}, transport.InProcessOptions{}),
+		},
 	})
 	var ve *hooks.ValidationError
 	if errors.As(err, &ve) {
 		fmt.Println("invalid registration:", errors.Is(err, hooks.ErrInvalidRegistration))
-		fmt.Println("at:", ve.Pointer, ve.Keyword)
+		fmt.Println("at:", ve.Pointer, ve.Keyword, ve.Detail)
 	}
+	fmt.Println(err)
 	// Output:
 	// invalid registration: true
-	// at: /hooks/0/subscriptions/0/timeoutMs minimum
+	// at: /hooks/0/subscriptions/0 required missing "timeoutMs"
+	// hooks: invalid registration: registration "/hooks/0/subscriptions/0": required: missing "timeoutMs"
 }

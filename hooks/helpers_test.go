@@ -53,8 +53,7 @@ func runBackend(mode string) int {
 			case "allow":
 				return server.InterceptResult{Effects: []gen.Effect{server.Allow()}}, nil
 			case "modify":
-				e, err := server.ReplaceInput(map[string]any{"path": "/safe"})
-				return server.InterceptResult{Effects: []gen.Effect{e}}, err
+				return server.InterceptResult{Effects: []gen.Effect{server.ReplaceInput(map[string]any{"path": "/safe"})}}, nil
 			case "slow":
 				time.Sleep(2 * time.Second)
 			case "stuck": // works on, whether or not the harness still waits

@@ -152,9 +152,8 @@ func newInvHooks(t *testing.T, hb *heldBackend, policy string, extra ...string) 
 }
 
 func replaceTask(t *testing.T, task int) gen.Effect {
-	e, err := server.ReplaceInput(map[string]any{"task": task})
-	require.NoError(t, err)
-	return e
+	t.Helper()
+	return server.ReplaceInput(map[string]any{"task": task})
 }
 
 // TestDispatchTypedEvent checks that the typed low-level dispatch settles

@@ -91,7 +91,7 @@ func TestSelectionCoversCandidate(t *testing.T) {
 				if err := json.Unmarshal([]byte(v), &ms); err != nil {
 					return gen.Effect{}, err
 				}
-				return server.ReturnMessages(ms)
+				return server.ReturnMessages(ms), nil
 			},
 			metaValue: `"value":[{"id":"c1","role":"assistant","parts":[{"id":"c1-t","kind":"text","mediaType":"text/plain","selection":"metadata","size":18}]}]`,
 			call: func(h *hooks.Hooks, opts ...hooks.CallOption) (*hooks.Result, error) {
@@ -106,7 +106,7 @@ func TestSelectionCoversCandidate(t *testing.T) {
 				if err := json.Unmarshal([]byte(v), &ps); err != nil {
 					return gen.Effect{}, err
 				}
-				return server.ReturnText(ps)
+				return server.ReturnText(ps), nil
 			},
 			metaValue: `"value":[{"id":"s1","kind":"text","mediaType":"text/plain","selection":"metadata","size":18}]`,
 			call: func(h *hooks.Hooks, opts ...hooks.CallOption) (*hooks.Result, error) {
@@ -363,9 +363,7 @@ func TestSelectionWithholdsElicitationReturn(t *testing.T) {
 	cfg := selectionConfig()
 	cfg.Capabilities[gen.EventUserElicitationRequest] = hooks.Intercept().Deny().Return().Message().ElicitationForm()
 	answers := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
-		e, err := server.Return(answer)
-		require.NoError(t, err)
-		return []gen.Effect{e}
+		return []gen.Effect{server.Return(answer)}
 	}}
 	meta, body := &recorder{}, &recorder{}
 	u := httpTransport("http://127.0.0.1:1/x")

@@ -93,11 +93,7 @@ func TestInitialDenialAsksNoInterceptor(t *testing.T) {
 // stops the flow.
 func TestCandidateDroppedByStop(t *testing.T) {
 	a := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect {
-		e, err := server.Return(map[string]any{"ok": true})
-		if err != nil {
-			panic(err)
-		}
-		return []gen.Effect{e}
+		return []gen.Effect{server.Return(map[string]any{"ok": true})}
 	}}
 	b := &recorder{effects: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.StopFlow("halt")} }}
 	u := httpTransport("http://127.0.0.1:1/x")

@@ -59,6 +59,9 @@ func (e *AdmissionError) Error() string {
 // Unwrap returns the underlying cause.
 func (e *AdmissionError) Unwrap() error { return e.Err }
 
+// Is reports whether target is ErrNotAdmitted.
+func (e *AdmissionError) Is(target error) bool { return target == ErrNotAdmitted }
+
 // Admit runs the admission checks that the dispatcher applies to an
 // Intercept callback's answer before sending it, against req's capabilities:
 // the effects must be advertised (effect family, modification target and
@@ -70,7 +73,7 @@ func (e *AdmissionError) Unwrap() error { return e.Err }
 // error).
 func Admit(req *gen.InterceptRequest, res InterceptResult) error {
 	if req == nil {
-		return errors.New("server: Admit: nil request")
+		return &AdmissionError{Index: -1, Reason: "nil request"}
 	}
 	info, ok := lookupEvent(gen.EventName(req.Params.Event.Type()))
 	if !ok || !info.Interceptable() {
@@ -98,8 +101,12 @@ func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Cap
 
 	// The shape of each effect, before anything is encoded.
 	for i := range effects {
-		if family, _, _ := effectFacts(&effects[i]); family == "" {
+		family, _, _ := effectFacts(&effects[i])
+		if family == "" {
 			return nil, fail(i, "", "no effect arm is set", nil)
+		}
+		if reason, ok := invalidValue(&effects[i]); ok {
+			return nil, fail(i, family, reason, nil)
 		}
 	}
 

@@ -126,6 +126,16 @@
 // The effect constructors in effects_gen.go ([Deny], [Allow], [Ask],
 // [Message], [StopFlow], [ContinueFlow], [Inject], [ReplaceInput],
 // [MergeInput], [ReplaceMessages], [Return], ...) are generated from
-// effect.schema.json by cmd/ahp-codegen. They fill the discriminators and
-// return a [gen.Effect]; their content is checked at admission.
+// effect.schema.json by cmd/ahp-codegen. Every one of them fills the
+// discriminators and returns only a [gen.Effect], so effects compose as
+// values:
+//
+//	Effects: []gen.Effect{server.MergeInput(map[string]string{"cwd": "/sandbox"}), server.Allow()}
+//
+// Their content is checked at admission ([Admit], and the dispatcher before
+// it sends a response): an effect the request does not grant, one that the
+// schema rejects, and one whose value a constructor could not encode as JSON
+// (or, for [MergeInput] and [ReplaceInput], that is not an object) are all
+// reported as an [*AdmissionError] naming the effect, and the response is
+// not sent.
 package server

@@ -162,21 +162,19 @@ func MergeForm(value gen.OrderedMap[gen.FormAnswerValue]) gen.Effect {
 // replace substitutes the target value. merge appends canonical
 // message/text-part lists in order, preserving duplicates; actual objects
 // merge shallowly with literal null and whole nested values. The value is
-// encoded with encoding/json and must encode as a JSON object; the error
-// reports a value that cannot be encoded. Like every effect, it is checked
+// encoded with encoding/json and must encode as a JSON object. A value that
+// cannot be encoded or is not an object makes an effect that is never sent:
+// Admit, and the dispatcher before sending, reject it with an *AdmissionError
+// naming the effect and this constructor. Like every effect, it is checked
 // against the canonical schema and the request's capabilities when the
 // response is admitted.
-func ReplaceInput(value any) (gen.Effect, error) {
-	rawValue, err := encodeEffectValue("ReplaceInput", value, true)
-	if err != nil {
-		return gen.Effect{}, err
-	}
+func ReplaceInput(value any) gen.Effect {
 	return gen.Effect{ModifyInput: &gen.ModifyInputEffect{
 		Operation: gen.EffectOperationReplace,
 		Target:    "input",
 		Type:      "modify",
-		Value:     rawValue,
-	}}, nil
+		Value:     encodeEffectValue("ReplaceInput", value, true),
+	}}
 }
 
 // MergeInput returns a "modify" effect with operation "merge"
@@ -184,21 +182,19 @@ func ReplaceInput(value any) (gen.Effect, error) {
 // replace substitutes the target value. merge appends canonical
 // message/text-part lists in order, preserving duplicates; actual objects
 // merge shallowly with literal null and whole nested values. The value is
-// encoded with encoding/json and must encode as a JSON object; the error
-// reports a value that cannot be encoded. Like every effect, it is checked
+// encoded with encoding/json and must encode as a JSON object. A value that
+// cannot be encoded or is not an object makes an effect that is never sent:
+// Admit, and the dispatcher before sending, reject it with an *AdmissionError
+// naming the effect and this constructor. Like every effect, it is checked
 // against the canonical schema and the request's capabilities when the
 // response is admitted.
-func MergeInput(value any) (gen.Effect, error) {
-	rawValue, err := encodeEffectValue("MergeInput", value, true)
-	if err != nil {
-		return gen.Effect{}, err
-	}
+func MergeInput(value any) gen.Effect {
 	return gen.Effect{ModifyInput: &gen.ModifyInputEffect{
 		Operation: gen.EffectOperationMerge,
 		Target:    "input",
 		Type:      "modify",
-		Value:     rawValue,
-	}}, nil
+		Value:     encodeEffectValue("MergeInput", value, true),
+	}}
 }
 
 // Message returns a "message" effect (effect.schema.json#/$defs/MessageEffect)
@@ -213,69 +209,61 @@ func Message(text string) gen.Effect {
 
 // Return returns a "return" effect
 // (effect.schema.json#/$defs/ReturnToolEffect) built from value. The value is
-// encoded with encoding/json; the error reports a value that cannot be
-// encoded. Like every effect, it is checked against the canonical schema and
-// the request's capabilities when the response is admitted.
-func Return(value any) (gen.Effect, error) {
-	rawValue, err := encodeEffectValue("Return", value, false)
-	if err != nil {
-		return gen.Effect{}, err
-	}
+// encoded with encoding/json. A value that cannot be encoded makes an effect
+// that is never sent: Admit, and the dispatcher before sending, reject it with
+// an *AdmissionError naming the effect and this constructor. Like every
+// effect, it is checked against the canonical schema and the request's
+// capabilities when the response is admitted.
+func Return(value any) gen.Effect {
 	return gen.Effect{ReturnTool: &gen.ReturnToolEffect{
 		Type:  "return",
-		Value: rawValue,
-	}}, nil
+		Value: encodeEffectValue("Return", value, false),
+	}}
 }
 
 // ReturnMessages returns a "return" effect
 // (effect.schema.json#/$defs/ReturnMessagesEffect) built from value, carried
 // by the ReturnTool arm of gen.Effect. The value is encoded with
-// encoding/json; the error reports a value that cannot be encoded. Like every
-// effect, it is checked against the canonical schema and the request's
-// capabilities when the response is admitted.
-func ReturnMessages(value gen.CanonicalMessages) (gen.Effect, error) {
-	rawValue, err := encodeEffectValue("ReturnMessages", value, false)
-	if err != nil {
-		return gen.Effect{}, err
-	}
+// encoding/json. A value that cannot be encoded makes an effect that is never
+// sent: Admit, and the dispatcher before sending, reject it with an
+// *AdmissionError naming the effect and this constructor. Like every effect,
+// it is checked against the canonical schema and the request's capabilities
+// when the response is admitted.
+func ReturnMessages(value gen.CanonicalMessages) gen.Effect {
 	return gen.Effect{ReturnTool: &gen.ReturnToolEffect{
 		Type:  "return",
-		Value: rawValue,
-	}}, nil
+		Value: encodeEffectValue("ReturnMessages", value, false),
+	}}
 }
 
 // ReturnText returns a "return" effect
 // (effect.schema.json#/$defs/ReturnTextEffect) built from value, carried by
-// the ReturnTool arm of gen.Effect. The value is encoded with encoding/json;
-// the error reports a value that cannot be encoded. Like every effect, it is
-// checked against the canonical schema and the request's capabilities when the
-// response is admitted.
-func ReturnText(value gen.TextParts) (gen.Effect, error) {
-	rawValue, err := encodeEffectValue("ReturnText", value, false)
-	if err != nil {
-		return gen.Effect{}, err
-	}
+// the ReturnTool arm of gen.Effect. The value is encoded with encoding/json. A
+// value that cannot be encoded makes an effect that is never sent: Admit, and
+// the dispatcher before sending, reject it with an *AdmissionError naming the
+// effect and this constructor. Like every effect, it is checked against the
+// canonical schema and the request's capabilities when the response is
+// admitted.
+func ReturnText(value gen.TextParts) gen.Effect {
 	return gen.Effect{ReturnTool: &gen.ReturnToolEffect{
 		Type:  "return",
-		Value: rawValue,
-	}}, nil
+		Value: encodeEffectValue("ReturnText", value, false),
+	}}
 }
 
 // ReturnElicitResult returns a "return" effect
 // (effect.schema.json#/$defs/ReturnElicitResultEffect) built from value,
 // carried by the ReturnTool arm of gen.Effect. The value is encoded with
-// encoding/json; the error reports a value that cannot be encoded. Like every
-// effect, it is checked against the canonical schema and the request's
-// capabilities when the response is admitted.
-func ReturnElicitResult(value gen.MCPElicitationElicitResult) (gen.Effect, error) {
-	rawValue, err := encodeEffectValue("ReturnElicitResult", value, false)
-	if err != nil {
-		return gen.Effect{}, err
-	}
+// encoding/json. A value that cannot be encoded makes an effect that is never
+// sent: Admit, and the dispatcher before sending, reject it with an
+// *AdmissionError naming the effect and this constructor. Like every effect,
+// it is checked against the canonical schema and the request's capabilities
+// when the response is admitted.
+func ReturnElicitResult(value gen.MCPElicitationElicitResult) gen.Effect {
 	return gen.Effect{ReturnTool: &gen.ReturnToolEffect{
 		Type:  "return",
-		Value: rawValue,
-	}}, nil
+		Value: encodeEffectValue("ReturnElicitResult", value, false),
+	}}
 }
 
 // StopFlow returns a "flow" effect (effect.schema.json#/$defs/StopFlowEffect)

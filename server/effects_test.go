@@ -42,13 +42,13 @@ func TestEffectConstructors(t *testing.T) {
 		{"MergeWorkspace", server.MergeWorkspace(gen.WorkspaceChange{WorkspaceRoots: []string{"/a"}}), "effect.schema.json#/$defs/ModifyWorkspaceEffect", ""},
 		{"ReplaceForm", server.ReplaceForm(answers), "effect.schema.json#/$defs/ModifyFormEffect", `{"type":"modify","target":"content","operation":"replace","value":{"name":"ada"}}`},
 		{"MergeForm", server.MergeForm(answers), "effect.schema.json#/$defs/ModifyFormEffect", ""},
-		{"ReplaceInput", mustEffect(server.ReplaceInput(map[string]any{"path": "a"})), "effect.schema.json#/$defs/ModifyInputEffect", `{"type":"modify","target":"input","operation":"replace","value":{"path":"a"}}`},
-		{"MergeInput", mustEffect(server.MergeInput(json.RawMessage(`{ "n": 1.50 }`))), "effect.schema.json#/$defs/ModifyInputEffect", `{"type":"modify","target":"input","operation":"merge","value":{"n":1.50}}`},
-		{"Return", mustEffect(server.Return([]int{1, 2})), "effect.schema.json#/$defs/ReturnToolEffect", `{"type":"return","value":[1,2]}`},
-		{"Return null", mustEffect(server.Return(nil)), "effect.schema.json#/$defs/ReturnToolEffect", `{"type":"return","value":null}`},
-		{"ReturnMessages", mustEffect(server.ReturnMessages(msgs)), "effect.schema.json#/$defs/ReturnMessagesEffect", ""},
-		{"ReturnText", mustEffect(server.ReturnText(parts)), "effect.schema.json#/$defs/ReturnTextEffect", ""},
-		{"ReturnElicitResult", mustEffect(server.ReturnElicitResult(elicit)), "effect.schema.json#/$defs/ReturnElicitResultEffect", `{"type":"return","value":{"action":"accept","content":{"name":"ada"}}}`},
+		{"ReplaceInput", server.ReplaceInput(map[string]any{"path": "a"}), "effect.schema.json#/$defs/ModifyInputEffect", `{"type":"modify","target":"input","operation":"replace","value":{"path":"a"}}`},
+		{"MergeInput", server.MergeInput(json.RawMessage(`{ "n": 1.50 }`)), "effect.schema.json#/$defs/ModifyInputEffect", `{"type":"modify","target":"input","operation":"merge","value":{"n":1.50}}`},
+		{"Return", server.Return([]int{1, 2}), "effect.schema.json#/$defs/ReturnToolEffect", `{"type":"return","value":[1,2]}`},
+		{"Return null", server.Return(nil), "effect.schema.json#/$defs/ReturnToolEffect", `{"type":"return","value":null}`},
+		{"ReturnMessages", server.ReturnMessages(msgs), "effect.schema.json#/$defs/ReturnMessagesEffect", ""},
+		{"ReturnText", server.ReturnText(parts), "effect.schema.json#/$defs/ReturnTextEffect", ""},
+		{"ReturnElicitResult", server.ReturnElicitResult(elicit), "effect.schema.json#/$defs/ReturnElicitResultEffect", `{"type":"return","value":{"action":"accept","content":{"name":"ada"}}}`},
 	}
 	v := validate.Default()
 	for _, c := range cases {
@@ -68,14 +68,31 @@ func TestEffectConstructors(t *testing.T) {
 		})
 	}
 
-	// Raw values are encoded up front; the errors never contain values.
-	_, err := server.ReplaceInput([]string{"secret-value"})
-	require.ErrorContains(t, err, "must encode as a JSON object, not an array")
-	require.NotContains(t, err.Error(), "secret-value")
-	_, err = server.MergeInput(nil)
-	require.ErrorContains(t, err, "not null")
-	_, err = server.Return(make(chan int))
-	require.ErrorContains(t, err, "cannot be encoded")
-	_, err = server.Return(json.RawMessage(`{bad`))
-	require.Error(t, err)
+	// A value a constructor cannot encode makes an effect that is never
+	// sent: admission rejects it, naming the effect and the constructor,
+	// and it cannot be encoded either. Values never appear.
+	req := parseRequest(t, toolBefore(t, toolBeforeFull))
+	for _, c := range []struct {
+		effect gen.Effect
+		family string
+		reason string
+	}{
+		{server.ReplaceInput([]string{"secret-value"}), "modify", "ReplaceInput: the value must encode as a JSON object, not an array"},
+		{server.MergeInput(nil), "modify", "MergeInput: the value must encode as a JSON object, not null"},
+		{server.Return(make(chan int)), "return", "Return: the value cannot be encoded as JSON"},
+		{server.Return(json.RawMessage(`{"secret-value"`)), "return", "Return: the value cannot be encoded as JSON"},
+		{server.ReturnMessages(gen.CanonicalMessages{{ID: "m", Role: "user", Parts: []gen.ContentItem{{}}}}), "return", "ReturnMessages: the value cannot be encoded as JSON"},
+	} {
+		t.Run(c.reason, func(t *testing.T) {
+			err := server.Admit(req, server.InterceptResult{Effects: []gen.Effect{server.Allow(), c.effect}})
+			var ae *server.AdmissionError
+			require.ErrorAs(t, err, &ae)
+			require.Equal(t, 1, ae.Index)
+			require.Equal(t, c.family, ae.Effect)
+			require.Equal(t, c.reason, ae.Reason)
+			require.NotContains(t, err.Error(), "secret-value")
+			_, err = gen.EncodeEffect(&c.effect)
+			require.Error(t, err)
+		})
+	}
 }

@@ -66,8 +66,7 @@ func Example() {
 func ExampleServeStdio() {
 	h := &server.Handler{
 		Intercept: func(ctx context.Context, req *gen.InterceptRequest) (server.InterceptResult, error) {
-			e, err := server.MergeInput(map[string]string{"cwd": "/sandbox"})
-			return server.InterceptResult{Effects: []gen.Effect{e}}, err
+			return server.InterceptResult{Effects: []gen.Effect{server.MergeInput(map[string]string{"cwd": "/sandbox"})}}, nil
 		},
 	}
 	in := strings.NewReader(interceptRequest("evt-2", `{"command":"make"}`,

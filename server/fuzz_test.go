@@ -32,8 +32,7 @@ func fuzzHandler(maxBody int64) *server.Handler {
 			case 2:
 				return server.InterceptResult{Effects: []gen.Effect{server.Allow(), server.Message("m")}}, nil
 			case 3:
-				e, err := server.ReplaceInput(map[string]int{"n": 1})
-				return server.InterceptResult{Effects: []gen.Effect{e}}, err
+				return server.InterceptResult{Effects: []gen.Effect{server.ReplaceInput(map[string]int{"n": 1})}}, nil
 			case 4:
 				return server.InterceptResult{Effects: []gen.Effect{server.StopFlow("")}}, nil
 			default:

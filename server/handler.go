@@ -30,6 +30,18 @@ const DefaultMaxConcurrency = 16
 // backend_unavailable instead of -32004 backend_internal_error.
 var ErrUnavailable = errors.New("server: backend unavailable")
 
+// ErrInvalidConfig is matched (via errors.Is) by every error that reports an
+// unusable configuration: Handler.Validate, UploadReceiver.Validate, and the
+// functions that call them (ServeStdio), or a nil argument they need.
+var ErrInvalidConfig = errors.New("server: invalid configuration")
+
+// ErrNotAdmitted is matched (via errors.Is) by every *AdmissionError: an
+// intercept answer that would not be sent.
+var ErrNotAdmitted = errors.New("server: intercept response not admitted")
+
+// configErr reports one configuration problem, matching ErrInvalidConfig.
+func configErr(msg string) error { return fmt.Errorf("%w: %s", ErrInvalidConfig, msg) }
+
 // InterceptResult is the answer of an Intercept callback: the ordered
 // effects of the interception result (AHP-DEC-001). A nil or empty Effects
 // is the no-effect answer, which means only that this backend has no
@@ -102,39 +114,40 @@ type Handler struct {
 
 // Validate checks the Handler's configuration: the limits, the event lists
 // and the Manifest, which must be a valid capabilities-response manifest.
+// Every problem is reported (joined), each matching ErrInvalidConfig.
 // [ServeStdio] calls it before serving; HTTP servers should call it before
 // mounting the Handler.
 func (h *Handler) Validate() error {
 	if h == nil {
-		return errors.New("server: nil Handler")
+		return configErr("nil Handler")
 	}
 	var errs []error
 	if h.Intercept == nil && h.Observe == nil && h.Manifest == nil {
-		errs = append(errs, errors.New("server: Handler has no Intercept, Observe or Manifest"))
+		errs = append(errs, configErr("Handler has no Intercept, Observe or Manifest"))
 	}
 	if h.MaxBodyBytes < 0 {
-		errs = append(errs, errors.New("server: MaxBodyBytes is negative"))
+		errs = append(errs, configErr("MaxBodyBytes is negative"))
 	}
 	if h.MaxConcurrency < 0 {
-		errs = append(errs, errors.New("server: MaxConcurrency is negative"))
+		errs = append(errs, configErr("MaxConcurrency is negative"))
 	}
 	for _, name := range h.InterceptEvents {
 		info, ok := lookupEvent(name)
 		switch {
 		case !ok:
-			errs = append(errs, fmt.Errorf("server: InterceptEvents: unknown event %q", name))
+			errs = append(errs, fmt.Errorf("%w: InterceptEvents: unknown event %q", ErrInvalidConfig, name))
 		case !info.Interceptable():
-			errs = append(errs, fmt.Errorf("server: InterceptEvents: %s cannot be intercepted", name))
+			errs = append(errs, fmt.Errorf("%w: InterceptEvents: %s cannot be intercepted", ErrInvalidConfig, name))
 		}
 	}
 	for _, name := range h.ObserveEvents {
 		if _, ok := lookupEvent(name); !ok {
-			errs = append(errs, fmt.Errorf("server: ObserveEvents: unknown event %q", name))
+			errs = append(errs, fmt.Errorf("%w: ObserveEvents: unknown event %q", ErrInvalidConfig, name))
 		}
 	}
 	if h.Manifest != nil {
 		if _, err := h.manifestResponse(jsonrpc.StringID("manifest-check")); err != nil {
-			errs = append(errs, fmt.Errorf("server: Manifest: %w", err))
+			errs = append(errs, fmt.Errorf("%w: Manifest: %w", ErrInvalidConfig, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -49,7 +49,7 @@ type readDeadliner interface {
 // clears the deadline it set.
 func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error {
 	if r == nil || w == nil {
-		return errors.New("server: ServeStdio: nil reader or writer")
+		return fmt.Errorf("%w: ServeStdio: nil reader or writer", ErrInvalidConfig)
 	}
 	if err := h.Validate(); err != nil {
 		return fmt.Errorf("server: ServeStdio: %w", err)

@@ -186,23 +186,24 @@ type UploadReceiver struct {
 
 // Validate checks the UploadReceiver's configuration. HTTP servers should
 // call it before mounting the receiver; an invalid receiver answers every
-// request 500.
+// request 500. Every problem is reported (joined), each matching
+// ErrInvalidConfig.
 func (u *UploadReceiver) Validate() error {
 	if u == nil {
-		return errors.New("server: nil UploadReceiver")
+		return configErr("nil UploadReceiver")
 	}
 	var errs []error
 	if u.Authorize == nil {
-		errs = append(errs, errors.New("server: UploadReceiver has no Authorize hook"))
+		errs = append(errs, configErr("UploadReceiver has no Authorize hook"))
 	}
 	if u.Storage == nil {
-		errs = append(errs, errors.New("server: UploadReceiver has no Storage"))
+		errs = append(errs, configErr("UploadReceiver has no Storage"))
 	}
 	if u.MaxBytes < 0 {
-		errs = append(errs, errors.New("server: UploadReceiver MaxBytes is negative"))
+		errs = append(errs, configErr("UploadReceiver MaxBytes is negative"))
 	}
 	if strings.ContainsFunc(u.Challenge, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
-		errs = append(errs, errors.New("server: UploadReceiver Challenge contains a control character"))
+		errs = append(errs, configErr("UploadReceiver Challenge contains a control character"))
 	}
 	return errors.Join(errs...)
 }
@@ -498,10 +499,12 @@ func json64(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) 
 // errors wrapping ErrNotFound. The reader checks the bytes against the
 // receipt as they are read: reading past the recorded size, or reaching EOF
 // with another size or digest, is an error wrapping ErrCorrupt (the bytes
-// read before it are not to be trusted). The caller closes the reader.
+// read before it are not to be trusted). A receiver without Storage is an
+// error matching ErrInvalidConfig; another failure of Storage.Open is
+// returned wrapped. The caller closes the reader.
 func (u *UploadReceiver) Open(ctx context.Context, scope, ref string) (io.ReadCloser, UploadReceipt, error) {
 	if u == nil || u.Storage == nil {
-		return nil, UploadReceipt{}, errors.New("server: UploadReceiver has no Storage")
+		return nil, UploadReceipt{}, configErr("UploadReceiver has no Storage")
 	}
 	if scope == "" || ref == "" {
 		return nil, UploadReceipt{}, ErrNotFound

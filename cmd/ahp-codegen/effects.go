@@ -35,8 +35,10 @@ const effectsSchema = "effect.schema.json"
 //     and the definition without its family prefix (ModifyMessagesEffect →
 //     ReplaceMessages, MergeMessages);
 //   - a member whose Go type is raw JSON takes any value, encoded with
-//     encoding/json, and the constructor also returns an error (a value that
-//     the schema requires to be an object is checked to be one);
+//     encoding/json (a value that the schema requires to be an object is
+//     checked to be one); every constructor returns only the effect, and a
+//     value that cannot be encoded makes an effect that admission rejects
+//     with the constructor's reason (server/effects.go);
 //   - a definition that is not an arm of the union is built through the arm
 //     with the same const discriminators, which must hold the member as raw
 //     JSON (ReturnMessagesEffect → the ReturnToolEffect arm);
@@ -232,17 +234,6 @@ func (s *effectShape) constructors() []effectCtor {
 	return out
 }
 
-// needsError reports whether the constructor encodes a raw JSON value.
-func (c effectCtor) needsError() bool {
-	s := c.shape
-	for _, fl := range s.free {
-		if s.rawCarrier(fl) {
-			return true
-		}
-	}
-	return false
-}
-
 // rawCarrier reports whether the member is carried as raw JSON by the arm,
 // so that the constructor must encode it.
 func (s *effectShape) rawCarrier(fl *field) bool {
@@ -341,7 +332,11 @@ func (c effectCtor) doc() string {
 			if s.jsonObjectRequired(fl) {
 				b.WriteString(" and must encode as a JSON object")
 			}
-			b.WriteString("; the error reports a value that cannot be encoded.")
+			b.WriteString(". A value that cannot be encoded")
+			if s.jsonObjectRequired(fl) {
+				b.WriteString(" or is not an object")
+			}
+			b.WriteString(" makes an effect that is never sent: Admit, and the dispatcher before sending, reject it with an *AdmissionError naming the effect and this constructor.")
 		}
 	}
 	b.WriteString(" Like every effect, it is checked against the canonical schema and the request's capabilities when the response is admitted.")
@@ -350,7 +345,6 @@ func (c effectCtor) doc() string {
 
 func (c effectCtor) emit(f *jen.File) {
 	s := c.shape
-	withErr := c.needsError()
 
 	var params []jen.Code
 	for _, fl := range s.free {
@@ -378,12 +372,7 @@ func (c effectCtor) emit(f *jen.File) {
 	for _, fl := range s.free {
 		af := armField(s.via, fl.JSON)
 		if s.rawCarrier(fl) {
-			v := "raw" + fl.Go
-			body = append(body,
-				jen.List(jen.Id(v), jen.Err()).Op(":=").Id("encodeEffectValue").Call(jen.Lit(c.name), jen.Id(paramName(fl)), jen.Lit(s.jsonObjectRequired(fl))),
-				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual(genPackage, "Effect").Values(), jen.Err())),
-			)
-			values[jen.Id(af.Go)] = jen.Id(v)
+			values[jen.Id(af.Go)] = jen.Id("encodeEffectValue").Call(jen.Lit(c.name), jen.Id(paramName(fl)), jen.Lit(s.jsonObjectRequired(fl)))
 			continue
 		}
 		values[jen.Id(af.Go)] = jen.Id(paramName(fl))
@@ -403,16 +392,9 @@ func (c effectCtor) emit(f *jen.File) {
 		body = append(body, optSet...)
 		effect = jen.Qual(genPackage, "Effect").Values(jen.Dict{jen.Id(s.via.Field): jen.Id("e")})
 	}
-	if withErr {
-		body = append(body, jen.Return(effect, jen.Nil()))
-	} else {
-		body = append(body, jen.Return(effect))
-	}
+	body = append(body, jen.Return(effect))
 
 	results := jen.Qual(genPackage, "Effect")
-	if withErr {
-		results = jen.Parens(jen.List(jen.Qual(genPackage, "Effect"), jen.Error()))
-	}
 	for _, line := range wrapComment(c.doc()) {
 		f.Comment(line)
 	}

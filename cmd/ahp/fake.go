@@ -92,11 +92,7 @@ func fakeHandler(mode string, delay time.Duration) *server.Handler {
 			case "ask":
 				return server.InterceptResult{Effects: []gen.Effect{server.Ask()}}, nil
 			case "modify-input":
-				ef, err := server.ReplaceInput(json.RawMessage(`{"ahpFake":"replaced"}`))
-				if err != nil {
-					return server.InterceptResult{}, err
-				}
-				return server.InterceptResult{Effects: []gen.Effect{ef}}, nil
+				return server.InterceptResult{Effects: []gen.Effect{server.ReplaceInput(json.RawMessage(`{"ahpFake":"replaced"}`))}}, nil
 			case "timeout":
 				<-ctx.Done()
 				return server.InterceptResult{}, ctx.Err()

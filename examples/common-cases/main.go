@@ -68,9 +68,10 @@ func backend(f func(args WriteArgs) ([]gen.Effect, error)) transport.Transport {
 	return transport.NewInProcess(h, transport.InProcessOptions{})
 }
 
+// registration subscribes com.example.policy, served in-process through
+// Config.Transports, so its entry names no transport (no made-up URL).
 func registration(policy string) []byte {
 	return []byte(`{"protocolVersion":"draft","hooks":[{"id":"com.example.policy",
-	  "transport":{"type":"http","url":"http://127.0.0.1/ahp"},
 	  "subscriptions":[{"events":["tool.before"],"mode":"intercept","timeoutMs":1000,
 	    "failurePolicy":"` + policy + `","content":{"default":"body"}}]}]}`)
 }
@@ -112,15 +113,13 @@ func run(ctx context.Context, out io.Writer) (executions, error) {
 		opts   []hooks.CallOption
 	}{
 		{"rewrite then allow", "fail-closed", func(a WriteArgs) ([]gen.Effect, error) {
-			e, err := server.MergeInput(map[string]string{"path": "/sandbox" + a.Path})
-			return []gen.Effect{e, server.Allow()}, err
+			return []gen.Effect{server.MergeInput(map[string]string{"path": "/sandbox" + a.Path}), server.Allow()}, nil
 		}, "/notes.txt", nil},
 		{"deny", "fail-closed", func(WriteArgs) ([]gen.Effect, error) {
 			return []gen.Effect{server.Deny("writes to /etc are not allowed")}, nil
 		}, "/etc/passwd", nil},
 		{"invalid app shape", "fail-closed", func(WriteArgs) ([]gen.Effect, error) {
-			e, err := server.MergeInput(map[string]any{"mode": 0o777}) // not a WriteArgs member
-			return []gen.Effect{e}, err
+			return []gen.Effect{server.MergeInput(map[string]any{"mode": 0o777})}, nil // not a WriteArgs member
 		}, "/tmp/a", nil},
 		{"host policy: ask", "fail-closed", func(WriteArgs) ([]gen.Effect, error) {
 			return []gen.Effect{server.Allow()}, nil // allow cannot override the host's ask

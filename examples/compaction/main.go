@@ -45,11 +45,8 @@ func summarizer(_ context.Context, req *gen.InterceptRequest) (server.InterceptR
 	if ev == nil {
 		return server.InterceptResult{}, errors.New("not a compaction")
 	}
-	sum, err := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "summary-1",
+	sum := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "summary-1",
 		Text: fmt.Sprintf("%d messages: the user deployed with key sk-live-51Hx9 and asked for a rollback plan.", len(ev.Items))}}})
-	if err != nil {
-		return server.InterceptResult{}, err
-	}
 	return server.InterceptResult{Effects: []gen.Effect{server.Message("summary provided by the summarizer"), sum}}, nil
 }
 

@@ -48,10 +48,7 @@ func policy(ctx context.Context, req *gen.InterceptRequest) (server.InterceptRes
 	if strings.HasPrefix(args.Path, "/workspace/") {
 		return server.InterceptResult{Effects: []gen.Effect{server.Allow()}}, nil
 	}
-	merge, err := server.MergeInput(map[string]any{"path": "/workspace" + args.Path})
-	if err != nil {
-		return server.InterceptResult{}, err
-	}
+	merge := server.MergeInput(map[string]any{"path": "/workspace" + args.Path})
 	return server.InterceptResult{Effects: []gen.Effect{merge, server.Allow()}}, nil
 }
 

@@ -336,11 +336,7 @@ func (s *rsub) intercept(_ context.Context, req *gen.InterceptRequest) (server.I
 			fx = append(fx, server.ReplaceText(targetID, next))
 		}
 	case "return":
-		e, err := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: s.Name + "-summary", Text: s.Text}}})
-		if err != nil {
-			return server.InterceptResult{}, err
-		}
-		fx = append(fx, e)
+		fx = append(fx, server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: s.Name + "-summary", Text: s.Text}}}))
 	case "deny":
 		fx = append(fx, server.Deny(s.Text))
 	case "fixed":
