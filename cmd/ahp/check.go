@@ -301,7 +301,13 @@ func keywordMessage(c validate.Cause) string {
 		what = "fails the schema"
 	}
 	if len(c.Allowed) > 0 {
-		what += ": " + c.Detail() // the allowed values, from the schema
+		// The allowed values, from the schema (never the instance's).
+		allowed := strings.TrimPrefix(c.Detail(), "allowed ")
+		if c.Keyword == "const" {
+			what = "must be " + allowed
+		} else {
+			what = "must be one of " + allowed
+		}
 	}
 	s := fmt.Sprintf("%s (keyword %q", what, c.Keyword)
 	if c.SchemaLocation != "" {

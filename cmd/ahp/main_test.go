@@ -150,7 +150,7 @@ func TestCheckReportsMembersWithPointers(t *testing.T) {
 			many + `:/hooks/0/subscriptions/0/events/1: no catalogue event belongs to this family (load-time check "family")`,
 			many + `:/hooks/1/id: backend id already used by /hooks/0 (load-time check "unique")`}},
 		{name: "allowed values", args: []string{enum}, code: 1, lines: []string{
-			enum + `:/hooks/0/subscriptions/0/failurePolicy: is not one of the allowed values: allowed "fail-open", "fail-closed" (keyword "enum"`}},
+			enum + `:/hooks/0/subscriptions/0/failurePolicy: must be one of "fail-open", "fail-closed" (keyword "enum"`}},
 		{name: "load-time https", args: []string{insecure}, code: 1, lines: []string{insecure + `:/hooks/0/transport/url: plain http is allowed only for loopback endpoints (load-time check "https")`}},
 		{name: "unexpected member", args: []string{unexpected}, code: 1, lines: []string{unexpected + `:/result/effects/0/bogus: unexpected member "bogus"`}},
 		{name: "stdin", args: []string{"-"}, stdin: goodRegistration, code: 0, lines: []string{"<stdin>: valid registration.schema.json"}},
