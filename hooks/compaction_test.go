@@ -569,8 +569,7 @@ func TestCompactionRejectionFromCallback(t *testing.T) {
 // it only because the result is applied.
 func ExampleCompactor() {
 	supply := func(context.Context, hooks.CompactionSnapshot) ([]gen.Effect, error) {
-		e, err := server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "s", Text: "Deployed with key sk-123."}}})
-		return []gen.Effect{e}, err
+		return []gen.Effect{server.ReturnText(gen.TextParts{{Body: &gen.TextBodyPart{ID: "s", Text: "Deployed with key sk-123."}}})}, nil
 	}
 	redact := func(_ context.Context, snap hooks.CompactionSnapshot) ([]gen.Effect, error) {
 		b := *snap.Event.ContextCompactAfter.Summary[0].Body
