@@ -79,7 +79,7 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 	case 1:
 		return dst
 	case -1:
-		return append(dst, e.cause("false", n.loc, nil))
+		return append(dst, e.cause("false", n.location(), nil))
 	}
 	t := r.t
 	kind := t.toks[i].kind
@@ -91,16 +91,16 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 	}
 	if n.types != 0 && n.types&kind == 0 {
 		if kind != tNumber || n.types&tInteger == 0 || !r.isInteger(i) {
-			return append(dst, e.cause("type", n.loc+"/type", nil))
+			return append(dst, e.cause("type", n.location()+"/type", nil))
 		}
 	}
 	if n.hasConst && !r.equal(t, i, n.constT, 0) {
-		c := e.cause("const", n.loc+"/const", nil)
+		c := e.cause("const", n.location()+"/const", nil)
 		c.Allowed = []string{jsonText(n.constV)}
 		return append(dst, c)
 	}
 	if n.enumT != nil && !r.inEnum(n, i) {
-		c := e.cause("enum", n.loc+"/enum", nil)
+		c := e.cause("enum", n.location()+"/enum", nil)
 		c.Allowed = make([]string, len(n.enum))
 		for k, v := range n.enum {
 			c.Allowed[k] = jsonText(v)
@@ -108,7 +108,7 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 		return append(dst, c)
 	}
 	if n.format != nil && !r.formatOK(n, i) {
-		return append(dst, e.cause("format", n.loc+"/format", nil))
+		return append(dst, e.cause("format", n.location()+"/format", nil))
 	}
 	r.depth++
 	defer func() { r.depth-- }()
@@ -138,7 +138,7 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 		}
 	}
 	if n.not != nil && r.valid(n.not, i) {
-		dst = append(dst, e.cause("not", n.loc+"/not", nil))
+		dst = append(dst, e.cause("not", n.location()+"/not", nil))
 	}
 	for _, s := range n.allOf {
 		dst = e.node(s, i, dst)
@@ -168,7 +168,7 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 		case matched == 0:
 			dst = e.union(n, n.oneOf, "oneOf", i, dst)
 		case matched > 1:
-			dst = append(dst, e.cause("oneOf", n.loc+"/oneOf", nil))
+			dst = append(dst, e.cause("oneOf", n.location()+"/oneOf", nil))
 		}
 	}
 	if n.ifN != nil {
@@ -193,7 +193,7 @@ func (e *explainer) union(n *fastNode, arms []*fastNode, kw string, i uint32, ds
 	if best := pickBranch(branches, len(e.path)); best >= 0 {
 		return append(dst, branches[best]...)
 	}
-	return append(dst, e.cause(kw, n.loc+"/"+kw, nil))
+	return append(dst, e.cause(kw, n.location()+"/"+kw, nil))
 }
 
 func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
@@ -201,10 +201,10 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 	obj := t.toks[i]
 	count := int(obj.n)
 	if n.minProps >= 0 && count < n.minProps {
-		dst = append(dst, e.cause("minProperties", n.loc+"/minProperties", nil))
+		dst = append(dst, e.cause("minProperties", n.location()+"/minProperties", nil))
 	}
 	if n.maxProps >= 0 && count > n.maxProps {
-		dst = append(dst, e.cause("maxProperties", n.loc+"/maxProperties", nil))
+		dst = append(dst, e.cause("maxProperties", n.location()+"/maxProperties", nil))
 	}
 	var missing []string
 	for _, k := range n.required {
@@ -213,7 +213,7 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 		}
 	}
 	if missing != nil {
-		dst = append(dst, e.cause("required", n.loc+"/required", missing))
+		dst = append(dst, e.cause("required", n.location()+"/required", missing))
 	}
 	var additional []string
 	for c := i + 1; c < obj.end; c = t.toks[c+1].end {
@@ -244,7 +244,7 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 		}
 	}
 	if additional != nil {
-		c := e.cause("additionalProperties", n.loc+"/additionalProperties", nil)
+		c := e.cause("additionalProperties", n.location()+"/additionalProperties", nil)
 		slices.Sort(additional)
 		c.Unexpected = additional
 		dst = append(dst, c)
@@ -252,7 +252,7 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 	if n.propNames != nil {
 		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
 			if !r.valid(n.propNames, c) {
-				dst = append(dst, e.cause("propertyNames", n.propNamesLoc, nil))
+				dst = append(dst, e.cause("propertyNames", n.propNamesRaw.location(), nil))
 			}
 		}
 	}
@@ -264,16 +264,16 @@ func (e *explainer) array(n *fastNode, i uint32, dst []Cause) []Cause {
 	arr := t.toks[i]
 	count := int(arr.n)
 	if n.minItems >= 0 && count < n.minItems {
-		dst = append(dst, e.cause("minItems", n.loc+"/minItems", nil))
+		dst = append(dst, e.cause("minItems", n.location()+"/minItems", nil))
 	}
 	if n.maxItems >= 0 && count > n.maxItems {
-		dst = append(dst, e.cause("maxItems", n.loc+"/maxItems", nil))
+		dst = append(dst, e.cause("maxItems", n.location()+"/maxItems", nil))
 	}
 	if n.unique && count > 1 && !r.uniqueItems(i) {
 		if r.abort {
 			return dst
 		}
-		dst = append(dst, e.cause("uniqueItems", n.loc+"/uniqueItems", nil))
+		dst = append(dst, e.cause("uniqueItems", n.location()+"/uniqueItems", nil))
 	}
 	c, k := i+1, 0
 	for ; k < len(n.prefix) && c < arr.end; k++ {
@@ -299,7 +299,7 @@ func (e *explainer) array(n *fastNode, i uint32, dst []Cause) []Cause {
 		}
 		if !found {
 			if count == 0 {
-				dst = append(dst, e.cause("contains", n.loc+"/contains", nil))
+				dst = append(dst, e.cause("contains", n.location()+"/contains", nil))
 			}
 			k := 0
 			for c := i + 1; c < arr.end; c, k = t.toks[c].end, k+1 {
@@ -321,14 +321,14 @@ func (e *explainer) str(n *fastNode, i uint32, dst []Cause) []Cause {
 			l = runeCount(s)
 		}
 		if n.minLen >= 0 && l < n.minLen {
-			dst = append(dst, e.cause("minLength", n.loc+"/minLength", nil))
+			dst = append(dst, e.cause("minLength", n.location()+"/minLength", nil))
 		}
 		if n.maxLen >= 0 && l > n.maxLen {
-			dst = append(dst, e.cause("maxLength", n.loc+"/maxLength", nil))
+			dst = append(dst, e.cause("maxLength", n.location()+"/maxLength", nil))
 		}
 	}
 	if n.pattern.ok() && !r.matches(n.pattern, i) {
-		dst = append(dst, e.cause("pattern", n.loc+"/pattern", nil))
+		dst = append(dst, e.cause("pattern", n.location()+"/pattern", nil))
 	}
 	return dst
 }
@@ -340,19 +340,19 @@ func (e *explainer) number(n *fastNode, i uint32, dst []Cause) []Cause {
 		return dst
 	}
 	if n.minimum != nil && num.cmp(n.minimum) < 0 {
-		dst = append(dst, e.cause("minimum", n.loc+"/minimum", nil))
+		dst = append(dst, e.cause("minimum", n.location()+"/minimum", nil))
 	}
 	if n.maximum != nil && num.cmp(n.maximum) > 0 {
-		dst = append(dst, e.cause("maximum", n.loc+"/maximum", nil))
+		dst = append(dst, e.cause("maximum", n.location()+"/maximum", nil))
 	}
 	if n.exMinimum != nil && num.cmp(n.exMinimum) <= 0 {
-		dst = append(dst, e.cause("exclusiveMinimum", n.loc+"/exclusiveMinimum", nil))
+		dst = append(dst, e.cause("exclusiveMinimum", n.location()+"/exclusiveMinimum", nil))
 	}
 	if n.exMaximum != nil && num.cmp(n.exMaximum) >= 0 {
-		dst = append(dst, e.cause("exclusiveMaximum", n.loc+"/exclusiveMaximum", nil))
+		dst = append(dst, e.cause("exclusiveMaximum", n.location()+"/exclusiveMaximum", nil))
 	}
 	if n.multi != nil && !multipleOf(num, n.multi) {
-		dst = append(dst, e.cause("multipleOf", n.loc+"/multipleOf", nil))
+		dst = append(dst, e.cause("multipleOf", n.location()+"/multipleOf", nil))
 	}
 	return dst
 }

@@ -115,7 +115,7 @@ type namedNode struct {
 }
 
 type patternProp struct {
-	re   matcher
+	re   *matcher
 	node *fastNode
 }
 
@@ -137,8 +137,8 @@ type fastNode struct {
 	str      bool // some string keyword is present
 	num      bool // some number keyword is present
 
-	loc          string // the schema's location, relative to schemas.BaseURI
-	propNamesLoc string // the location of the propertyNames subschema itself
+	doc, frag    string    // the schema's location: its document and "#pointer" in it
+	propNamesRaw *fastNode // the propertyNames subschema itself (before references are skipped)
 
 	constT *tape           // const on a tape
 	enumT  *tape           // enum as one array on a tape (nil: no enum)
@@ -179,7 +179,7 @@ type fastNode struct {
 
 	// string
 	minLen, maxLen int
-	pattern        matcher
+	pattern        *matcher
 
 	// number
 	minimum, maximum            *bound
@@ -190,7 +190,6 @@ type fastNode struct {
 	enum     []any
 	allOf    []*fastNode
 	required []string
-	props    map[string]int // property name -> index in propList
 }
 
 // pureRef reports whether n is a bare {"$ref": …}, which validates exactly

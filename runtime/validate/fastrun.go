@@ -1,23 +1,46 @@
 package validate
 
 import (
+	"fmt"
 	"math/big"
 	"regexp"
+	"regexp/syntax"
+	"sync"
 	"unicode/utf8"
 )
 
 // This file is the fast path's interpreter: it runs a compiled fastNode
 // program over a document parsed onto a tape (tape.go).
 
-// matcher is a compiled pattern: a Go regular expression, what v6 compiled
-// patterns to, matched on bytes directly.
+// matcher is a pattern: a Go regular expression, what v6 compiled patterns
+// to, matched on bytes directly. It is compiled on first use (the generator
+// has checked that it compiles).
 type matcher struct {
-	re *regexp.Regexp
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
 }
 
-func (m matcher) ok() bool { return m.re != nil }
+func newMatcher(src string) (*matcher, error) {
+	if !regexpSyntaxOK(src) {
+		return nil, fmt.Errorf("%w: pattern %q", errFastUnsupported, src)
+	}
+	return &matcher{src: src}, nil
+}
 
-func (m matcher) match(b []byte) bool { return m.re.Match(b) }
+// regexpSyntaxOK reports whether src parses as a Go regular expression,
+// without compiling it.
+func regexpSyntaxOK(src string) bool {
+	_, err := syntax.Parse(src, syntax.Perl)
+	return err == nil
+}
+
+func (m *matcher) ok() bool { return m != nil }
+
+func (m *matcher) match(b []byte) bool {
+	m.once.Do(func() { m.re = regexp.MustCompile(m.src) })
+	return m.re.Match(b)
+}
 
 // constTape puts a schema constant (already checked by plainJSON) on a tape
 // of its own; it returns nil if that fails.
@@ -72,11 +95,11 @@ type objectVerdict struct {
 type verdict struct {
 	tok    uint32
 	format string
-	re     *regexp.Regexp
+	re     *matcher
 	ok     bool
 }
 
-func (r *fastRun) recall(i uint32, format string, re *regexp.Regexp) (ok, found bool) {
+func (r *fastRun) recall(i uint32, format string, re *matcher) (ok, found bool) {
 	for _, v := range r.verdicts[:min(r.nverdicts, len(r.verdicts))] {
 		if v.tok == i && v.re == re && v.format == format {
 			return v.ok, true
@@ -108,15 +131,12 @@ func (r *fastRun) formatOK(n *fastNode, i uint32) bool {
 }
 
 // matches reports whether the string at token i matches m.
-func (r *fastRun) matches(m matcher, i uint32) bool {
-	if m.re == nil {
-		return m.match(r.t.bytes(i))
-	}
-	if ok, found := r.recall(i, "", m.re); found {
+func (r *fastRun) matches(m *matcher, i uint32) bool {
+	if ok, found := r.recall(i, "", m); found {
 		return ok
 	}
-	ok := m.re.Match(r.t.bytes(i))
-	r.remember(verdict{tok: i, re: m.re, ok: ok})
+	ok := m.match(r.t.bytes(i))
+	r.remember(verdict{tok: i, re: m, ok: ok})
 	return ok
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -23,13 +22,26 @@ import (
 // fastCompiler turns program nodes into fastNodes, one per node, shared by
 // every reference compiled with it.
 type fastCompiler struct {
-	prog  *schemaprog.Program
-	memo  map[schemaprog.ID]*fastNode
-	order []schemaprog.ID // memo keys in creation order
+	prog *schemaprog.Program
+	// slab holds each document's nodes, allocated together on the
+	// document's first use; made marks those laid out.
+	slab  [][]fastNode
+	made  [][]bool
+	order []schemaprog.ID // laid out nodes in creation order
 }
 
 func newFastCompiler(p *schemaprog.Program) *fastCompiler {
-	return &fastCompiler{prog: p, memo: map[schemaprog.ID]*fastNode{}}
+	return &fastCompiler{prog: p, slab: make([][]fastNode, len(p.Docs)), made: make([][]bool, len(p.Docs))}
+}
+
+// at returns the slot of node id and whether it is laid out.
+func (c *fastCompiler) at(id schemaprog.ID) (*fastNode, *bool) {
+	d, i := id.Doc(), id.Index()
+	if c.slab[d] == nil {
+		c.slab[d] = make([]fastNode, len(c.prog.Docs[d].Nodes))
+		c.made[d] = make([]bool, len(c.prog.Docs[d].Nodes))
+	}
+	return &c.slab[d][i], &c.made[d][i]
 }
 
 // schema compiles the node id; an error means the program holds something
@@ -42,17 +54,20 @@ func (c *fastCompiler) schema(id schemaprog.ID) (*fastSchema, error) {
 	}
 	if err != nil {
 		for _, s := range c.order[start:] {
-			delete(c.memo, s)
+			n, made := c.at(s)
+			*n, *made = fastNode{}, false
 		}
 		c.order = c.order[:start]
 		return nil, err
 	}
 	fresh := c.order[start:]
 	for _, s := range fresh {
-		skipRefs(c.memo[s])
+		n, _ := c.at(s)
+		skipRefs(n)
 	}
 	for _, s := range fresh {
-		buildSwitches(c.memo[s])
+		n, _ := c.at(s)
+		buildSwitches(n)
 	}
 	return &fastSchema{root: follow(root)}, nil
 }
@@ -61,17 +76,18 @@ func (c *fastCompiler) node(id schemaprog.ID) (*fastNode, error) {
 	if id == 0 {
 		return nil, nil
 	}
-	if n, ok := c.memo[id]; ok {
+	n, made := c.at(id)
+	if *made {
 		return n, nil
 	}
 	doc := &c.prog.Docs[id.Doc()]
 	pn := &doc.Nodes[id.Index()]
-	n := &fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1,
-		shared: refTarget(pn.Loc), loc: doc.Name + pn.Loc}
-	c.memo[id] = n
+	*n = fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1,
+		shared: refTarget(pn.Loc), doc: doc.Name, frag: pn.Loc}
+	*made = true
 	c.order = append(c.order, id)
 	if err := c.fill(n, pn); err != nil {
-		return nil, fmt.Errorf("%s: %w", n.loc, err)
+		return nil, fmt.Errorf("%s: %w", n.location(), err)
 	}
 	return n, nil
 }
@@ -93,6 +109,9 @@ func (c *fastCompiler) list(ids []schemaprog.ID) ([]*fastNode, error) {
 
 // decodeConst decodes a constant of the program (canonical JSON).
 func decodeConst(s string) (any, error) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && !strings.ContainsAny(s[1:len(s)-1], "\\\"") {
+		return s[1 : len(s)-1], nil
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
@@ -179,9 +198,7 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 			return err
 		}
 	}
-	if n.propNames != nil {
-		n.propNamesLoc = n.propNames.loc
-	}
+	n.propNamesRaw = n.propNames
 
 	// object
 	n.minProps, n.maxProps = progCount(s.MinProps), progCount(s.MaxProps)
@@ -200,22 +217,21 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		n.propList = append(n.propList, namedNode{name: name, node: pn})
 	}
 	for k, re := range s.PatKeys {
-		m, err := regexp.Compile(re)
+		m, err := newMatcher(re)
 		if err != nil {
-			return fmt.Errorf("%w: pattern: %w", errFastUnsupported, err)
+			return err
 		}
 		pn, err := c.node(s.PatIDs[k])
 		if err != nil {
 			return err
 		}
-		n.patProps = append(n.patProps, patternProp{matcher{re: m}, pn})
+		n.patProps = append(n.patProps, patternProp{m, pn})
 	}
 	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
 	if len(n.propList) > 0 {
 		if len(n.propList) > math.MaxInt16 {
 			return errFastUnsupported
 		}
-		n.props = make(map[string]int, len(n.propList))
 		size := 4
 		for size < 2*len(n.propList) {
 			size *= 2
@@ -224,7 +240,6 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		for i := range n.propList {
 			p := &n.propList[i]
 			p.hash = keyHash(p.name)
-			n.props[p.name] = i
 			j := int(p.hash) & (size - 1)
 			for n.propTab[j] != 0 {
 				j = (j + 1) & (size - 1)
@@ -233,7 +248,7 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		}
 	}
 	for _, k := range n.required {
-		if i, ok := n.props[k]; ok {
+		if i := n.propIndex([]byte(k), keyHash(k)); i >= 0 {
 			n.propList[i].req = true
 			if i < 64 {
 				n.reqMask |= 1 << i
@@ -251,11 +266,9 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	// string
 	n.minLen, n.maxLen = progCount(s.MinLen), progCount(s.MaxLen)
 	if s.Pattern != "" {
-		m, err := regexp.Compile(s.Pattern)
-		if err != nil {
-			return fmt.Errorf("%w: pattern: %w", errFastUnsupported, err)
+		if n.pattern, err = newMatcher(s.Pattern); err != nil {
+			return err
 		}
-		n.pattern = matcher{re: m}
 	}
 	n.str = n.minLen >= 0 || n.maxLen >= 0 || n.pattern.ok()
 
@@ -294,3 +307,6 @@ func locate(p *schemaprog.Program, key string) schemaprog.ID {
 	}
 	return 0
 }
+
+// location returns n's schema location relative to schemas.BaseURI.
+func (n *fastNode) location() string { return n.doc + n.frag }
