@@ -140,15 +140,36 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 	if n.not != nil && r.valid(n.not, i) {
 		dst = append(dst, e.cause("not", n.location()+"/not", nil))
 	}
-	for _, s := range n.allOf {
+	// allOf: the entries the dispatch switches stand for ({"if": a
+	// signature, "then": an arm}) contribute exactly the arms whose
+	// signature holds, which the switch selects without evaluating every
+	// "if".
+	for _, s := range n.allOfRest {
 		dst = e.node(s, i, dst)
+	}
+	for _, sw := range n.switches {
+		sel, v := resolve(r.t, i, sw.path)
+		var arms []*fastNode
+		switch sel {
+		case selAll:
+			arms = sw.all
+		case selValue:
+			arms = sw.arms[string(r.t.bytes(v))]
+		}
+		for _, s := range arms {
+			dst = e.node(s, i, dst)
+		}
 	}
 	if len(n.anyOf) > 0 {
 		matched := false
-		for _, s := range n.anyOf {
-			if r.valid(s, i) {
-				matched = true
-				break
+		if n.guard != nil {
+			matched = n.guard.holds(r.t, i)
+		} else {
+			for _, s := range n.anyOf {
+				if r.valid(s, i) {
+					matched = true
+					break
+				}
 			}
 		}
 		if !matched {
