@@ -12,6 +12,10 @@ import (
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
+// stdioHandoffGrace is how long a message read with no other frame waiting
+// is dispatched before reading passes to another goroutine.
+const stdioHandoffGrace = 50 * time.Microsecond
+
 // readDeadliner is implemented by readers whose blocked Read can be
 // interrupted: *os.File for pipes and other pollable files, net.Conn.
 type readDeadliner interface {
@@ -26,7 +30,12 @@ type readDeadliner interface {
 //
 // Messages are dispatched concurrently, at most h.MaxConcurrency at a time;
 // responses are written whole, one line each, in completion order, and the
-// harness correlates them by id. With MaxConcurrency 1 they are dispatched
+// harness correlates them by id. A message is dispatched by the goroutine
+// that read it: reading passes to a new goroutine at once when another
+// frame is already waiting, and otherwise only if the dispatch is still
+// running after a short grace (stdioHandoffGrace), so that sequential calls
+// are served without a goroutine per message while a callback that blocks
+// never stops the next message from being read. With MaxConcurrency 1 they are dispatched
 // and answered one after the other in input order. While MaxConcurrency
 // messages are being dispatched, r is not read. A line that is not a message
 // (malformed JSON, longer than h.MaxBodyBytes, terminated by CRLF, or a final
@@ -117,9 +126,12 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 // The goroutine that reads a frame also dispatches it and writes its answer,
 // so that no message crosses goroutines: having read a frame and taken a
 // dispatch slot, it hands the reader over to a new goroutine if a slot is
-// left, and otherwise lets the first goroutine that finishes dispatching
-// take the reader back. With MaxConcurrency 1 a single goroutine reads,
-// dispatches and answers every message in turn.
+// left and another frame is already buffered; if none is, it dispatches
+// with the reader free and a timer that hands it over after
+// stdioHandoffGrace. Without a free slot, the first goroutine that finishes
+// dispatching takes the reader back, as does a goroutine whose inline
+// dispatch ended before the timer. With MaxConcurrency 1 a single
+// goroutine reads, dispatches and answers every message in turn.
 type stdioServer struct {
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
@@ -141,6 +153,8 @@ type stdioServer struct {
 
 // work runs a goroutine that starts out holding the reader.
 func (s *stdioServer) work() {
+	var handoff *time.Timer // hands the reader over during a long inline dispatch
+	fired := make(chan struct{}, 1)
 	for {
 		data, err := s.fr.Next()
 		s.mu.Lock()
@@ -176,12 +190,29 @@ func (s *stdioServer) work() {
 			return
 		}
 		s.busy++
-		if s.busy < s.max {
-			go s.work() // the new goroutine holds the reader
-		} else {
+		deferred := false
+		switch {
+		case s.busy >= s.max:
 			s.reading = false // taken back when a slot frees
+		case s.fr.Buffered() > 0:
+			go s.work() // another frame is waiting: the new goroutine holds the reader
+		default:
+			// Nothing else is waiting: dispatch inline, and hand the
+			// reader over only if the dispatch takes a while.
+			s.reading = false
+			deferred = true
 		}
 		s.mu.Unlock()
+		if deferred {
+			if handoff == nil {
+				handoff = time.AfterFunc(stdioHandoffGrace, func() {
+					s.handOff()
+					fired <- struct{}{}
+				})
+			} else {
+				handoff.Reset(stdioHandoffGrace)
+			}
+		}
 
 		if malformed {
 			s.h.logAttrs(s.ctx, slog.LevelDebug, "ahp server: malformed stdio line", slog.String("reason", err.Error()),
@@ -189,6 +220,9 @@ func (s *stdioServer) work() {
 			s.write(s.parseError)
 		} else if res := s.h.dispatch(s.ctx, data); res.out == outReply {
 			s.write(res.body)
+		}
+		if deferred && !handoff.Stop() {
+			<-fired // the hand-over ran or is running: let it end first
 		}
 
 		s.mu.Lock()
@@ -201,6 +235,19 @@ func (s *stdioServer) work() {
 		s.reading = true
 		s.mu.Unlock()
 	}
+}
+
+// handOff starts a goroutine holding the reader while a message read with
+// nothing else waiting is still being dispatched, unless another goroutine
+// reads already or serving has stopped.
+func (s *stdioServer) handOff() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reading || s.stopped || s.ctx.Err() != nil || s.busy >= s.max {
+		return
+	}
+	s.reading = true
+	go s.work()
 }
 
 // settle wakes ServeStdio once serving has stopped and the state it waits

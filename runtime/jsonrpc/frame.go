@@ -137,6 +137,13 @@ func (fr *FrameReader) Next() ([]byte, error) {
 	}
 }
 
+// Buffered reports how many bytes of input have been read from the
+// underlying reader and not yet returned by Next: nonzero when the start of
+// another frame is already waiting.
+func (fr *FrameReader) Buffered() int {
+	return fr.br.Buffered() + len(fr.partial)
+}
+
 // grow makes room for line to reach need bytes, doubling its capacity but
 // never beyond the limit plus the terminator, so that assembling a long line
 // allocates less than twice the limit in total.
