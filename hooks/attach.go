@@ -80,7 +80,6 @@ type attachments struct {
 
 	mu      sync.Mutex
 	uploads map[uploadKey]uploadResult
-	failed  map[*subscription]bool                   // subscriptions with a failed upload
 	issued  map[*subscription]map[string][]*attached // receiver's reference → the parts it stands for
 }
 
@@ -113,7 +112,7 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 		return ev, nil
 	}
 	att := &attachments{byRef: map[string]*attached{}, groups: map[*subscription]*uploadGroup{}, uploads: map[uploadKey]uploadResult{},
-		failed: map[*subscription]bool{}, issued: map[*subscription]map[string][]*attached{}}
+		issued: map[*subscription]map[string][]*attached{}}
 	byPart := map[string]*attached{}
 	for _, o := range c.opts.attachments {
 		if o.partID == "" || o.a == nil {
@@ -211,7 +210,6 @@ func (g *uploadGroup) collect(att *attachments) {
 			r := uploadResult{ref: g.outs[i].Confirmation.Reference}
 			if err := g.outs[i].Err; err != nil {
 				r = uploadResult{err: err}
-				att.failed[g.s] = true
 			}
 			att.uploads[uploadKey{g.s, at}] = r
 		}
@@ -345,14 +343,28 @@ func (c *call) joinUploads() {
 	}
 }
 
-// uploadFailed reports whether an upload for s failed.
+// uploadFailed reports whether an upload failed for an attachment part
+// whose body s selects in the effective event: a part an accepted edit
+// removed affects no delivery of s (content-upload.md, Upload before
+// publication), whatever became of its upload.
 func (c *call) uploadFailed(s *subscription) bool {
 	if c.att == nil {
 		return false
 	}
-	c.att.mu.Lock()
-	defer c.att.mu.Unlock()
-	return c.att.failed[s]
+	failed := false
+	walkEvent(partVisitor{part: func(a parts) {
+		if failed || a.attBody == nil {
+			return
+		}
+		at := c.att.byRef[a.attBody.Body.Ref]
+		if at == nil || s.pol.forPart(a.attBody.Category, false, a.attBody.MediaType) != levelBody {
+			return
+		}
+		c.att.mu.Lock()
+		failed = c.att.uploads[uploadKey{s, at}].err != nil
+		c.att.mu.Unlock()
+	}, onMessage: func(*gen.CanonicalMessage) {}}, c.cur)
+	return failed
 }
 
 // withAttachments gives the attachment parts of view, s's projected view,
