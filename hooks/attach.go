@@ -290,17 +290,68 @@ func (c *call) startUploads(interceptors, observers []*subscription) {
 	if c.att == nil {
 		return
 	}
+	// Observers' uploads are best effort, never an execution gate
+	// (content-upload.md): while interceptors' uploads of the call run,
+	// observers' uploads never hold every upload permit, so that a stalled
+	// observer's upload cannot hold the one an interceptor's waits for
+	// (observerUploads).
+	var first []chan struct{}
+	var share chan struct{}
+	if n := c.h.uploader.Limiter().Limit(); n > 1 {
+		share = make(chan struct{}, n-1)
+	}
 	for _, g := range c.planUploads(interceptors, observers) {
 		g.ctx = c.h.timeouts.start(c.ctx, 0)
 		g.done = make(chan struct{})
 		c.att.groups[g.s] = g
 		c.att.started = append(c.att.started, g)
 		jobs := g.jobs()
+		if g.s.mode == gen.ModeIntercept { // planUploads returns the interceptors' groups first
+			first = append(first, g.done)
+			go func() {
+				defer close(g.done)
+				g.outs = c.h.uploader.UploadAll(g.ctx, &c.cache, jobs)
+			}()
+			continue
+		}
+		after := first
 		go func() {
 			defer close(g.done)
-			g.outs = c.h.uploader.UploadAll(g.ctx, &c.cache, jobs)
+			g.outs = c.observerUploads(g.ctx, jobs, after, share)
 		}()
 	}
+}
+
+// observerUploads runs an observer group's upload jobs. While an
+// interceptor's group of the call (after) runs, the observer's uploads
+// run one at a time, each holding a slot of the call's observer share
+// (one less than the upload limit; none with a limit of 1, when they wait
+// for those groups to end); then the rest run together. An ended ctx
+// fails what is not cached.
+func (c *call) observerUploads(ctx context.Context, jobs []content.Job, after []chan struct{}, share chan struct{}) []content.Outcome {
+	outs := make([]content.Outcome, 0, len(jobs))
+	for len(jobs) > 0 {
+		slot := false
+	wait:
+		for len(after) > 0 {
+			select {
+			case <-after[0]:
+				after = after[1:]
+			case share <- struct{}{}: // a nil share is never ready
+				slot = true
+				break wait
+			case <-ctx.Done():
+				break wait
+			}
+		}
+		if !slot { // the interceptors' groups have ended (or ctx has)
+			return append(outs, c.h.uploader.UploadAll(ctx, &c.cache, jobs)...)
+		}
+		outs = append(outs, c.h.uploader.UploadAll(ctx, &c.cache, jobs[:1])...)
+		jobs = jobs[1:]
+		<-share
+	}
+	return outs
 }
 
 // awaitUploads waits for s's upload group to end, or for ctx to end, which

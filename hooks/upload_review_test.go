@@ -2,7 +2,9 @@ package hooks_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/hooks"
@@ -49,6 +51,57 @@ func TestRemovedAttachmentUploadFailureIsNotCharged(t *testing.T) {
 	require.Empty(t, res.Diagnostics)
 	require.NoError(t, res.Close())
 	require.NoError(t, h.Close())
+	up.srv.Close()
+	goleak.VerifyNone(t, ignore)
+}
+
+// TestObserverUploadsYieldPermitsToInterceptors: with one upload permit,
+// observers whose uploads stall (held by their receivers for longer than
+// the call's budget) never hold the permit the interceptor's upload
+// needs: observation uploads are best effort, never an execution gate
+// (content-upload.md). The interceptor is delivered with its confirmed
+// reference and the call is not interrupted; each observation is cut by
+// ObserveTimeout while it waits for its own upload. Several rounds, since
+// which group asks first is up to the scheduler.
+func TestObserverUploadsYieldPermitsToInterceptors(t *testing.T) {
+	for _, limit := range []int{1, 2} {
+		t.Run(strconv.Itoa(limit), func(t *testing.T) { observerUploadsYield(t, limit) })
+	}
+}
+
+func observerUploadsYield(t *testing.T, limit int) {
+	ignore := goleak.IgnoreCurrent()
+	up := newUploadReceivers(t, "icpt")
+	held := newHeldUploads()
+	recI := &recorder{}
+	recs := map[string]*recorder{"com.example.i": recI}
+	backends := []string{backendJSON("com.example.i", httpTransport("http://127.0.0.1:1/x"), subJSON("intercept", "fail-closed", "body", up.endpoint("icpt")))}
+	for _, id := range []string{"o1", "o2", "o3"} {
+		recs["com.example."+id] = &recorder{}
+		backends = append(backends, backendJSON("com.example."+id, httpTransport("http://127.0.0.1:1/x"), subJSON("observe", "", "body", held.upload("/"+id, 60000))))
+	}
+	cfg := uploadConfig()
+	cfg.MaxConcurrentUploads = limit
+	cfg.ObserveTimeout = 100 * time.Millisecond
+	h := inproc(t, cfg, recs, registration(backends...))
+	for round := range 5 {
+		img := newOwnedImage(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		res, err := h.TurnStart(ctx, turnStart(imagePrompt()), hooks.WithAttachment("img", img.a))
+		cancel()
+		require.NoError(t, err, "round %d", round)
+		require.False(t, res.Interrupted, "round %d", round)
+		require.False(t, res.SyntheticDenial, "round %d", round)
+		require.Len(t, res.Diagnostics, 3, "round %d: the three observations, cut waiting for their uploads", round)
+		for _, d := range res.Diagnostics {
+			require.Equal(t, gen.ModeObserve, d.Mode)
+		}
+		require.NoError(t, res.Close())
+	}
+	in, _ := recI.counts()
+	require.Equal(t, 5, in)
+	require.NoError(t, h.Close())
+	held.srv.Close()
 	up.srv.Close()
 	goleak.VerifyNone(t, ignore)
 }
