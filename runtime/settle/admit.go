@@ -149,6 +149,9 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 			return committed{}, reject(i, reason)
 		}
 	}
+	// An interrupted stage's rejection is reported as the interruption
+	// by ApplyContext: its reason does not matter.
+	interrupted := func(i int) (committed, *Rejection) { return committed{}, reject(i, ReasonInvalidEffect) }
 
 	c := &o.cur
 	next := *c
@@ -178,10 +181,16 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 			if len(next.input)+len(s.members) > smallMembers {
 				idx = make(map[string]int, len(next.input)+len(s.members))
 				for k, m := range next.input {
+					if k%stopEvery == stopEvery-1 && o.stopped() {
+						return interrupted(i)
+					}
 					idx[m.name] = k
 				}
 			}
-			for _, m := range s.members {
+			for n, m := range s.members {
+				if n%stopEvery == stopEvery-1 && o.stopped() {
+					return interrupted(i)
+				}
 				if k := findMember(next.input, idx, m.name); k >= 0 {
 					next.input[k].value = m.value
 					continue
@@ -345,7 +354,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 			return ReasonInvalidEffect
 		}
 		if d.Extensions != nil {
-			ms, err := splitObject(d.Extensions, true)
+			ms, err := splitObjectStop(d.Extensions, true, o.stop)
 			if err != nil {
 				return ReasonInvalidEffect
 			}
@@ -484,7 +493,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 		if b.tkind != tkInput {
 			return ReasonInvalidValue
 		}
-		ms, err := splitObject(e.ModifyInput.Value, true)
+		ms, err := splitObjectStop(e.ModifyInput.Value, true, o.stop)
 		if err != nil {
 			return ReasonInvalidValue
 		}
@@ -553,7 +562,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 // ("Validate supplied values against the active boundary, not merely the
 // generic effect envelope", base/composition.md).
 func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
-	if len(trimWS(v)) == 0 || checkJSON(v) != nil {
+	if len(trimWS(v)) == 0 || checkJSONStop(v, o.stop) != nil {
 		return ReasonInvalidEffect
 	}
 	switch o.b.ret {

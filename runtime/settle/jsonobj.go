@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 
 	"github.com/agenthooks/agenthooks-go/internal/jsonlex"
 )
@@ -15,7 +16,15 @@ var (
 	errNotObject = errors.New("not a JSON object")
 	errMalformed = errors.New("malformed JSON")
 	errDuplicate = errors.New("duplicate member name")
+	// errStopped reports a scan that its stop flag interrupted (see
+	// Occurrence.stop); it says nothing about the text.
+	errStopped = errors.New("scan stopped")
 )
+
+// stopEvery is the number of members merged between two looks at the stop
+// flag of an occurrence, as the lexer's scans look at it every
+// jsonlex.StopEvery values.
+const stopEvery = jsonlex.StopEvery
 
 // member is one top-level member of a JSON object: its decoded name, its
 // name exactly as written (quoted) and its exact value text.
@@ -55,6 +64,13 @@ func jsonKind(b []byte) byte {
 // clear validate for text that was already checked once, such as
 // json.RawMessage from a codec.
 func splitObject(data []byte, validate bool) ([]member, error) {
+	return splitObjectStop(data, validate, nil)
+}
+
+// splitObjectStop is splitObject, interrupted once stop (if not nil) is
+// set: it looks at stop every jsonlex.StopEvery values and then fails with
+// errStopped.
+func splitObjectStop(data []byte, validate bool, stop *atomic.Bool) ([]member, error) {
 	b := data
 	i := jsonlex.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -65,6 +81,7 @@ func splitObject(data []byte, validate bool) ([]member, error) {
 	}
 	sc := jsonlex.Acquire(validate)
 	defer sc.Release()
+	sc.Stop = stop
 	var out []member
 	i = jsonlex.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -89,6 +106,9 @@ func splitObject(data []byte, validate bool) ([]member, error) {
 			}
 			v := jsonlex.SkipSpace(b, i+1)
 			if i, ok = sc.Value(b, v, 1); !ok {
+				if sc.Stopped() {
+					return nil, errStopped
+				}
 				return nil, errMalformed
 			}
 			out = append(out, member{name: name, key: key, value: b[v:i]})
@@ -106,6 +126,9 @@ func splitObject(data []byte, validate bool) ([]member, error) {
 	}
 	if jsonlex.SkipSpace(b, i) != len(b) {
 		return nil, errMalformed
+	}
+	if stop != nil && stop.Load() {
+		return nil, errStopped
 	}
 	if _, dup := sc.Dup(); dup || repeatsName(out) {
 		return nil, errDuplicate
@@ -125,10 +148,18 @@ func validJSON(b []byte) bool {
 // checkJSON checks that b is one JSON value with optional surrounding
 // whitespace (errMalformed) without a repeated member name at any depth
 // (errDuplicate).
-func checkJSON(b []byte) error {
+func checkJSON(b []byte) error { return checkJSONStop(b, nil) }
+
+// checkJSONStop is checkJSON, interrupted once stop (if not nil) is set
+// (errStopped).
+func checkJSONStop(b []byte, stop *atomic.Bool) error {
 	sc := jsonlex.Acquire(true)
 	defer sc.Release()
+	sc.Stop = stop
 	end, ok := sc.Value(b, jsonlex.SkipSpace(b, 0), 0)
+	if sc.Stopped() {
+		return errStopped
+	}
 	if !ok || jsonlex.SkipSpace(b, end) != len(b) {
 		return errMalformed
 	}
@@ -198,14 +229,25 @@ func encodeObject(ms []member) json.RawMessage {
 	return append(out, '}')
 }
 
-// cloneMembers returns members whose bytes do not alias their source.
+// cloneMembers returns members whose bytes do not alias their source. The
+// copies share one allocation (each capped at its own end), so that an
+// object of many members costs two allocations rather than two per member.
 func cloneMembers(ms []member) []member {
 	if ms == nil {
 		return nil
 	}
+	n := 0
+	for _, m := range ms {
+		n += len(m.key) + len(m.value)
+	}
+	buf := make([]byte, 0, n)
 	out := make([]member, len(ms))
 	for i, m := range ms {
-		out[i] = member{name: m.name, key: bytes.Clone(m.key), value: bytes.Clone(m.value)}
+		k := len(buf)
+		buf = append(buf, m.key...)
+		v := len(buf)
+		buf = append(buf, m.value...)
+		out[i] = member{name: m.name, key: buf[k:v:v], value: buf[v:len(buf):len(buf)]}
 	}
 	return out
 }

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 )
@@ -269,7 +270,15 @@ type Occurrence struct {
 	origAnswers gen.OrderedMap[gen.FormAnswerValue]
 	cur         committed
 	offered     int
+	// stop is set, while ApplyContext stages a response, once its context
+	// ends: the long scans of staging look at it and give up, and
+	// ApplyContext then reports the context's error.
+	stop *atomic.Bool
 }
+
+// stopped reports whether the context of the response being staged has
+// ended.
+func (o *Occurrence) stopped() bool { return o.stop != nil && o.stop.Load() }
 
 // New starts settling an occurrence of event with the host's initial state.
 // It returns an error wrapping ErrInvalidEvent only when the event or the
@@ -326,6 +335,11 @@ func (o *Occurrence) Apply(granted gen.Capabilities, result *gen.InterceptRespon
 // ApplyContext is Apply with a context and options. The context is checked
 // immediately before publishing (base/failure.md §Deadlines): a cancelled
 // or expired context publishes nothing and returns its error, wrapped.
+// Staging observes it too: once it ends, the scans of large values (tool
+// input, returned values, extensions) and the merging of many members stop
+// within about a thousand values, and ApplyContext returns the context's
+// error rather than a Rejection; a context that has ended already stages
+// nothing.
 func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities, result *gen.InterceptResponseResult, opts ApplyOptions) error {
 	index := o.offered
 	o.offered++
@@ -351,7 +365,23 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 		}
 		prov = p
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("settle: not published: %w", err)
+	}
+	if ctx.Done() != nil {
+		var stop atomic.Bool
+		release := context.AfterFunc(ctx, func() { stop.Store(true) })
+		o.stop = &stop
+		defer func() {
+			release()
+			o.stop = nil
+		}()
+	}
 	next, rej := o.stage(&granted, result.Effects, prov)
+	if rej != nil && o.stopped() {
+		// The rejection may be the interruption itself.
+		return fmt.Errorf("settle: not published: %w", ctx.Err())
+	}
 	if rej != nil {
 		return rej
 	}
