@@ -49,7 +49,7 @@ func ParseContentReference(data []byte) (*ContentReference, error) {
 	return v, err
 }
 
-// ParseContentReferenceContext is ParseContentReference for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseContentReferenceContext is ParseContentReference for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentReferenceContext(ctx context.Context, data []byte) (*ContentReference, error) {
 	v, err := parseRootContext[ContentReference](ctx, "ContentReference", "content-reference.schema.json", data)
 	return v, err

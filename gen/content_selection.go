@@ -274,7 +274,7 @@ func ParseContentSelection(data []byte) (*ContentSelection, error) {
 	return v, err
 }
 
-// ParseContentSelectionContext is ParseContentSelection for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseContentSelectionContext is ParseContentSelection for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentSelectionContext(ctx context.Context, data []byte) (*ContentSelection, error) {
 	v, err := parseRootContext[ContentSelection](ctx, "ContentSelection", "content-selection.schema.json", data)
 	return v, err

@@ -79,7 +79,7 @@ func ParseDenyEffect(data []byte) (*DenyEffect, error) {
 	return v, err
 }
 
-// ParseDenyEffectContext is ParseDenyEffect for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseDenyEffectContext is ParseDenyEffect for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseDenyEffectContext(ctx context.Context, data []byte) (*DenyEffect, error) {
 	v, err := parseRootContext[DenyEffect](ctx, "DenyEffect", "deny-effect.schema.json", data)
 	return v, err

@@ -973,7 +973,7 @@ func ParseInterceptRequest(data []byte) (*InterceptRequest, error) {
 	return v, nil
 }
 
-// ParseInterceptRequestContext is ParseInterceptRequest for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseInterceptRequestContext is ParseInterceptRequest for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseInterceptRequestContext(ctx context.Context, data []byte) (*InterceptRequest, error) {
 	v, err := parseRootContext[InterceptRequest](ctx, "InterceptRequest", "intercept-request.schema.json", data)
 	if err != nil {

@@ -202,7 +202,7 @@ func ParseSessionEnd(data []byte) (*SessionEndEvent, error) {
 	return v, err
 }
 
-// ParseSessionEndContext is ParseSessionEnd for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseSessionEndContext is ParseSessionEnd for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseSessionEndContext(ctx context.Context, data []byte) (*SessionEndEvent, error) {
 	v, err := parseRootContext[SessionEndEvent](ctx, "SessionEndEvent", "session-end.schema.json", data)
 	return v, err

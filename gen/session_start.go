@@ -310,7 +310,7 @@ func ParseSessionStart(data []byte) (*SessionStartEvent, error) {
 	return v, err
 }
 
-// ParseSessionStartContext is ParseSessionStart for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseSessionStartContext is ParseSessionStart for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseSessionStartContext(ctx context.Context, data []byte) (*SessionStartEvent, error) {
 	v, err := parseRootContext[SessionStartEvent](ctx, "SessionStartEvent", "session-start.schema.json", data)
 	return v, err

@@ -1262,7 +1262,7 @@ func ParseTaskWorkspaceEvent(data []byte) (*TaskWorkspaceEvent, error) {
 	return v, err
 }
 
-// ParseTaskWorkspaceEventContext is ParseTaskWorkspaceEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's: linear in the size of data; above 16 KiB a violation names no pointer, and a document the linear validator cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
+// ParseTaskWorkspaceEventContext is ParseTaskWorkspaceEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseTaskWorkspaceEventContext(ctx context.Context, data []byte) (*TaskWorkspaceEvent, error) {
 	v, err := parseRootContext[TaskWorkspaceEvent](ctx, "TaskWorkspaceEvent", "task-workspace-event.schema.json", data)
 	return v, err
