@@ -95,7 +95,7 @@ type StdioOptions struct {
 	// once (pipelining); <= 0 means DefaultMaxInFlight (16), and 1 makes
 	// the calls take turns. Responses are correlated by id, in whatever
 	// order they come; a response whose id matches no outstanding request
-	// is skipped without consuming one. Further requests wait for a slot
+	// is handled as DiscardUncorrelated says. Further requests wait for a slot
 	// within their deadline. Notifications are not counted.
 	MaxInFlight int
 	// MaxChildren bounds the per_event children running at once; <= 0

@@ -144,13 +144,13 @@ func TestStdioPipelinedDefaultBound(t *testing.T) {
 	require.NoError(t, <-extra)
 }
 
-// TestStdioPipelinedHostileFrames: duplicate responses, a response with an
-// id never sent and a repeat of an answered one are skipped without
-// consuming a live request; each caller gets its own answer and the next
-// pair is served by the same child.
+// TestStdioPipelinedHostileFrames: with DiscardUncorrelated, duplicate
+// responses, a response with an id never sent and a repeat of an answered
+// one are skipped without consuming a live request; each caller gets its
+// own answer and the next pair is served by the same child.
 func TestStdioPipelinedHostileFrames(t *testing.T) {
 	var stderr syncBuffer
-	s := stdioWith(t, "pairdup", transport.StdioOptions{Stderr: &stderr})
+	s := stdioWith(t, "pairdup", transport.StdioOptions{Stderr: &stderr, DiscardUncorrelated: true})
 	for i := range 3 {
 		_, errA, _, errB := pair(t, s, context.Background(), fmt.Sprint("a", i), fmt.Sprint("b", i))
 		require.NoError(t, errA)
