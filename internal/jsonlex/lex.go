@@ -473,6 +473,9 @@ func (s *Scanner) object(b []byte, i, depth int) (int, bool) {
 	if s.Dups {
 		s.repeats(b, s.keys[keys:])
 		s.keys = s.keys[:keys]
+		if s.stopped {
+			return i, false
+		}
 	}
 	if tok >= 0 {
 		t := &s.Tokens[tok]
@@ -487,13 +490,21 @@ func (s *Scanner) repeats(b []byte, keys []key) {
 	if len(keys) < 2 {
 		return
 	}
-	i, found := s.set.Repeat(len(keys), func(i int) []byte {
+	var stop func() bool
+	if s.Stop != nil {
+		stop = s.Stop.Load
+	}
+	i, found, stopped := s.set.RepeatStop(len(keys), func(i int) []byte {
 		k := keys[i]
 		if k.esc {
 			return s.buf[k.off : k.off+k.n]
 		}
 		return b[k.at+1 : k.at+1+k.n]
-	})
+	}, stop)
+	if stopped {
+		s.stopped = true
+		return
+	}
 	if at := int(keys[i].at); found && (s.dup == 0 || at < s.dup-1) {
 		s.dup = at + 1
 	}

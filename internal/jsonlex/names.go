@@ -25,25 +25,37 @@ type Set struct {
 // Repeat reports the smallest i such that name(i) equals name(j) for some
 // j < i, among the n names name(0) … name(n-1).
 func (s *Set) Repeat(n int, name func(i int) []byte) (int, bool) {
+	i, found, _ := s.RepeatStop(n, name, nil)
+	return i, found
+}
+
+// RepeatStop is Repeat that, when stop is not nil, calls it every
+// [StopEvery] names and gives up (stopped true, found false) once it
+// returns true: the pass over one object of many members is bounded by a
+// deadline like the scan of its members.
+func (s *Set) RepeatStop(n int, name func(i int) []byte, stop func() bool) (i int, found, stopped bool) {
 	if n <= pairwise {
 		for i := 1; i < n; i++ {
 			a := name(i)
 			for j := range i {
 				if bytes.Equal(a, name(j)) {
-					return i, true
+					return i, true, false
 				}
 			}
 		}
-		return 0, false
+		return 0, false, false
 	}
 	s.init(n)
 	for i := range n {
+		if stop != nil && i%StopEvery == StopEvery-1 && stop() {
+			return 0, false, true
+		}
 		a := name(i)
 		if s.add(maphash.Bytes(s.seed, a), i, func(j int) bool { return bytes.Equal(a, name(j)) }) {
-			return i, true
+			return i, true, false
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // RepeatString is Repeat for names held as strings.

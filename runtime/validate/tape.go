@@ -286,7 +286,16 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 				// the keys are looked up in a hash table instead, which
 				// keeps the object linear in its members.
 				keys := t.keys[keysStart:]
-				if d, found := t.set.Repeat(len(keys), func(j int) []byte { return t.bytes(keys[j]) }); found {
+				var stop func() bool
+				if t.done != nil {
+					stop = func() bool { return closed(t.done) }
+				}
+				d, found, stopped := t.set.RepeatStop(len(keys), func(j int) []byte { return t.bytes(keys[j]) }, stop)
+				if stopped {
+					t.stopped = true
+					return p, false
+				}
+				if found {
 					t.noteDup(int(t.keyAt[keysStart+d]))
 				}
 			}
