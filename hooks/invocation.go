@@ -131,6 +131,7 @@ type Invocation struct {
 	cur      *delivery       // the pending request, nil when none
 	retained *gen.InterceptResponseResult
 	failed   *transport.Error // first failed attempt of cur
+	rejected bool             // the host rejected cur's first valid response
 	finished bool
 	res      *Result
 	err      error
@@ -389,7 +390,7 @@ func (inv *Invocation) take(result *gen.InterceptResponseResult, te *transport.E
 		}
 		return &AttemptError{Code: te.Code, Stage: te.Stage, Reason: te.Reason, Status: te.Status}
 	}
-	if inv.retained != nil {
+	if inv.retained != nil || inv.rejected {
 		return ErrDuplicate
 	}
 	inv.retained, inv.failed = result, nil
@@ -458,8 +459,9 @@ func (inv *Invocation) Response() (res *gen.InterceptResponseResult, ok bool) {
 // check the SDK cannot make, such as the tool's own input contract): it is
 // discarded unpublished, and the delivery counts as failed (protocol
 // rejection at admission, reason "host_rejected") under the
-// subscription's failure policy at acceptance. It returns ErrNoPending when
-// nothing is retained.
+// subscription's failure policy at acceptance; a further response to the
+// request is discarded (ErrDuplicate), never retained over the rejection.
+// It returns ErrNoPending when nothing is retained.
 func (inv *Invocation) Reject() error {
 	if err := inv.lock(context.Background()); err != nil {
 		return err
@@ -471,7 +473,7 @@ func (inv *Invocation) Reject() error {
 	if inv.retained == nil {
 		return ErrNoPending
 	}
-	inv.retained = nil
+	inv.retained, inv.rejected = nil, true
 	inv.failed = &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageAdmit, Reason: "host_rejected"}
 	return nil
 }
@@ -542,7 +544,7 @@ func (inv *Invocation) settleCurrent() (interrupted bool) {
 		stop = c.failure(d.s, inv.failed)
 	}
 	c.h.timeouts.release(d.dctx)
-	inv.cur, inv.retained, inv.failed = nil, nil, nil
+	inv.cur, inv.retained, inv.failed, inv.rejected = nil, nil, nil, false
 	if stop {
 		inv.owed = inv.chain[inv.next:]
 		inv.next = len(inv.chain)
@@ -619,7 +621,7 @@ func (inv *Invocation) end(res *Result, err error) (*Result, error) {
 	c := inv.c
 	if inv.cur != nil {
 		c.h.timeouts.release(inv.cur.dctx)
-		inv.cur, inv.retained, inv.failed = nil, nil, nil
+		inv.cur, inv.retained, inv.failed, inv.rejected = nil, nil, nil, false
 	}
 	c.joinUploads()
 	if err != nil {
