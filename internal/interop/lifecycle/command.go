@@ -1,3 +1,11 @@
+// Package lifecycle is the lifecycle adapter of the protocol's
+// cross-language lifecycle matrix (interop/LIFECYCLE.md), behind
+// cmd/lifecycle-server and cmd/lifecycle-client: a scripted receiver that
+// holds intercepts until released, with a control endpoint, receipts and a
+// content upload receiver built on package server, and a client that drives
+// each scenario through the public hooks API (Begin, Acquire, Accept,
+// Cancel, Dispatch) with real attachments and uploads. The config's suite
+// selects the role; "catalogue" is served by package catalogue.
 package lifecycle
 
 import (
