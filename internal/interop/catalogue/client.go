@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -484,47 +483,15 @@ func (c *client) close() error {
 	return errors.Join(errs...)
 }
 
+// controlPost posts a JSON control request and checks for a 200 answer.
 func (c *client) controlPost(ctx context.Context, path string, body any) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, stepLimit)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.control+path, bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.httpc.Do(req)
-	if err != nil {
-		return fmt.Errorf("control %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("control %s: status %d", path, resp.StatusCode)
-	}
-	return nil
+	return interop.ControlPost(ctx, c.httpc, c.control, path, body, stepLimit)
 }
 
+// receipts fetches GET /receipts.
 func (c *client) receipts(ctx context.Context) (*Receipts, error) {
-	ctx, cancel := context.WithTimeout(ctx, stepLimit)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.control+"/receipts", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.httpc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
-	}
 	var r Receipts
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&r); err != nil {
+	if err := interop.ControlGet(ctx, c.httpc, c.control, "/receipts", 64<<20, &r, stepLimit); err != nil {
 		return nil, err
 	}
 	return &r, nil
