@@ -9,9 +9,22 @@
 #   - servehttp: ServeHTTP instructions per request (difference of runs with
 #     200 and 100 requests, with the collector off so that where its cycles
 #     fall does not move the difference) for the valid fixture request and two
-#     small invalid ones (a bad "time", a missing "source").
-# Usage: internal/perf/callgrind.sh   (from the repository root)
+#     small invalid ones (a bad "time", a missing "source");
+#   - the two hot-path round trips, per call (difference of runs with 300
+#     and 100 calls after a warm-up call, collector off, median of three
+#     differences), each beside its floor:
+#     stdiohost sdk (h.ToolBefore over a persistent stdio child running
+#     perevent, i.e. server.ServeStdio with default settings) vs stdiohost
+#     floor (the same request bytes written to floorchild, which decodes each
+#     line into a map with encoding/json and encodes the answer), host and
+#     child counted together; httphost sdk (h.ToolBefore and server.Handler
+#     over loopback in one process) vs httphost raw (a raw http.Client
+#     posting the same bytes to a handler writing the same answer bytes).
+# Usage: internal/perf/callgrind.sh [all|cold|invalid|hot]   (from the
+# repository root; default all). Needs go, valgrind and python3.
 set -euo pipefail
+what=${1:-all}
+case $what in all | cold | invalid | hot) ;; *) echo "usage: $0 [all|cold|invalid|hot]" >&2; exit 2 ;; esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 CGO_ENABLED=0 go build -o "$out/" ./internal/perf/...
@@ -21,15 +34,41 @@ export GODEBUG=asyncpreemptoff=1 # callgrind does not survive Go's preemption si
 # per_event backend (47M on the others).
 instr() { valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : //p'; }
 
+# instr_tree counts a process and the processes it starts (one log per
+# process) and prints "total host child": callgrind aborts on an assertion
+# in its signal tracking when a host whose child exits is traced
+# (SIGCHLD), so the process trees are counted with cachegrind, whose "I
+# refs" are the same executed instructions (callgrind's "Collected";
+# httphost gives the same per-call figures within run-to-run noise with
+# either tool).
+instr_tree() {
+  local logs=$out/logs
+  rm -rf "$logs" && mkdir "$logs"
+  valgrind --tool=cachegrind --cache-sim=no --fair-sched=yes --trace-children=yes --cachegrind-out-file=/dev/null \
+    --log-file="$logs/%p.log" "$@" >/dev/null 2>&1
+  local host=0 child=0 f n
+  for f in "$logs"/*.log; do
+    n=$(sed -n 's/.*I *refs: *//p' "$f" | tr -d ,)
+    [ -n "$n" ] || { echo "instr_tree: a process of $* did not finish under valgrind" >&2; exit 1; }
+    if grep -q "Command: $1 " "$f"; then host=$((host + n)); else child=$((child + n)); fi
+  done
+  echo "$((host + child)) $host $child"
+}
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+ratio() { awk "BEGIN{printf \"%.2f\", $1/$2}"; }
+
+if [ "$what" = all ] || [ "$what" = cold ]; then
 "$out/coldhost"
 
 head -1 testdata/fixtures/draft/stdio/intercept-request.valid.jsonl >"$out/req.jsonl"
 # Exec-to-exit counts move with where the collector and the scheduler's
 # spinning fall on a loaded machine: the median of three runs each.
-median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 pe=$(median3 "$(instr "$out/perevent" <"$out/req.jsonl")" "$(instr "$out/perevent" <"$out/req.jsonl")" "$(instr "$out/perevent" <"$out/req.jsonl")")
 ec=$(median3 "$(instr "$out/echo" <"$out/req.jsonl")" "$(instr "$out/echo" <"$out/req.jsonl")" "$(instr "$out/echo" <"$out/req.jsonl")")
 echo "per_event backend exec->exit: $pe instructions; encoding/json echo: $ec; ratio $(awk "BEGIN{printf \"%.1f\", $pe/$ec}")x"
+fi
+
+if [ "$what" = all ] || [ "$what" = invalid ]; then
 
 python3 - "$out" <<'PY'
 import json, sys
@@ -53,3 +92,34 @@ done
 for f in badtime missing; do
   echo "ServeHTTP $f / valid: $(awk "BEGIN{printf \"%.2f\", ${per[$f]}/${per[valid]}}")x"
 done
+fi
+
+if [ "$what" = all ] || [ "$what" = hot ]; then
+# Per-call instructions of a round trip: the median of three differences
+# between runs of 300 and 100 calls (after one warm-up call each), with the
+# collector off so that where its cycles fall does not move the
+# difference. Prints "total host child" per call.
+per_call() {
+  local i a b d=() hs=() cs=()
+  for i in 1 2 3; do
+    read -r -a a <<<"$(GOGC=off instr_tree "$@" 100)"
+    read -r -a b <<<"$(GOGC=off instr_tree "$@" 300)"
+    [ "${#a[@]}" -eq 3 ] && [ "${#b[@]}" -eq 3 ] || exit 1
+    d+=($(((b[0] - a[0]) / 200))) hs+=($(((b[1] - a[1]) / 200))) cs+=($(((b[2] - a[2]) / 200)))
+  done
+  [ -z "${PERF_VERBOSE:-}" ] || echo "$* per call: ${d[*]}" >&2
+  echo "$(median3 "${d[@]}") $(median3 "${hs[@]}") $(median3 "${cs[@]}")"
+}
+read -r -a ss <<<"$(per_call "$out/stdiohost" sdk "$out/perevent")"
+[ "${#ss[@]}" -eq 3 ] || exit 1
+read -r -a sf <<<"$(per_call "$out/stdiohost" floor "$out/floorchild")"
+[ "${#sf[@]}" -eq 3 ] || exit 1
+echo "stdio round trip (host + child, per call): SDK ${ss[0]} instructions (host ${ss[1]}, child ${ss[2]}); floor ${sf[0]} (host ${sf[1]}, child ${sf[2]}); ratio $(ratio "${ss[0]}" "${sf[0]}")x"
+echo "stdio host allocations per call: SDK $("$out/stdiohost" sdk "$out/perevent" 1000); floor $("$out/stdiohost" floor "$out/floorchild" 1000)"
+read -r -a hs <<<"$(per_call "$out/httphost" sdk)"
+[ "${#hs[@]}" -eq 3 ] || exit 1
+read -r -a hr <<<"$(per_call "$out/httphost" raw)"
+[ "${#hr[@]}" -eq 3 ] || exit 1
+echo "HTTP round trip (one process, per call): SDK ${hs[0]} instructions; raw net/http ${hr[0]}; ratio $(ratio "${hs[0]}" "${hr[0]}")x"
+echo "HTTP allocations per call (host + backend): SDK $("$out/httphost" sdk 1000); raw $("$out/httphost" raw 1000)"
+fi

@@ -1,5 +1,7 @@
 // Command perevent is a per_event stdio backend built on package server:
-// it answers the one request on stdin with no effects and exits.
+// it answers every request on stdin with no effects until the end of stdin
+// (one, per_event; the stdio round trip of callgrind.sh runs it as a
+// persistent child).
 package main
 
 import (

@@ -1,0 +1,116 @@
+// Command stdiohost is the host of the stdio round trip that
+// internal/perf/callgrind.sh measures, in one of two modes:
+//
+//	stdiohost sdk CHILD N    h.ToolBefore N times over a persistent stdio
+//	                         backend running CHILD (internal/perf/perevent:
+//	                         server.ServeStdio with default settings)
+//	stdiohost floor CHILD N  write the bytes the SDK sends for the same call
+//	                         to CHILD (internal/perf/floorchild) as one line
+//	                         N times, reading each answer line
+//
+// Both make one warm-up call first (the child's start, first-use work) and
+// print the host's allocations per call of the N calls on stdout.
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/agenthooks/agenthooks-go/hooks"
+	"github.com/agenthooks/agenthooks-go/internal/perf/roundtrip"
+)
+
+func main() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: stdiohost sdk|floor CHILD N")
+		os.Exit(2)
+	}
+	n, err := strconv.Atoi(os.Args[3])
+	if err != nil || n < 0 {
+		fmt.Fprintln(os.Stderr, "stdiohost: bad N")
+		os.Exit(2)
+	}
+	var call func() error
+	var done func()
+	switch os.Args[1] {
+	case "sdk":
+		call, done, err = sdk(os.Args[2])
+	case "floor":
+		call, done, err = floor(os.Args[2])
+	default:
+		err = fmt.Errorf("unknown mode %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stdiohost:", err)
+		os.Exit(1)
+	}
+	defer done()
+	if err := call(); err != nil { // warm-up
+		fmt.Fprintln(os.Stderr, "stdiohost:", err)
+		os.Exit(1)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		if err := call(); err != nil {
+			fmt.Fprintln(os.Stderr, "stdiohost:", err)
+			os.Exit(1)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n > 0 {
+		fmt.Printf("%.1f allocs %.0f B per call\n", float64(after.Mallocs-before.Mallocs)/float64(n),
+			float64(after.TotalAlloc-before.TotalAlloc)/float64(n))
+	}
+}
+
+func sdk(child string) (func() error, func(), error) {
+	// The child inherits the environment (GODEBUG, GOGC), as the floor's
+	// does; the SDK's default is PATH alone. Close waits for it to exit
+	// (under valgrind, with its counts) instead of killing it after the
+	// default grace.
+	cfg := roundtrip.Config()
+	cfg.StdioEnv = os.Environ()
+	cfg.StdioCloseGrace = time.Minute
+	h, err := hooks.New(roundtrip.Registration(roundtrip.StdioTransport(child)), cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := context.Background()
+	return func() error { return roundtrip.Call(ctx, h) }, func() { _ = h.Close() }, nil
+}
+
+func floor(child string) (func() error, func(), error) {
+	req, err := roundtrip.Request(context.Background())
+	if err != nil {
+		return nil, nil, err
+	}
+	line := append(req, '\n')
+	cmd := exec.Command(child)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	call := func() error {
+		if _, err := stdin.Write(line); err != nil {
+			return err
+		}
+		_, err := r.ReadSlice('\n')
+		return err
+	}
+	return call, func() { _ = stdin.Close(); _ = cmd.Wait() }, nil
+}
