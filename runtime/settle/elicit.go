@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/agenthooks/agenthooks-go/gen"
 )
 
@@ -21,7 +19,7 @@ type elicitCtx struct {
 	resultPart *gen.TextBodyPart               // the body part carrying result
 	// form is the compiled requested form schema, nil when the request body
 	// is not available (metadata/omit selection, URL mode, or no host context).
-	form *jsonschema.Schema
+	form *formSchema
 }
 
 // formAvailable reports whether the result's answer object is a
@@ -59,38 +57,6 @@ func parseResult(text string) (*gen.MCPElicitationElicitResult, error) {
 	return &r, nil
 }
 
-// refusingLoader refuses every external reference: a requested form schema
-// is a closed, self-contained subset (interaction-payloads.md).
-type refusingLoader struct{}
-
-func (refusingLoader) Load(string) (any, error) {
-	return nil, errors.New("settle: external schema references are not loaded")
-}
-
-// compileForm compiles the requested form schema of validated form params.
-// The "$schema" member is dropped: the binding fixes the vocabulary.
-func compileForm(p *gen.MCPElicitationElicitRequestFormParams) (*jsonschema.Schema, error) {
-	rs := p.RequestedSchema
-	rs.Schema = nil
-	doc, err := rs.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refusingLoader{})
-	const loc = "urn:ahp:settle:requested-form-schema"
-	if err := c.AddResource(loc, v); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
-}
-
 // validAnswerValue checks one pinned MCP FormAnswerValue: a string, number,
 // boolean, or array of strings.
 func validAnswerValue(v gen.FormAnswerValue) bool {
@@ -102,26 +68,6 @@ func validAnswerValue(v gen.FormAnswerValue) bool {
 		return json.Unmarshal(v, &ss) == nil
 	}
 	return false
-}
-
-// checkAnswers validates an answer object against the requested form
-// schema. No defaults are injected.
-func checkAnswers(s *jsonschema.Schema, answers gen.OrderedMap[gen.FormAnswerValue]) error {
-	if answers == nil {
-		answers = gen.OrderedMap[gen.FormAnswerValue]{}
-	}
-	doc, err := answers.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return err
-	}
-	if err := s.Validate(v); err != nil {
-		return errors.New("answers do not satisfy the requested form schema")
-	}
-	return nil
 }
 
 // mergeAnswers shallow-merges supplied answers over current ones: named
@@ -221,7 +167,7 @@ func correlateElicitation(res *gen.UserElicitationResultEvent, req *gen.UserElic
 
 // requestForm parses a request event's body and compiles its form schema;
 // it returns nil without error when no form body is available.
-func requestForm(req *gen.UserElicitationRequestEvent) (*jsonschema.Schema, error) {
+func requestForm(req *gen.UserElicitationRequestEvent) (*formSchema, error) {
 	part := req.Elicitation.Request
 	if part == nil || part.Body == nil {
 		return nil, nil

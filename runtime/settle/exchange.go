@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/agenthooks/agenthooks-go/gen"
 )
 
@@ -173,7 +171,7 @@ type ElicitationExchange struct {
 	// ResultText is the result body text, empty unless validated.
 	ResultText string
 
-	form *jsonschema.Schema
+	form *formSchema
 }
 
 // ValidateElicitationRequest validates a user.elicitation.request event's
