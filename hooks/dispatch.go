@@ -163,7 +163,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 	if ev, err = c.bindAttachments(ev); err != nil {
 		return nil, false, err
 	}
-	encoded, err := validateEvent(e.info, ev)
+	encoded, err := checkEvent(e, ev)
 	if err != nil {
 		return nil, false, err
 	}

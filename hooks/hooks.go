@@ -276,6 +276,7 @@ type eventEntry struct {
 	capsJSON     []byte // caps encoded, shared by calls that advertise caps unchanged
 	interceptors []*subscription
 	observers    []*subscription
+	entryState   // the entry check of the event's payload
 }
 
 // Manifest returns a detached copy of the static capability manifest the
