@@ -20,11 +20,18 @@
 #     child counted together; httphost sdk (h.ToolBefore and server.Handler
 #     over loopback in one process) vs httphost raw (a raw http.Client
 #     posting the same bytes to a handler writing the same answer bytes).
-# Usage: internal/perf/callgrind.sh [all|cold|invalid|hot]   (from the
-# repository root; default all). Needs go, valgrind and python3.
+#   - scale: instructions per call of 64 concurrent callers pipelined on
+#     one persistent stdio child beside one caller (stdiohost sdk ... 64),
+#     and the calls/s of BenchmarkScaleStdio (64 callers vs 1) and
+#     BenchmarkScaleHTTP (64 callers, the SDK-owned client vs a raw
+#     net/http client with a pool of 64) from one go test run, with their
+#     ratios (PERF_BENCHTIME, default 2s, and PERF_COUNT, default 1, set
+#     -benchtime and -count).
+# Usage: internal/perf/callgrind.sh [all|cold|invalid|hot|scale]   (from
+# the repository root; default all). Needs go, valgrind and python3.
 set -euo pipefail
 what=${1:-all}
-case $what in all | cold | invalid | hot) ;; *) echo "usage: $0 [all|cold|invalid|hot]" >&2; exit 2 ;; esac
+case $what in all | cold | invalid | hot | scale) ;; *) echo "usage: $0 [all|cold|invalid|hot|scale]" >&2; exit 2 ;; esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 CGO_ENABLED=0 go build -o "$out/" ./internal/perf/...
@@ -45,11 +52,11 @@ instr_tree() {
   local logs=$out/logs
   rm -rf "$logs" && mkdir "$logs"
   valgrind --tool=cachegrind --cache-sim=no --fair-sched=yes --trace-children=yes --cachegrind-out-file=/dev/null \
-    --log-file="$logs/%p.log" "$@" >/dev/null 2>&1
+    --log-file="$logs/%p.log" "$@" >"$logs/out" 2>&1 || { echo "instr_tree: $* failed:" >&2; cat "$logs/out" >&2; exit 1; }
   local host=0 child=0 f n
   for f in "$logs"/*.log; do
     n=$(sed -n 's/.*I *refs: *//p' "$f" | tr -d ,)
-    [ -n "$n" ] || { echo "instr_tree: a process of $* did not finish under valgrind" >&2; exit 1; }
+    [ -n "$n" ] || { echo "instr_tree: a process of $* did not finish under valgrind:" >&2; tail -5 "$f" >&2; exit 1; }
     if grep -q "Command: $1 " "$f"; then host=$((host + n)); else child=$((child + n)); fi
   done
   echo "$((host + child)) $host $child"
@@ -122,4 +129,35 @@ read -r -a hr <<<"$(per_call "$out/httphost" raw)"
 [ "${#hr[@]}" -eq 3 ] || exit 1
 echo "HTTP round trip (one process, per call): SDK ${hs[0]} instructions; raw net/http ${hr[0]}; ratio $(ratio "${hs[0]}" "${hr[0]}")x"
 echo "HTTP allocations per call (host + backend): SDK $("$out/httphost" sdk 1000); raw $("$out/httphost" raw 1000)"
+fi
+
+if [ "$what" = all ] || [ "$what" = scale ]; then
+# Scale on one persistent stdio backend: instructions per call (host +
+# child) of 64 concurrent callers beside one, then calls/s of the testing.B
+# benchmarks (BenchmarkScaleStdio, BenchmarkScaleHTTP in package perf) in
+# one run: times on a shared machine move with its load.
+per_call_c() {
+  local i a b d=()
+  for i in 1 2 3; do
+    read -r -a a <<<"$(GOGC=off instr_tree "$out/stdiohost" sdk "$out/perevent" 200 "$1")"
+    read -r -a b <<<"$(GOGC=off instr_tree "$out/stdiohost" sdk "$out/perevent" 600 "$1")"
+    [ "${#a[@]}" -eq 3 ] && [ "${#b[@]}" -eq 3 ] || exit 1
+    d+=($(((b[0] - a[0]) / 400)))
+  done
+  [ -z "${PERF_VERBOSE:-}" ] || echo "stdio $1 callers per call: ${d[*]}" >&2
+  median3 "${d[@]}"
+}
+c1=$(per_call_c 1)
+c64=$(per_call_c 64)
+[ -n "$c1" ] && [ -n "$c64" ] || exit 1
+echo "stdio pipelined (host + child, per call): 64 callers $c64 instructions; 1 caller $c1; ratio $(ratio "$c64" "$c1")x"
+go test -run '^$' -bench 'Scale' -benchtime "${PERF_BENCHTIME:-2s}" -count "${PERF_COUNT:-1}" ./internal/perf/ >"$out/bench.txt"
+awk '/^Benchmark/ { for (i = 1; i < NF; i++) if ($(i + 1) == "calls/s") { name = $1; sub(/-[0-9]+$/, "", name); v[name] = v[name] " " $i } }
+  END {
+    for (n in v) print n ": calls/s" v[n]
+    split(v["BenchmarkScaleStdio/callers=64"], a64); split(v["BenchmarkScaleStdio/callers=1"], a1)
+    split(v["BenchmarkScaleHTTP/client=sdk"], s); split(v["BenchmarkScaleHTTP/client=raw"], r)
+    for (i = 1; i in a1; i++) printf "stdio 64 callers / 1 caller: %.2fx\n", a64[i] / a1[i]
+    for (i = 1; i in r; i++) printf "HTTP 64 callers, SDK-owned client / raw pool of 64: %.2fx\n", s[i] / r[i]
+  }' "$out/bench.txt" | sort
 fi

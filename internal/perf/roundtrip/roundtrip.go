@@ -24,8 +24,12 @@ const BackendID = "com.example.bench"
 
 // Input is the call every host makes: a native read_file tool.before with a
 // fixed event id, so that every request has the same size.
-func Input() hooks.ToolBeforeInput {
-	return hooks.ToolBeforeInput{ID: "evt-bench", Name: "read_file", Input: map[string]any{"path": "/etc/hosts"},
+func Input() hooks.ToolBeforeInput { return InputID("evt-bench") }
+
+// InputID is Input with the event id id: concurrent calls on one stdio
+// backend need distinct ids (responses are correlated by id).
+func InputID(id string) hooks.ToolBeforeInput {
+	return hooks.ToolBeforeInput{ID: id, Name: "read_file", Input: map[string]any{"path": "/etc/hosts"},
 		Origin: gen.ExecutionEventToolOriginNative, CallID: "call-1", Path: "native"}
 }
 
@@ -61,14 +65,23 @@ func New(transportJSON string) (*hooks.Hooks, error) {
 	return hooks.New(Registration(transportJSON), Config())
 }
 
-// Call makes one call and checks that it was allowed without diagnostics.
-func Call(ctx context.Context, h *hooks.Hooks) error {
-	res, err := h.ToolBefore(ctx, Input())
+// Call makes the call of Input and checks that it was allowed without
+// diagnostics.
+func Call(ctx context.Context, h *hooks.Hooks) error { return CallInput(ctx, h, Input()) }
+
+// CallInput makes the call of in and checks that it was allowed without
+// diagnostics.
+func CallInput(ctx context.Context, h *hooks.Hooks, in hooks.ToolBeforeInput) error {
+	res, err := h.ToolBefore(ctx, in)
 	if err != nil {
 		return err
 	}
-	if res.Permission != gen.PermissionNone || len(res.Diagnostics) != 0 {
-		return fmt.Errorf("roundtrip: unexpected result: permission %q, %d diagnostics", res.Permission, len(res.Diagnostics))
+	if len(res.Diagnostics) != 0 {
+		d := res.Diagnostics[0]
+		return fmt.Errorf("roundtrip: call %s: diagnostic %s at %s (%s, status %d)", in.ID, d.Code, d.Stage, d.Reason, d.Status)
+	}
+	if res.Permission != gen.PermissionNone {
+		return fmt.Errorf("roundtrip: call %s: unexpected permission %q", in.ID, res.Permission)
 	}
 	return nil
 }

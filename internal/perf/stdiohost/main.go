@@ -9,7 +9,10 @@
 //	                         N times, reading each answer line
 //
 // Both make one warm-up call first (the child's start, first-use work) and
-// print the host's allocations per call of the N calls on stdout.
+// print the host's allocations per call of the N calls on stdout. In sdk
+// mode a fourth argument C makes the N calls from C concurrent callers
+// (distinct event ids), pipelined on the one child: callgrind.sh compares
+// the instructions per call of 64 callers with those of one.
 package main
 
 import (
@@ -20,6 +23,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/hooks"
@@ -27,8 +32,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: stdiohost sdk|floor CHILD N")
+	if len(os.Args) != 4 && (len(os.Args) != 5 || os.Args[1] != "sdk") {
+		fmt.Fprintln(os.Stderr, "usage: stdiohost sdk|floor CHILD N, stdiohost sdk CHILD N CALLERS")
 		os.Exit(2)
 	}
 	n, err := strconv.Atoi(os.Args[3])
@@ -36,11 +41,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stdiohost: bad N")
 		os.Exit(2)
 	}
+	callers := 1
+	if len(os.Args) == 5 {
+		if callers, err = strconv.Atoi(os.Args[4]); err != nil || callers < 1 {
+			fmt.Fprintln(os.Stderr, "stdiohost: bad CALLERS")
+			os.Exit(2)
+		}
+	}
 	var call func() error
+	var h *hooks.Hooks
 	var done func()
 	switch os.Args[1] {
 	case "sdk":
-		call, done, err = sdk(os.Args[2])
+		h, err = sdk(os.Args[2])
+		if err == nil {
+			ctx := context.Background()
+			call, done = func() error { return roundtrip.Call(ctx, h) }, func() { _ = h.Close() }
+		}
 	case "floor":
 		call, done, err = floor(os.Args[2])
 	default:
@@ -57,11 +74,16 @@ func main() {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	for range n {
-		if err := call(); err != nil {
-			fmt.Fprintln(os.Stderr, "stdiohost:", err)
-			os.Exit(1)
+	if callers == 1 {
+		for range n {
+			if err := call(); err != nil {
+				fmt.Fprintln(os.Stderr, "stdiohost:", err)
+				os.Exit(1)
+			}
 		}
+	} else if err := concurrent(h, n, callers); err != nil {
+		fmt.Fprintln(os.Stderr, "stdiohost:", err)
+		os.Exit(1)
 	}
 	runtime.ReadMemStats(&after)
 	if n > 0 {
@@ -70,7 +92,35 @@ func main() {
 	}
 }
 
-func sdk(child string) (func() error, func(), error) {
+// concurrent makes n calls on h from callers goroutines, with distinct
+// event ids.
+func concurrent(h *hooks.Hooks, n, callers int) error {
+	ctx := context.Background()
+	var next atomic.Int64
+	errs := make(chan error, callers)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := roundtrip.CallInput(ctx, h, roundtrip.InputID("evt-"+strconv.FormatInt(i, 10))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func sdk(child string) (*hooks.Hooks, error) {
 	// The child inherits the environment (GODEBUG, GOGC), as the floor's
 	// does; the SDK's default is PATH alone. Close waits for it to exit
 	// (under valgrind, with its counts) instead of killing it after the
@@ -78,12 +128,7 @@ func sdk(child string) (func() error, func(), error) {
 	cfg := roundtrip.Config()
 	cfg.StdioEnv = os.Environ()
 	cfg.StdioCloseGrace = time.Minute
-	h, err := hooks.New(roundtrip.Registration(roundtrip.StdioTransport(child)), cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctx := context.Background()
-	return func() error { return roundtrip.Call(ctx, h) }, func() { _ = h.Close() }, nil
+	return hooks.New(roundtrip.Registration(roundtrip.StdioTransport(child)), cfg)
 }
 
 func floor(child string) (func() error, func(), error) {
