@@ -53,7 +53,12 @@ func renderValidation(set *schemaSet) (map[string][]byte, error) {
 	reg.WriteString("var program = schemaprog.Program{Docs: []schemaprog.Doc{\n")
 	for _, d := range prog.Docs {
 		v := docVar(d.Name)
-		fmt.Fprintf(&reg, "\t{Name: %q, Nodes: %s},\n", d.Name, v)
+		dv := "disp" + strings.TrimPrefix(v, "doc")
+		if len(d.Dispatch) > 0 {
+			fmt.Fprintf(&reg, "\t{Name: %q, Nodes: %s, Dispatch: %s},\n", d.Name, v, dv)
+		} else {
+			fmt.Fprintf(&reg, "\t{Name: %q, Nodes: %s},\n", d.Name, v)
+		}
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "// %s\n\npackage validation\n\nimport \"github.com/agenthooks/agenthooks-go/internal/schemaprog\"\n\n", genHeader)
 		fmt.Fprintf(&b, "// %s is the program of %s.\nvar %s = []schemaprog.Node{\n", v, d.Name, v)
@@ -63,6 +68,15 @@ func renderValidation(set *schemaSet) (map[string][]byte, error) {
 			b.WriteString("},\n")
 		}
 		b.WriteString("}\n")
+		if len(d.Dispatch) > 0 {
+			fmt.Fprintf(&b, "\n// %s are the dispatch tables of %s.\nvar %s = []schemaprog.Dispatch{\n", dv, d.Name, dv)
+			for _, t := range d.Dispatch {
+				b.WriteString("\t{")
+				writeDispatch(&b, &t)
+				b.WriteString("},\n")
+			}
+			b.WriteString("}\n")
+		}
 		src, err := format.Source(b.Bytes())
 		if err != nil {
 			return nil, fmt.Errorf("format %s: %w", d.Name, err)
@@ -213,4 +227,54 @@ func writeNode(b *bytes.Buffer, n *schemaprog.Node) {
 	str("ExMinimum", n.ExMinimum)
 	str("ExMaximum", n.ExMaximum)
 	str("MultipleOf", n.MultipleOf)
+}
+
+// writeDispatch writes the non-zero fields of t as keyed composite literal
+// elements.
+func writeDispatch(b *bytes.Buffer, t *schemaprog.Dispatch) {
+	ids := func(l []schemaprog.ID) string {
+		s := make([]string, len(l))
+		for i, id := range l {
+			s[i] = strconv.FormatUint(uint64(id), 10)
+		}
+		return "{" + strings.Join(s, ", ") + "}"
+	}
+	strs := func(l []string) string {
+		s := make([]string, len(l))
+		for i, v := range l {
+			s[i] = strconv.Quote(v)
+		}
+		return "{" + strings.Join(s, ", ") + "}"
+	}
+	path := func(l []schemaprog.Step) string {
+		s := make([]string, len(l))
+		for i, st := range l {
+			s[i] = "{Key: " + strconv.Quote(st.Key)
+			if st.Req {
+				s[i] += ", Req: true"
+			}
+			s[i] += "}"
+		}
+		return "[]schemaprog.Step{" + strings.Join(s, ", ") + "}"
+	}
+	fields := []string{"Node: " + strconv.FormatUint(uint64(t.Node), 10)}
+	if len(t.Switches) > 0 {
+		sws := make([]string, len(t.Switches))
+		for i, sw := range t.Switches {
+			arms := make([]string, len(sw.Arms))
+			for k, a := range sw.Arms {
+				arms[k] = ids(a)
+			}
+			sws[i] = "{Path: " + path(sw.Path) + ", Values: []string" + strs(sw.Values) +
+				", Arms: [][]schemaprog.ID{" + strings.Join(arms, ", ") + "}, All: []schemaprog.ID" + ids(sw.All) + "}"
+		}
+		fields = append(fields, "Switches: []schemaprog.Switch{"+strings.Join(sws, ", ")+"}")
+		if len(t.Rest) > 0 {
+			fields = append(fields, "Rest: []schemaprog.ID"+ids(t.Rest))
+		}
+	}
+	if t.Guard {
+		fields = append(fields, "Guard: true", "GuardPath: "+path(t.GuardPath), "GuardValues: []string"+strs(t.GuardValues))
+	}
+	b.WriteString(strings.Join(fields, ", "))
 }

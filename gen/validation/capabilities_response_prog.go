@@ -166,3 +166,8 @@ var docCapabilitiesResponse = []schemaprog.Node{
 	{Loc: "#/allOf/1/properties/result/properties/manifest/properties/transports/items", Enum: "[\"http\",\"stdio\",\"in_process\"]"},
 	{Loc: "#/allOf/1/properties/result/properties/protocolVersion", Ref: 262153},
 }
+
+// dispCapabilitiesResponse are the dispatch tables of capabilities-response.schema.json.
+var dispCapabilitiesResponse = []schemaprog.Dispatch{
+	{Node: 14, Switches: []schemaprog.Switch{{Path: []schemaprog.Step{{Key: "event"}}, Values: []string{"config.change.before", "context.compact.after", "context.compact.before", "model.request.before", "model.response.after", "model.switch.before", "session.start", "task.change.before", "tool.after", "tool.batch.after", "tool.before", "tool.permission.request", "turn.finish.before", "turn.start", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound", "workspace.change.before"}, Arms: [][]schemaprog.ID{{65581}, {65636}, {65631}, {65596}, {65601}, {65606}, {65576}, {65641}, {65616}, {65626}, {65611}, {65621}, {65591}, {65586}, {65646}, {65651}, {65656}, {65661}, {65666}}, All: []schemaprog.ID{65576, 65581, 65586, 65591, 65596, 65601, 65606, 65611, 65616, 65621, 65626, 65631, 65636, 65641, 65646, 65651, 65656, 65661, 65666}}}, Rest: []schemaprog.ID{65552, 65560, 65565}},
+}

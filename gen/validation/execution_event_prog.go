@@ -738,3 +738,10 @@ var docExecutionEvent = []schemaprog.Node{
 	{Loc: "#/allOf/15/if/properties/type", Enum: "[\"context.compact.after\"]"},
 	{Loc: "#/allOf/15/then", Ref: 852554},
 }
+
+// dispExecutionEvent are the dispatch tables of execution-event.schema.json.
+var dispExecutionEvent = []schemaprog.Dispatch{
+	{Node: 617, Switches: []schemaprog.Switch{{Path: []schemaprog.Step{{Key: "change", Req: true}}, Values: []string{"created", "deleted", "moved"}, Arms: [][]schemaprog.ID{{852594}, {852600}, {852590}}, All: []schemaprog.ID{852590, 852594, 852600}}}},
+	{Node: 639, Switches: []schemaprog.Switch{{Path: []schemaprog.Step{{Key: "type", Req: true}}, Values: []string{"context.compact.after", "context.compact.before", "model.error", "model.request.before", "model.response.after", "model.switch.after", "model.switch.before", "tool.batch.after", "tool.permission.request", "tool.permission.resolved", "tool.progress", "turn.end", "turn.finish.before", "turn.progress", "turn.start"}, Arms: [][]schemaprog.ID{{852699}, {852695}, {852667}, {852659}, {852663}, {852675}, {852671}, {852691}, {852679}, {852683}, {852687}, {852651}, {852647}, {852655}, {852643}}, All: []schemaprog.ID{852643, 852647, 852651, 852655, 852659, 852663, 852667, 852671, 852675, 852679, 852683, 852687, 852691, 852695, 852699}}}, Rest: []schemaprog.ID{852609}},
+	{Node: 640, Guard: true, GuardPath: []schemaprog.Step{{Key: "type", Req: true}}, GuardValues: []string{"context.compact.after", "context.compact.before", "model.error", "model.request.before", "model.response.after", "model.switch.after", "model.switch.before", "tool.batch.after", "tool.permission.request", "tool.permission.resolved", "tool.progress", "turn.end", "turn.finish.before", "turn.progress", "turn.start"}},
+}

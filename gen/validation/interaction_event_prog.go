@@ -122,3 +122,9 @@ var docInteractionEvent = []schemaprog.Node{
 	{Loc: "#/allOf/8/if/properties/type", Enum: "[\"hook.failure\"]"},
 	{Loc: "#/allOf/8/then", Ref: 983099},
 }
+
+// dispInteractionEvent are the dispatch tables of interaction-event.schema.json.
+var dispInteractionEvent = []schemaprog.Dispatch{
+	{Node: 65, Switches: []schemaprog.Switch{{Path: []schemaprog.Step{{Key: "type", Req: true}}, Values: []string{"config.change.after", "config.change.before", "hook.failure", "user.attention", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound"}, Arms: [][]schemaprog.ID{{983131}, {983127}, {983155}, {983135}, {983139}, {983143}, {983147}, {983151}}, All: []schemaprog.ID{983127, 983131, 983135, 983139, 983143, 983147, 983151, 983155}}}, Rest: []schemaprog.ID{983107}},
+	{Node: 66, Guard: true, GuardPath: []schemaprog.Step{{Key: "type", Req: true}}, GuardValues: []string{"config.change.after", "config.change.before", "hook.failure", "user.attention", "user.elicitation.request", "user.elicitation.result", "user.message.inbound", "user.message.outbound"}},
+}

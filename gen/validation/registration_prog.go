@@ -136,3 +136,9 @@ var docRegistration = []schemaprog.Node{
 	{Loc: "#/$defs/contentReceiver/properties/timeoutMs", Types: 8, Minimum: "1"},
 	{Loc: "#/$defs/contentReceiver/properties/url", Types: 16, Format: "uri", Pattern: "^https?://"},
 }
+
+// dispRegistration are the dispatch tables of registration.schema.json.
+var dispRegistration = []schemaprog.Dispatch{
+	{Node: 39, Guard: true, GuardPath: []schemaprog.Step{{Key: "mode", Req: true}}, GuardValues: []string{"intercept", "observe"}},
+	{Node: 100, Guard: true, GuardPath: []schemaprog.Step{{Key: "type", Req: true}}, GuardValues: []string{"http", "stdio"}},
+}

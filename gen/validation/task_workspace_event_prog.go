@@ -169,3 +169,9 @@ var docTaskWorkspaceEvent = []schemaprog.Node{
 	{Loc: "#/allOf/5/if/properties/type", Enum: "[\"file.changed\"]"},
 	{Loc: "#/allOf/5/then", Ref: 1769577},
 }
+
+// dispTaskWorkspaceEvent are the dispatch tables of task-workspace-event.schema.json.
+var dispTaskWorkspaceEvent = []schemaprog.Dispatch{
+	{Node: 130, Switches: []schemaprog.Switch{{Path: []schemaprog.Step{{Key: "type", Req: true}}, Values: []string{"file.changed", "task.change.after", "task.change.before", "workspace.change.after", "workspace.change.before"}, Arms: [][]schemaprog.ID{{1769634}, {1769622}, {1769618}, {1769630}, {1769626}}, All: []schemaprog.ID{1769618, 1769622, 1769626, 1769630, 1769634}}}, Rest: []schemaprog.ID{1769604}},
+	{Node: 131, Guard: true, GuardPath: []schemaprog.Step{{Key: "type", Req: true}}, GuardValues: []string{"file.changed", "task.change.after", "task.change.before", "workspace.change.after", "workspace.change.before"}},
+}

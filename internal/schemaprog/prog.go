@@ -37,6 +37,62 @@ type Doc struct {
 	// Nodes are the document's compiled subschemas; the document itself
 	// is Nodes[0].
 	Nodes []Node
+	// Dispatch holds the dispatch tables of the document's nodes that
+	// have any, sorted by [Dispatch.Node].
+	Dispatch []Dispatch
+}
+
+// A signature is a schema of the form
+//
+//	{"required": [k1], "properties": {k1: {"required": [k2], "properties": {k2: … {"enum": [strings]}}}}}
+//
+// (each "required" optional, "const" instead of "enum" allowed, any number
+// of levels including none), which the union dispatch rewrite emits to tell
+// union arms apart and which the canonical schemas write by hand for
+// conditional rules. Whether it holds depends only on the value found by
+// walking the instance along its path of keys: where the value at some step
+// is not an object, or lacks an optional key, it holds vacuously; where it
+// lacks a required key, it does not hold; at the end of the path, it holds
+// when the value is one of its strings. Many signatures on one path are
+// therefore decided by one walk, which the dispatch tables record.
+
+// Step is one level of a signature's path.
+type Step struct {
+	Key string
+	// Req is set when the level's "required" lists Key.
+	Req bool
+}
+
+// Switch stands for the allOf entries {"if": signature, "then": arm} of a
+// node whose signatures share one path: when the path resolves to a
+// string, exactly the entries listing it apply their arm; when every
+// signature holds vacuously, every arm applies; otherwise none does.
+type Switch struct {
+	Path []Step
+	// Values are the strings the signatures list, sorted; Arms[k] are
+	// the arms that apply when the path resolves to Values[k], in allOf
+	// order.
+	Values []string
+	Arms   [][]ID
+	// All are the arms of every entry, in allOf order.
+	All []ID
+}
+
+// Dispatch holds the dispatch tables of one node, computed at generation
+// time so that the run time does not look into the signatures.
+type Dispatch struct {
+	// Node is the node's index in its document's Nodes.
+	Node uint32
+	// Switches, when not empty, stand for some of the node's allOf
+	// entries; Rest lists the others, in order.
+	Switches []Switch
+	Rest     []ID
+	// Guard, when set, stands for the node's anyOf, all of whose entries
+	// are signatures on GuardPath: it holds when they hold vacuously or
+	// the path resolves to one of GuardValues (sorted).
+	Guard       bool
+	GuardPath   []Step
+	GuardValues []string
 }
 
 // Node returns the node named by id, or nil for 0.

@@ -3,6 +3,7 @@ package validate
 import (
 	"slices"
 	"strconv"
+	"sync/atomic"
 )
 
 // The explainer reports why a document the interpreter (fastrun.go) found
@@ -69,6 +70,10 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 	if r.abort || n == nil {
 		return dst
 	}
+	if atomic.LoadUint32(&n.pend) != laidOut && !n.ready() {
+		r.abort = true
+		return dst
+	}
 	if r.done != nil {
 		if r.steps++; r.steps%pollEvery == 0 && closed(r.done) {
 			r.abort, r.stopped = true, true
@@ -96,15 +101,12 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 	}
 	if n.hasConst && !r.equal(t, i, n.constT, 0) {
 		c := e.cause("const", n.location()+"/const", nil)
-		c.Allowed = []string{jsonText(n.constV)}
+		c.Allowed = []string{n.constRaw}
 		return append(dst, c)
 	}
 	if n.enumT != nil && !r.inEnum(n, i) {
 		c := e.cause("enum", n.location()+"/enum", nil)
-		c.Allowed = make([]string, len(n.enum))
-		for k, v := range n.enum {
-			c.Allowed[k] = jsonText(v)
-		}
+		c.Allowed = elements(n.enumRaw)
 		return append(dst, c)
 	}
 	if n.format != nil && !r.formatOK(n, i) {
@@ -273,7 +275,7 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 	if n.propNames != nil {
 		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
 			if !r.valid(n.propNames, c) {
-				dst = append(dst, e.cause("propertyNames", n.propNamesRaw.location(), nil))
+				dst = append(dst, e.cause("propertyNames", n.propNamesLoc, nil))
 			}
 		}
 	}

@@ -1,12 +1,11 @@
 package validate
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math/big"
-	"slices"
 	"strings"
+
+	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
 )
 
 // The fast path is an accept-only validator. It is compiled from the schema
@@ -137,8 +136,14 @@ type fastNode struct {
 	str      bool // some string keyword is present
 	num      bool // some number keyword is present
 
-	doc, frag    string    // the schema's location: its document and "#pointer" in it
-	propNamesRaw *fastNode // the propertyNames subschema itself (before references are skipped)
+	// pend is the node's layout state (see program.go): laidOut, or a
+	// shell to lay out on first visit.
+	pend uint32
+	c    *fastCompiler // lays the node out (nil for nodes built by hand)
+	id   schemaprog.ID // the program node
+
+	doc, frag    string // the schema's location: its document and "#pointer" in it
+	propNamesLoc string // the location of the propertyNames subschema itself (before references are skipped)
 
 	constT *tape           // const on a tape
 	enumT  *tape           // enum as one array on a tape (nil: no enum)
@@ -185,45 +190,10 @@ type fastNode struct {
 	minimum, maximum            *bound
 	exMinimum, exMaximum, multi *bound
 
-	// read by the compiler only
-	constV   any
-	enum     []any
-	allOf    []*fastNode
-	required []string
-}
-
-// pureRef reports whether n is a bare {"$ref": …}, which validates exactly
-// as its target does.
-func pureRef(n *fastNode) bool {
-	return n.ref != nil && n.always == 0 && n.types == 0 && !n.hasConst && n.enum == nil &&
-		n.format == nil && n.not == nil && len(n.allOf) == 0 && len(n.anyOf) == 0 && len(n.oneOf) == 0 &&
-		n.ifN == nil && n.thenN == nil && n.elseN == nil && !n.object && !n.array && !n.str && !n.num
-}
-
-// follow returns the node at the end of n's chain of pure references.
-func follow(n *fastNode) *fastNode {
-	for n != nil && pureRef(n) {
-		n = n.ref
-	}
-	return n
-}
-
-// skipRefs points n's subschemas past pure references.
-func skipRefs(n *fastNode) {
-	for _, p := range []**fastNode{&n.ref, &n.not, &n.ifN, &n.thenN, &n.elseN, &n.addl, &n.propNames, &n.contains, &n.items} {
-		*p = follow(*p)
-	}
-	for _, l := range [][]*fastNode{n.allOf, n.anyOf, n.oneOf, n.prefix} {
-		for i := range l {
-			l[i] = follow(l[i])
-		}
-	}
-	for i := range n.propList {
-		n.propList[i].node = follow(n.propList[i].node)
-	}
-	for i := range n.patProps {
-		n.patProps[i].node = follow(n.patProps[i].node)
-	}
+	// read by the compiler and the explainer only
+	constRaw, enumRaw string // const and enum as canonical JSON
+	allOf             []*fastNode
+	required          []string
 }
 
 // refTarget reports whether a schema location is a document root or a
@@ -244,11 +214,13 @@ func refTarget(loc string) bool {
 //	{"required": [k1], "properties": {k1: {"required": [k2], "properties": {k2: … {"enum": [strings]}}}}}
 //
 // (each "required" optional, "const" instead of "enum" allowed, any number
-// of levels including none), which dispatch.go emits to tell union arms
-// apart and which the canonical schemas write by hand for conditional
-// rules. Whether it holds depends only on the value found by walking the
-// instance along its path of keys (see resolve), so many signatures on the
-// same path are decided by one walk.
+// of levels including none), which the union dispatch rewrite emits to tell
+// union arms apart and which the canonical schemas write by hand for
+// conditional rules. Whether it holds depends only on the value found by
+// walking the instance along its path of keys (see resolve), so many
+// signatures on the same path are decided by one walk. The generator
+// records them in each node's dispatch tables (schemaprog.Dispatch), which
+// the interpreter runs as dispatchSwitch and dispatchGuard.
 
 // pathLevel is one step of a signature's path.
 type pathLevel struct {
@@ -288,53 +260,6 @@ func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
 	return selValue, i
 }
 
-// signatureOf reports whether n is exactly a signature and returns its
-// path and strings.
-func signatureOf(n *fastNode) ([]pathLevel, []string, bool) {
-	var path []pathLevel
-	for range maxSignatureDepth {
-		var vals []any
-		switch {
-		case n.hasConst && n.enum == nil && onlyKeywords(n, kwConst):
-			vals = []any{n.constV}
-		case !n.hasConst && n.enum != nil && onlyKeywords(n, kwEnum):
-			vals = n.enum
-		}
-		if vals != nil {
-			out := make([]string, 0, len(vals))
-			for _, v := range vals {
-				str, ok := v.(string)
-				if !ok {
-					return nil, nil, false
-				}
-				out = append(out, str)
-			}
-			return path, out, true
-		}
-		if !onlyKeywords(n, kwObject) || len(n.propList) != 1 || len(n.reqOutside) != 0 ||
-			n.minProps >= 0 || n.maxProps >= 0 || n.propNames != nil || len(n.patProps) != 0 ||
-			n.addl != nil || n.addlFalse || len(n.required) > 1 {
-			return nil, nil, false
-		}
-		p := n.propList[0]
-		path = append(path, pathLevel{key: p.name, hash: keyHash(p.name), req: len(n.required) == 1})
-		n = p.node
-	}
-	return nil, nil, false
-}
-
-// maxSignatureDepth bounds the paths signatureOf follows.
-const maxSignatureDepth = 8
-
-// pathKey identifies a path, for grouping signatures.
-func pathKey(path []pathLevel) string {
-	var b strings.Builder
-	for _, lv := range path {
-		fmt.Fprintf(&b, "%d:%s:%t;", len(lv.key), lv.key, lv.req)
-	}
-	return b.String()
-}
-
 // dispatchSwitch stands for allOf entries {"if": sig, "then": T} whose
 // signatures share one path: when the path resolves to a string, exactly
 // the entries listing it apply their "then"; when every signature holds
@@ -351,225 +276,4 @@ type dispatchSwitch struct {
 type dispatchGuard struct {
 	path   []pathLevel
 	values map[string]struct{}
-}
-
-// minSwitch is the number of if/then entries on one path worth a switch.
-const minSwitch = 3
-
-// buildSwitches groups n's allOf entries into dispatch switches (the
-// others stay in allOfRest, in order) and turns an anyOf of signatures on
-// one path into a guard.
-func buildSwitches(n *fastNode) {
-	n.allOfRest = n.allOf
-	buildGuard(n)
-	if len(n.allOf) < minSwitch {
-		return
-	}
-	type entry struct {
-		path   []pathLevel
-		values []string
-		then   *fastNode
-	}
-	groups := map[string][]int{}
-	entries := make([]entry, len(n.allOf))
-	for i, e := range n.allOf {
-		if e.ifN == nil || e.thenN == nil || !onlyKeywords(e, kwIf|kwThen) {
-			continue
-		}
-		path, values, ok := signatureOf(e.ifN)
-		if !ok {
-			continue
-		}
-		entries[i] = entry{path, values, e.thenN}
-		k := pathKey(path)
-		groups[k] = append(groups[k], i)
-	}
-	used := make([]bool, len(n.allOf))
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		idx := groups[k]
-		if len(idx) < minSwitch {
-			continue
-		}
-		sw := &dispatchSwitch{path: entries[idx[0]].path, arms: map[string][]*fastNode{}}
-		for _, i := range idx {
-			used[i] = true
-			e := entries[i]
-			sw.all = append(sw.all, e.then)
-			seen := map[string]bool{}
-			for _, v := range e.values {
-				if !seen[v] {
-					seen[v] = true
-					sw.arms[v] = append(sw.arms[v], e.then)
-				}
-			}
-		}
-		n.switches = append(n.switches, sw)
-	}
-	if len(n.switches) == 0 {
-		return
-	}
-	n.allOfRest = nil
-	for i, e := range n.allOf {
-		if !used[i] {
-			n.allOfRest = append(n.allOfRest, e)
-		}
-	}
-}
-
-// buildGuard sets n.guard when n's anyOf lists only signatures on one path.
-func buildGuard(n *fastNode) {
-	if len(n.anyOf) < 2 {
-		return
-	}
-	g := &dispatchGuard{values: map[string]struct{}{}}
-	for i, e := range n.anyOf {
-		path, values, ok := signatureOf(e)
-		if !ok || (i > 0 && pathKey(path) != pathKey(g.path)) {
-			return
-		}
-		g.path = path
-		for _, v := range values {
-			g.values[v] = struct{}{}
-		}
-	}
-	n.guard = g
-}
-
-// Keyword families for onlyKeywords.
-const (
-	kwIf = 1 << iota
-	kwThen
-	kwObject
-	kwConst
-	kwEnum
-)
-
-// onlyKeywords reports whether n uses no keyword outside allowed.
-func onlyKeywords(n *fastNode, allowed int) bool {
-	if n.always != 0 || n.types != 0 || n.format != nil || n.ref != nil || n.not != nil ||
-		len(n.allOf) != 0 || len(n.anyOf) != 0 || len(n.oneOf) != 0 || n.elseN != nil ||
-		n.array || n.str || n.num {
-		return false
-	}
-	if n.ifN != nil && allowed&kwIf == 0 {
-		return false
-	}
-	if n.thenN != nil && allowed&kwThen == 0 {
-		return false
-	}
-	if n.object && allowed&kwObject == 0 {
-		return false
-	}
-	if n.hasConst && allowed&kwConst == 0 {
-		return false
-	}
-	if n.enum != nil && allowed&kwEnum == 0 {
-		return false
-	}
-	return true
-}
-
-// plainJSON reports whether v consists only of decoded-JSON Go types with
-// numbers as json.Number, the only schema values the fast path compares.
-func plainJSON(v any, depth int) bool {
-	if depth > maxFastDepth {
-		return false
-	}
-	switch x := v.(type) {
-	case nil, bool, string:
-		return true
-	case json.Number:
-		_, ok := parseNumber(string(x))
-		return ok
-	case []any:
-		for _, e := range x {
-			if !plainJSON(e, depth+1) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		for _, e := range x {
-			if !plainJSON(e, depth+1) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// checkInPlaceCycles rejects graphs where a subschema reaches itself
-// without descending into the instance ($ref, allOf, anyOf, oneOf, not,
-// if/then/else). v6 reports such a cycle as an error; the fast path would
-// not terminate.
-func checkInPlaceCycles(root *fastNode) error {
-	const (
-		grey  = 1
-		black = 2
-	)
-	color := map[*fastNode]uint8{}
-	var visit func(n *fastNode) error
-	// descend lists the nodes applied to a different instance location.
-	descend := func(n *fastNode) []*fastNode {
-		var out []*fastNode
-		out = append(out, n.propNames, n.addl, n.contains, n.items)
-		out = append(out, n.prefix...)
-		for _, p := range n.propList {
-			out = append(out, p.node)
-		}
-		for _, p := range n.patProps {
-			out = append(out, p.node)
-		}
-		return out
-	}
-	inPlace := func(n *fastNode) []*fastNode {
-		out := []*fastNode{n.ref, n.not, n.ifN, n.thenN, n.elseN}
-		out = append(out, n.allOf...)
-		out = append(out, n.anyOf...)
-		return append(out, n.oneOf...)
-	}
-	// Each node is visited once as the start of an in-place walk (colors
-	// track the in-place DFS); descendants start fresh walks.
-	started := map[*fastNode]bool{}
-	queue := []*fastNode{root}
-	visit = func(n *fastNode) error {
-		switch color[n] {
-		case grey:
-			return errFastUnsupported
-		case black:
-			return nil
-		}
-		color[n] = grey
-		for _, m := range inPlace(n) {
-			if m == nil {
-				continue
-			}
-			if err := visit(m); err != nil {
-				return err
-			}
-		}
-		color[n] = black
-		for _, m := range descend(n) {
-			if m != nil && !started[m] {
-				started[m] = true
-				queue = append(queue, m)
-			}
-		}
-		return nil
-	}
-	started[root] = true
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if err := visit(n); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,11 +1,11 @@
 package validate
 
 import (
-	"fmt"
 	"math/big"
 	"regexp"
 	"regexp/syntax"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -21,13 +21,6 @@ type matcher struct {
 	re   *regexp.Regexp
 }
 
-func newMatcher(src string) (*matcher, error) {
-	if !regexpSyntaxOK(src) {
-		return nil, fmt.Errorf("%w: pattern %q", errFastUnsupported, src)
-	}
-	return &matcher{src: src}, nil
-}
-
 // regexpSyntaxOK reports whether src parses as a Go regular expression,
 // without compiling it.
 func regexpSyntaxOK(src string) bool {
@@ -40,16 +33,6 @@ func (m *matcher) ok() bool { return m != nil }
 func (m *matcher) match(b []byte) bool {
 	m.once.Do(func() { m.re = regexp.MustCompile(m.src) })
 	return m.re.Match(b)
-}
-
-// constTape puts a schema constant (already checked by plainJSON) on a tape
-// of its own; it returns nil if that fails.
-func constTape(v any) *tape {
-	t := new(tape)
-	if !t.fromValue(v) {
-		return nil
-	}
-	return t
 }
 
 // fastRun is the state of one fast-path validation of the document on t.
@@ -143,6 +126,10 @@ func (r *fastRun) matches(m *matcher, i uint32) bool {
 // valid reports whether the value at token i is valid against n.
 func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	if r.abort {
+		return false
+	}
+	if atomic.LoadUint32(&n.pend) != laidOut && !n.ready() {
+		r.abort = true
 		return false
 	}
 	if r.done != nil {

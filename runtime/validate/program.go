@@ -1,95 +1,181 @@
 package validate
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"github.com/agenthooks/agenthooks-go/gen/validation"
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
 )
 
 // This file turns the generated validation program (package gen/validation,
 // emitted by cmd/ahp-codegen from the schemas compiled by jsonschema/v6) into
-// the fastNode graph the interpreter (fastrun.go) and the explainer
-// (explain.go) run. Nothing is compiled from schema JSON here: each node's
-// keywords are copied, its property table is laid out, and its patterns are
-// compiled as Go regular expressions (the engine v6 used), lazily, for the
-// nodes reachable from the references actually used.
+// the fastNodes the interpreter (fastrun.go) and the explainer (explain.go)
+// run. Nothing is compiled from schema JSON here, and nothing is laid out
+// ahead of need: a node is laid out (its keywords copied, its property table
+// built, its constants put on tapes, its dispatch switches built) the first
+// time a validation visits it, and shared by every later visit. Until then a
+// node is a shell that only knows its program node; its subschemas are
+// shells too. A validation therefore pays for the nodes it visits, which on
+// a request is a small part of what its reference reaches (a union's arms
+// for the other event types are never visited).
 
-// fastCompiler turns program nodes into fastNodes, one per node, shared by
-// every reference compiled with it.
+// Layout states of a fastNode (fastNode.pend).
+const (
+	laidOut   = 0 // ready to run (also every node built by hand in tests)
+	shell     = 1 // not laid out yet
+	layingOut = 2 // being laid out (by the goroutine holding the lock)
+	broken    = 3 // the program node is not modelled: every visit aborts
+)
+
+// fastCompiler lays out program nodes as fastNodes, one per node, shared by
+// every reference and every validation that reaches it.
 type fastCompiler struct {
 	prog *schemaprog.Program
-	// slab holds each document's nodes, allocated together on the
-	// document's first use; made marks those laid out.
-	slab  [][]fastNode
-	made  [][]bool
-	order []schemaprog.ID // laid out nodes in creation order
+	// trusted marks the generated program, which the generator and the
+	// tests (TestGeneratedProgramLaysOut) have checked: no in-place
+	// cycles, nothing the interpreter does not model.
+	trusted bool
+
+	mu    sync.Mutex    // guards nodes and every layout
+	nodes [][]*fastNode // per document, per node: its fastNode once made
 }
 
 func newFastCompiler(p *schemaprog.Program) *fastCompiler {
-	return &fastCompiler{prog: p, slab: make([][]fastNode, len(p.Docs)), made: make([][]bool, len(p.Docs))}
+	return &fastCompiler{prog: p, trusted: p == validation.Program(), nodes: make([][]*fastNode, len(p.Docs))}
 }
 
-// at returns the slot of node id and whether it is laid out.
-func (c *fastCompiler) at(id schemaprog.ID) (*fastNode, *bool) {
-	d, i := id.Doc(), id.Index()
-	if c.slab[d] == nil {
-		c.slab[d] = make([]fastNode, len(c.prog.Docs[d].Nodes))
-		c.made[d] = make([]bool, len(c.prog.Docs[d].Nodes))
-	}
-	return &c.slab[d][i], &c.made[d][i]
+// raw returns the program node id names.
+func (c *fastCompiler) raw(id schemaprog.ID) *schemaprog.Node {
+	return &c.prog.Docs[id.Doc()].Nodes[id.Index()]
 }
 
-// schema compiles the node id; an error means the program holds something
-// the interpreter does not model (which the generator refuses to emit).
+// schema returns the program for the reference to node id, its root laid
+// out; an error means the program holds something the interpreter does not
+// model (which the generator refuses to emit).
 func (c *fastCompiler) schema(id schemaprog.ID) (*fastSchema, error) {
-	start := len(c.order)
-	root, err := c.node(id)
-	if err == nil {
-		err = checkInPlaceCycles(root)
-	}
-	if err != nil {
-		for _, s := range c.order[start:] {
-			n, made := c.at(s)
-			*n, *made = fastNode{}, false
+	if !c.trusted {
+		if err := inPlaceCycle(c.prog, id); err != nil {
+			return nil, err
 		}
-		c.order = c.order[:start]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	root, err := c.shell(id)
+	if err != nil {
 		return nil, err
 	}
-	fresh := c.order[start:]
-	for _, s := range fresh {
-		n, _ := c.at(s)
-		skipRefs(n)
+	if err := c.layOut(root); err != nil {
+		return nil, err
 	}
-	for _, s := range fresh {
-		n, _ := c.at(s)
-		buildSwitches(n)
-	}
-	return &fastSchema{root: follow(root)}, nil
+	return &fastSchema{root: root}, nil
 }
 
-func (c *fastCompiler) node(id schemaprog.ID) (*fastNode, error) {
+// ready lays n out if it is still a shell; false means n is not modelled
+// (the run must abort).
+func (n *fastNode) ready() bool {
+	if atomic.LoadUint32(&n.pend) == laidOut {
+		return true
+	}
+	if n.c == nil {
+		return false
+	}
+	n.c.mu.Lock()
+	defer n.c.mu.Unlock()
+	return n.c.layOut(n) == nil
+}
+
+// maxRefChain bounds the chains of bare references followed to their
+// target; longer chains (which only a reference cycle makes) are not
+// modelled.
+const maxRefChain = 1 << 10
+
+// pureRaw reports whether s is a bare {"$ref": …}, which validates exactly
+// as its target does.
+func pureRaw(s *schemaprog.Node) bool {
+	return s.Ref != 0 && s.Bool == 0 && s.Types == 0 && s.Const == "" && s.Enum == "" && s.Format == "" &&
+		s.Not == 0 && s.If == 0 && s.Then == 0 && s.Else == 0 &&
+		len(s.AllOf) == 0 && len(s.AnyOf) == 0 && len(s.OneOf) == 0 &&
+		!rawObject(s) && !rawArray(s) && !rawString(s) && !rawNumber(s)
+}
+
+func rawObject(s *schemaprog.Node) bool {
+	return s.MinProps != 0 || s.MaxProps != 0 || len(s.Required) > 0 || s.PropNames != 0 ||
+		len(s.PropKeys) > 0 || len(s.PatKeys) > 0 || s.AddlFalse || s.Addl != 0
+}
+
+func rawArray(s *schemaprog.Node) bool {
+	return s.MinItems != 0 || s.MaxItems != 0 || s.Unique || s.Contains != 0 || len(s.Prefix) > 0 || s.Items != 0
+}
+
+func rawString(s *schemaprog.Node) bool { return s.MinLen != 0 || s.MaxLen != 0 || s.Pattern != "" }
+
+func rawNumber(s *schemaprog.Node) bool {
+	return s.Minimum != "" || s.Maximum != "" || s.ExMinimum != "" || s.ExMaximum != "" || s.MultipleOf != ""
+}
+
+// target returns the node at the end of id's chain of bare references.
+func (c *fastCompiler) target(id schemaprog.ID) (schemaprog.ID, error) {
+	for range maxRefChain {
+		s := c.raw(id)
+		if !pureRaw(s) {
+			return id, nil
+		}
+		id = s.Ref
+	}
+	return 0, fmt.Errorf("%w: reference cycle", errFastUnsupported)
+}
+
+// shell returns the fastNode of the target of id (0: nil), made as a shell
+// on first request. c.mu must be held.
+func (c *fastCompiler) shell(id schemaprog.ID) (*fastNode, error) {
 	if id == 0 {
 		return nil, nil
 	}
-	n, made := c.at(id)
-	if *made {
+	id, err := c.target(id)
+	if err != nil {
+		return nil, err
+	}
+	d, i := id.Doc(), id.Index()
+	if c.nodes[d] == nil {
+		c.nodes[d] = make([]*fastNode, len(c.prog.Docs[d].Nodes))
+	}
+	if n := c.nodes[d][i]; n != nil {
 		return n, nil
 	}
-	doc := &c.prog.Docs[id.Doc()]
-	pn := &doc.Nodes[id.Index()]
-	*n = fastNode{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1,
-		shared: refTarget(pn.Loc), doc: doc.Name, frag: pn.Loc}
-	*made = true
-	c.order = append(c.order, id)
-	if err := c.fill(n, pn); err != nil {
-		return nil, fmt.Errorf("%s: %w", n.location(), err)
-	}
+	loc := c.raw(id).Loc
+	n := &fastNode{pend: shell, c: c, id: id, shared: refTarget(loc), doc: c.prog.Docs[d].Name, frag: loc}
+	c.nodes[d][i] = n
 	return n, nil
+}
+
+// layOut lays n out unless it is already. c.mu must be held.
+func (c *fastCompiler) layOut(n *fastNode) error {
+	switch atomic.LoadUint32(&n.pend) {
+	case laidOut:
+		return nil
+	case layingOut:
+		// Only an in-place cycle through allOf or anyOf leads back here
+		// (the generated program has none).
+		return fmt.Errorf("%w: in-place cycle", errFastUnsupported)
+	case broken:
+		return errFastUnsupported
+	}
+	atomic.StoreUint32(&n.pend, layingOut)
+	if err := c.fill(n, c.raw(n.id)); err != nil {
+		// A broken node is never run: what fill left in it is not read.
+		atomic.StoreUint32(&n.pend, broken)
+		return fmt.Errorf("%s: %w", n.location(), err)
+	}
+	atomic.StoreUint32(&n.pend, laidOut)
+	return nil
 }
 
 func (c *fastCompiler) list(ids []schemaprog.ID) ([]*fastNode, error) {
@@ -98,7 +184,7 @@ func (c *fastCompiler) list(ids []schemaprog.ID) ([]*fastNode, error) {
 	}
 	out := make([]*fastNode, len(ids))
 	for i, id := range ids {
-		n, err := c.node(id)
+		n, err := c.shell(id)
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +207,63 @@ func decodeConst(s string) (any, error) {
 	return v, nil
 }
 
+// constTape puts a constant of the program (canonical JSON) on a tape of
+// its own, or returns nil if it holds a number outside what the fast path
+// compares exactly.
+func constTape(s string) *tape {
+	t := new(tape)
+	if !t.parse([]byte(s)) || t.dup {
+		v, err := decodeConst(s)
+		t = new(tape)
+		if err != nil || !t.fromValue(v) {
+			return nil
+		}
+	}
+	for i := range t.toks {
+		if t.toks[i].kind == tNumber {
+			if _, ok := parseNumber(t.bytes(uint32(i))); !ok {
+				return nil
+			}
+		}
+	}
+	return t
+}
+
+// elements splits the canonical JSON text of an array into the texts of
+// its elements.
+func elements(s string) []string {
+	if len(s) < 2 || s[0] != '[' {
+		return nil
+	}
+	out := []string{}
+	depth, start, inStr := 0, 1, false
+	for i := 1; i < len(s)-1; i++ {
+		c := s[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if start < len(s)-1 {
+		out = append(out, s[start:len(s)-1])
+	}
+	return out
+}
+
+// progBound parses a bound of the program.
 func progBound(s string) (*bound, error) {
 	if s == "" {
 		return nil, nil
@@ -134,6 +277,7 @@ func progBound(s string) (*bound, error) {
 
 func progCount(v uint32) int { return int(v) - 1 }
 
+// fill lays out n from program node s. c.mu must be held.
 func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	switch s.Bool {
 	case 1:
@@ -143,36 +287,33 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		n.always = -1
 		return nil
 	}
+	n.minProps, n.maxProps, n.minItems, n.maxItems, n.minLen, n.maxLen = -1, -1, -1, -1, -1, -1
 	n.types = s.Types
 	var err error
 	if s.Const != "" {
-		v, err := decodeConst(s.Const)
-		if err != nil || !plainJSON(v, 0) {
+		if n.constT = constTape(s.Const); n.constT == nil {
 			return errFastUnsupported
 		}
-		n.hasConst, n.constV = true, v
-		if n.constT = constTape(v); n.constT == nil {
-			return errFastUnsupported
-		}
+		n.hasConst, n.constRaw = true, s.Const
 	}
 	if s.Enum != "" {
-		v, err := decodeConst(s.Enum)
-		vals, ok := v.([]any)
-		if err != nil || !ok || !plainJSON(v, 0) {
+		e := constTape(s.Enum)
+		if e == nil || e.toks[0].kind != tArray {
 			return errFastUnsupported
 		}
-		n.enum = append(make([]any, 0, len(vals)), vals...)
-		if n.enumT = constTape(n.enum); n.enumT == nil {
-			return errFastUnsupported
-		}
-		n.enumStr = make(map[string]struct{}, len(n.enum))
-		for _, e := range n.enum {
-			str, ok := e.(string)
-			if !ok {
-				n.enumStr = nil
+		n.enumT, n.enumRaw = e, s.Enum
+		strs := true
+		for k := uint32(1); k < e.toks[0].end; k = e.toks[k].end {
+			if e.toks[k].kind != tString {
+				strs = false
 				break
 			}
-			n.enumStr[str] = struct{}{}
+		}
+		if strs {
+			n.enumStr = make(map[string]struct{}, e.toks[0].n)
+			for k := uint32(1); k < e.toks[0].end; k = e.toks[k].end {
+				n.enumStr[string(e.bytes(k))] = struct{}{}
+			}
 		}
 	}
 	if s.Format != "" {
@@ -186,7 +327,7 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		id  schemaprog.ID
 	}{{&n.ref, s.Ref}, {&n.not, s.Not}, {&n.ifN, s.If}, {&n.thenN, s.Then}, {&n.elseN, s.Else},
 		{&n.addl, s.Addl}, {&n.propNames, s.PropNames}, {&n.contains, s.Contains}, {&n.items, s.Items}} {
-		if *p.dst, err = c.node(p.id); err != nil {
+		if *p.dst, err = c.shell(p.id); err != nil {
 			return err
 		}
 	}
@@ -198,36 +339,42 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 			return err
 		}
 	}
-	n.propNamesRaw = n.propNames
+	if s.PropNames != 0 {
+		n.propNamesLoc = n.doc + c.raw(s.PropNames).Loc
+	}
 
 	// object
 	n.minProps, n.maxProps = progCount(s.MinProps), progCount(s.MaxProps)
 	n.required = s.Required
 	n.addlFalse = s.AddlFalse
-	n.object = n.minProps >= 0 || n.maxProps >= 0 || len(s.Required) > 0 || n.propNames != nil ||
-		len(s.PropKeys) > 0 || len(s.PatKeys) > 0 || n.addlFalse || n.addl != nil
+	n.object = rawObject(s)
 	if len(s.PropKeys) != len(s.PropIDs) || len(s.PatKeys) != len(s.PatIDs) {
 		return errFastUnsupported
 	}
-	for k, name := range s.PropKeys {
-		pn, err := c.node(s.PropIDs[k])
-		if err != nil {
-			return err
+	if len(s.PropKeys) > 0 {
+		n.propList = make([]namedNode, len(s.PropKeys))
+		for k, name := range s.PropKeys {
+			pn, err := c.shell(s.PropIDs[k])
+			if err != nil {
+				return err
+			}
+			n.propList[k] = namedNode{name: name, node: pn}
 		}
-		n.propList = append(n.propList, namedNode{name: name, node: pn})
 	}
 	for k, re := range s.PatKeys {
-		m, err := newMatcher(re)
+		m, err := c.matcher(re)
 		if err != nil {
 			return err
 		}
-		pn, err := c.node(s.PatIDs[k])
+		pn, err := c.shell(s.PatIDs[k])
 		if err != nil {
 			return err
 		}
 		n.patProps = append(n.patProps, patternProp{m, pn})
 	}
-	slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
+	if !slices.IsSortedFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) }) {
+		slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
+	}
 	if len(n.propList) > 0 {
 		if len(n.propList) > math.MaxInt16 {
 			return errFastUnsupported
@@ -261,12 +408,12 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	// array
 	n.minItems, n.maxItems = progCount(s.MinItems), progCount(s.MaxItems)
 	n.unique = s.Unique
-	n.array = n.minItems >= 0 || n.maxItems >= 0 || n.unique || n.contains != nil || len(n.prefix) > 0 || n.items != nil
+	n.array = rawArray(s)
 
 	// string
 	n.minLen, n.maxLen = progCount(s.MinLen), progCount(s.MaxLen)
 	if s.Pattern != "" {
-		if n.pattern, err = newMatcher(s.Pattern); err != nil {
+		if n.pattern, err = c.matcher(s.Pattern); err != nil {
 			return err
 		}
 	}
@@ -286,7 +433,90 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		return errFastUnsupported
 	}
 	n.num = n.minimum != nil || n.maximum != nil || n.exMinimum != nil || n.exMaximum != nil || n.multi != nil
+	n.allOfRest = n.allOf
+	if t := c.dispatchOf(n.id); t != nil {
+		return c.dispatch(n, t)
+	}
 	return nil
+}
+
+// dispatchOf returns the dispatch tables of node id, or nil.
+func (c *fastCompiler) dispatchOf(id schemaprog.ID) *schemaprog.Dispatch {
+	tabs := c.prog.Docs[id.Doc()].Dispatch
+	idx := uint32(id.Index())
+	k, found := slices.BinarySearchFunc(tabs, idx, func(t schemaprog.Dispatch, i uint32) int {
+		return cmp.Compare(t.Node, i)
+	})
+	if !found {
+		return nil
+	}
+	return &tabs[k]
+}
+
+// stepsPath converts a signature path of the program.
+func stepsPath(steps []schemaprog.Step) []pathLevel {
+	out := make([]pathLevel, len(steps))
+	for i, st := range steps {
+		out[i] = pathLevel{key: st.Key, hash: keyHash(st.Key), req: st.Req}
+	}
+	return out
+}
+
+// dispatch sets n's dispatch switches and guard from its tables t: the
+// arms become shells, laid out when a validation selects them.
+func (c *fastCompiler) dispatch(n *fastNode, t *schemaprog.Dispatch) error {
+	if t.Guard && len(n.anyOf) > 0 {
+		g := &dispatchGuard{path: stepsPath(t.GuardPath), values: make(map[string]struct{}, len(t.GuardValues))}
+		for _, v := range t.GuardValues {
+			g.values[v] = struct{}{}
+		}
+		n.guard = g
+	}
+	if len(t.Switches) == 0 {
+		return nil
+	}
+	var err error
+	if n.allOfRest, err = c.list(t.Rest); err != nil {
+		return err
+	}
+	n.switches = make([]*dispatchSwitch, len(t.Switches))
+	for k := range t.Switches {
+		st := &t.Switches[k]
+		if len(st.Values) != len(st.Arms) {
+			return errFastUnsupported
+		}
+		sw := &dispatchSwitch{path: stepsPath(st.Path), arms: make(map[string][]*fastNode, len(st.Values))}
+		if sw.all, err = c.list(st.All); err != nil {
+			return err
+		}
+		size := 0
+		for _, a := range st.Arms {
+			size += len(a)
+		}
+		flat := make([]*fastNode, 0, size)
+		for v, a := range st.Arms {
+			at := len(flat)
+			for _, id := range a {
+				arm, err := c.shell(id)
+				if err != nil {
+					return err
+				}
+				flat = append(flat, arm)
+			}
+			sw.arms[st.Values[v]] = flat[at:len(flat):len(flat)]
+		}
+		n.switches[k] = sw
+	}
+	return nil
+}
+
+// matcher returns a pattern's matcher; the generated program's patterns
+// are known to compile, others are parsed first.
+func (c *fastCompiler) matcher(src string) (*matcher, error) {
+	if !c.trusted && !regexpSyntaxOK(src) {
+		return nil, fmt.Errorf("%w: pattern %q", errFastUnsupported, src)
+	}
+	return &matcher{src: src}, nil
 }
 
 // locate returns the ID of the node at location key ("name" or
@@ -310,3 +540,56 @@ func locate(p *schemaprog.Program, key string) schemaprog.ID {
 
 // location returns n's schema location relative to schemas.BaseURI.
 func (n *fastNode) location() string { return n.doc + n.frag }
+
+// inPlaceCycle rejects graphs where a subschema reaches itself without
+// descending into the instance ($ref, allOf, anyOf, oneOf, not,
+// if/then/else), among the nodes reachable from root. v6 reports such a
+// cycle as an error; the fast path would not terminate.
+func inPlaceCycle(p *schemaprog.Program, root schemaprog.ID) error {
+	const (
+		grey  = 1
+		black = 2
+	)
+	color := map[schemaprog.ID]uint8{}
+	started := map[schemaprog.ID]bool{root: true}
+	queue := []schemaprog.ID{root}
+	var visit func(id schemaprog.ID) error
+	visit = func(id schemaprog.ID) error {
+		switch color[id] {
+		case grey:
+			return fmt.Errorf("%w: in-place cycle", errFastUnsupported)
+		case black:
+			return nil
+		}
+		color[id] = grey
+		s := p.Node(id)
+		inPlace := append([]schemaprog.ID{s.Ref, s.Not, s.If, s.Then, s.Else}, s.AllOf...)
+		inPlace = append(append(inPlace, s.AnyOf...), s.OneOf...)
+		for _, m := range inPlace {
+			if m == 0 {
+				continue
+			}
+			if err := visit(m); err != nil {
+				return err
+			}
+		}
+		color[id] = black
+		descend := append([]schemaprog.ID{s.PropNames, s.Addl, s.Contains, s.Items}, s.Prefix...)
+		descend = append(append(descend, s.PropIDs...), s.PatIDs...)
+		for _, m := range descend {
+			if m != 0 && !started[m] {
+				started[m] = true
+				queue = append(queue, m)
+			}
+		}
+		return nil
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if err := visit(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

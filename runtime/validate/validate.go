@@ -25,9 +25,9 @@ var ErrUnknownSchema = errors.New("ahp: unknown schema")
 //
 // A Validator is safe for concurrent use. It runs the validation program
 // that cmd/ahp-codegen generated from the schemas (package gen/validation):
-// nothing is compiled from schema JSON at run time. The nodes a reference
-// reaches are laid out for the interpreter on its first use and shared by
-// every later use.
+// nothing is compiled from schema JSON at run time. Each node of the program
+// is laid out for the interpreter the first time a validation visits it and
+// shared by every later one.
 type Validator struct {
 	err  error // set when the validator could not be built
 	prog *schemaprog.Program

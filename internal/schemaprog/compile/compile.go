@@ -87,6 +87,7 @@ func Program(baseURI string, docs map[string][]byte, dispatch bool) (*schemaprog
 			}
 		}
 	}
+	addDispatch(&b.prog)
 	return &b.prog, nil
 }
 
@@ -103,6 +104,7 @@ func Schemas(baseURI string, schs []*jsonschema.Schema) (*schemaprog.Program, []
 		}
 		out[i] = id
 	}
+	addDispatch(&b.prog)
 	return &b.prog, out, nil
 }
 
