@@ -479,6 +479,9 @@ func (c *call) attachRewriter(s *subscription) *partRewriter {
 // that carries the SDK's reserved prefix itself (which no backend is ever
 // given) is refused, and canonicalRefs reports false.
 func (c *call) canonicalRefs(s *subscription, r *gen.InterceptResponseResult) bool {
+	if len(r.Effects) == 0 {
+		return true // no effect, no reference
+	}
 	var issued map[string][]*attached
 	if c.att != nil {
 		c.att.mu.Lock()

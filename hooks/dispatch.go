@@ -79,8 +79,12 @@ type call struct {
 	// stateContent reports that the request state may carry content (a
 	// candidate or injections), which requestState projects per receiver.
 	stateContent bool
-	diags        []Diagnostic
-	synthetic    bool
+	// content reports that the built event has content slots holding
+	// something (hasContent); without any, the base event needs no ids,
+	// attachment binding or projection.
+	content   bool
+	diags     []Diagnostic
+	synthetic bool
 
 	// given is the canonical request an Invocation was begun from
 	// (BeginRequest), nil otherwise; reqID is its id, the id of every
@@ -159,9 +163,13 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 	if err != nil {
 		return nil, false, err
 	}
-	ev = synthesizeIDs(ev)
-	if ev, err = c.bindAttachments(ev); err != nil {
-		return nil, false, err
+	if c.content = hasContent(ev); c.content {
+		ev = synthesizeIDs(ev)
+	}
+	if len(o.attachments) > 0 || c.content {
+		if ev, err = c.bindAttachments(ev); err != nil {
+			return nil, false, err
+		}
 	}
 	encoded, err := checkEvent(e, ev)
 	if err != nil {
@@ -1162,6 +1170,9 @@ func (c *call) view(s *subscription) *gen.Event {
 	ev := c.cur
 	if !s.native {
 		ev = withoutNative(ev)
+	}
+	if c.cur == c.base && !c.content {
+		return c.withAttachments(ev, s) // no content slot to project
 	}
 	return c.withAttachments(project(ev, s.pol), s)
 }

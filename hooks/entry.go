@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -93,11 +92,12 @@ type strPlan struct {
 	minLen, maxLen int // -1: absent
 	enum           [][]string
 	refs           []string // format or pattern: the canonical validator decides
-	// dateTime is set when the only such keyword is format date-time: a
-	// time as the SDK writes it (goTime) satisfies it without the
-	// validator.
-	dateTime bool
-	last     atomic.Pointer[string]
+	// formats, when the only such keywords are formats that
+	// validate.FormatValid knows (the canonical validator's own checks),
+	// are checked by it without the validator.
+	formats []string
+	last    atomic.Pointer[string]
+	stored  atomic.Int32
 }
 
 // planner builds entry plans from the generated program.
@@ -298,17 +298,19 @@ func (p *planner) field(fp *fieldPlan, t reflect.Type, pids []schemaprog.ID, dep
 	case t.Kind() == reflect.String && !t.Implements(marshalType) && !reflect.PointerTo(t).Implements(marshalType):
 		if sp := stringPlan(nodes); sp != nil {
 			fp.kind, fp.str = kindString, sp
-			formats, dateTimes := 0, 0
+			known := true
+			var formats []string
 			for _, n := range nodes {
 				if n.Format != "" || n.Pattern != "" {
 					sp.refs = append(sp.refs, p.refOf(n))
-					formats++
-					if n.Format == "date-time" && n.Pattern == "" {
-						dateTimes++
-					}
+					_, k := validate.FormatValid(n.Format, "")
+					known = known && n.Pattern == "" && k
+					formats = append(formats, n.Format)
 				}
 			}
-			sp.dateTime = formats > 0 && formats == dateTimes
+			if known && len(formats) > 0 {
+				sp.formats = formats
+			}
 		}
 	case t.Kind() == reflect.Bool:
 		for _, n := range nodes {
@@ -794,7 +796,10 @@ func (pc *propCond) holds(f reflect.Value) bool {
 }
 
 func (sp *strPlan) accepts(s string) bool {
-	if !utf8.ValidString(s) {
+	// Lengths count an invalid byte as one character, as the U+FFFD the
+	// encoder writes for it, and no enum or const of the schemas holds
+	// U+FFFD; a format or pattern is checked on valid UTF-8 only.
+	if len(sp.refs) > 0 && !utf8.ValidString(s) {
 		return false
 	}
 	if sp.minLen >= 0 || sp.maxLen >= 0 {
@@ -821,7 +826,13 @@ func (sp *strPlan) accepts(s string) bool {
 	if last := sp.last.Load(); last != nil && *last == s {
 		return true
 	}
-	if sp.dateTime && goTime(s) {
+	if sp.formats != nil {
+		for _, f := range sp.formats {
+			if valid, _ := validate.FormatValid(f, s); !valid {
+				return false
+			}
+		}
+		sp.remember(s)
 		return true
 	}
 	return sp.validate(s)
@@ -836,9 +847,23 @@ func (sp *strPlan) validate(s string) bool {
 			return false
 		}
 	}
+	sp.remember(s)
+	return true
+}
+
+// maxRemembered bounds how often a strPlan replaces its remembered value:
+// a member that keeps one value (the source) is remembered at once, one
+// that changes every call (the time) stops costing an allocation per call.
+const maxRemembered = 8
+
+// remember keeps s, an accepted value, for the next calls.
+func (sp *strPlan) remember(s string) {
+	if sp.stored.Load() >= maxRemembered {
+		return
+	}
+	sp.stored.Add(1)
 	keep := strings.Clone(s)
 	sp.last.Store(&keep)
-	return true
 }
 
 // appendQuoted appends s (valid UTF-8) as a JSON string.
@@ -882,21 +907,4 @@ func checkEvent(e *eventEntry, ev *gen.Event) ([]byte, error) {
 		return nil, inputError("event", "", "schema", "the event does not satisfy its canonical schema").withCause("", err)
 	}
 	return data, nil
-}
-
-// goTime reports whether s is a time in the form the SDK writes event
-// times (time.RFC3339Nano in UTC, fill.eventTime) with a four-digit year:
-// such a string is an RFC 3339 date-time, so format "date-time" holds
-// (TestEntryCheckAgrees and TestGoTimeIsDateTime check it against the
-// canonical validator).
-func goTime(s string) bool {
-	if len(s) < len("2006-01-02T15:04:05Z") || len(s) > len("2006-01-02T15:04:05.999999999Z") || s[len(s)-1] != 'Z' || s[4] != '-' {
-		return false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || t.Year() < 0 || t.Year() > 9999 {
-		return false
-	}
-	var buf [40]byte
-	return string(t.UTC().AppendFormat(buf[:0], time.RFC3339Nano)) == s
 }

@@ -9,6 +9,9 @@ import "github.com/agenthooks/agenthooks-go/gen"
 // receiver's view of them. A gap that is not exactly the view of a
 // canonical part stays, and settlement judges it.
 func (c *call) canonicalGaps(r *gen.InterceptResponseResult) {
+	if len(r.Effects) == 0 {
+		return
+	}
 	var byID map[string][]parts // the canonical parts without a body, on first use
 	back := &partRewriter{fn: func(a parts) (parts, bool) {
 		var id string

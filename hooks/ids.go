@@ -118,6 +118,44 @@ func (a parts) withID(id string) parts {
 	return a
 }
 
+// contentProbe is a contentWalker that records whether the event has any
+// content slot that holds something (a message, item or text part).
+type contentProbe struct{ found *bool }
+
+func (p contentProbe) item(*gen.ContentItem) (gen.ContentItem, bool) {
+	*p.found = true
+	return gen.ContentItem{}, false
+}
+func (p contentProbe) textPart(*gen.TextPart) (gen.TextPart, bool) {
+	*p.found = true
+	return gen.TextPart{}, false
+}
+func (p contentProbe) items(ps []gen.ContentItem) ([]gen.ContentItem, bool) {
+	*p.found = *p.found || len(ps) > 0
+	return nil, false
+}
+func (p contentProbe) textParts(ps []gen.TextPart) ([]gen.TextPart, bool) {
+	*p.found = *p.found || len(ps) > 0
+	return nil, false
+}
+func (p contentProbe) message(*gen.CanonicalMessage) (gen.CanonicalMessage, bool) {
+	*p.found = true
+	return gen.CanonicalMessage{}, false
+}
+func (p contentProbe) messages(ms []gen.CanonicalMessage) ([]gen.CanonicalMessage, bool) {
+	*p.found = *p.found || len(ms) > 0
+	return nil, false
+}
+
+// hasContent reports whether ev has a content slot that holds a message,
+// an item or a text part: without one, synthesizing ids, binding
+// attachments and projecting content leave ev as it is.
+func hasContent(ev *gen.Event) bool {
+	found := false
+	walkEvent(contentProbe{&found}, ev)
+	return found
+}
+
 // partVisitor adapts a per-part and per-message function to a
 // contentWalker that replaces nothing.
 type partVisitor struct {

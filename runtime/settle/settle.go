@@ -368,7 +368,7 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("settle: not published: %w", err)
 	}
-	if ctx.Done() != nil {
+	if ctx.Done() != nil && len(result.Effects) > 0 { // no effect: nothing long to interrupt
 		var stop atomic.Bool
 		release := context.AfterFunc(ctx, func() { stop.Store(true) })
 		o.stop = &stop
