@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthooks/agenthooks-go/internal/framebatch"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
@@ -75,12 +76,14 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 		cancel:     cancel,
 		h:          h,
 		fr:         jsonrpc.NewFrameReader(r, h.maxFrame()),
-		fw:         jsonrpc.NewFrameWriter(w),
+		fw:         framebatch.New(w),
 		max:        h.maxConcurrency(),
 		parseError: jsonrpc.AppendErrorResponse(nil, jsonrpc.NullID(), jsonrpc.NewError(jsonrpc.CodeParseError)),
 		finished:   make(chan struct{}),
+		quit:       make(chan struct{}),
 		reading:    true,
 	}
+	s.wake = make(chan struct{}, s.max)
 	s.cond.L = &s.mu
 	go s.work()
 
@@ -94,13 +97,13 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 	// was interrupted). An uninterruptible reader is left to exit when its
 	// Read returns.
 	s.mu.Lock()
-	s.stopped = true
+	s.stopLocked()
 	dl, interruptible := r.(readDeadliner)
 	interrupted := false
 	if s.reading && interruptible && dl.SetReadDeadline(time.Unix(1, 0)) == nil {
 		interrupted = true
 	}
-	for s.busy > 0 || (interrupted && s.reading) {
+	for s.busy > 0 || s.idle > 0 || (interrupted && s.reading) {
 		s.cond.Wait()
 	}
 	readErr := s.readErr
@@ -125,19 +128,29 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 //
 // The goroutine that reads a frame also dispatches it and writes its answer,
 // so that no message crosses goroutines: having read a frame and taken a
-// dispatch slot, it hands the reader over to a new goroutine if a slot is
+// dispatch slot, it hands the reader over to another goroutine if a slot is
 // left and another frame is already buffered; if none is, it dispatches
 // with the reader free and a timer that hands it over after
 // stdioHandoffGrace. Without a free slot, the first goroutine that finishes
 // dispatching takes the reader back, as does a goroutine whose inline
 // dispatch ended before the timer. With MaxConcurrency 1 a single
 // goroutine reads, dispatches and answers every message in turn.
+//
+// A goroutine that finishes dispatching while another holds the reader
+// stays, idle, until the reader is handed to it or serving stops, so that
+// hand-overs under load wake a goroutine whose stack has already grown to
+// what dispatching takes instead of starting a new one each time; there are
+// at most MaxConcurrency of them. Answers are written through a
+// framebatch.Writer: those finished while another is being written go out
+// together in one write.
 type stdioServer struct {
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
 	h          *Handler
 	fr         *jsonrpc.FrameReader // used only by the goroutine holding the reader
-	fw         *jsonrpc.FrameWriter
+	fw         *framebatch.Writer   // coalesces the answers of concurrent dispatches
+	wake       chan struct{}        // hands the reader to an idle goroutine; capacity max
+	quit       chan struct{}        // closed when serving stops: idle goroutines exit
 	max        int
 	parseError []byte
 
@@ -145,6 +158,7 @@ type stdioServer struct {
 	cond     sync.Cond // signalled, once stopped, when busy or reading change
 	reading  bool      // a goroutine holds the reader
 	busy     int       // goroutines dispatching a message (slots taken)
+	idle     int       // goroutines waiting on wake or quit
 	stopped  bool      // no frame is read or dispatched any more
 	readErr  error
 	finished chan struct{} // closed when stopped, idle and no longer reading
@@ -161,7 +175,7 @@ func (s *stdioServer) work() {
 		if s.stopped || s.ctx.Err() != nil {
 			// Serving ended while this frame was being read: it is
 			// dropped.
-			s.stopped = true
+			s.stopLocked()
 			s.reading = false
 			s.settle()
 			s.mu.Unlock()
@@ -183,7 +197,7 @@ func (s *stdioServer) work() {
 			if !errors.Is(err, io.EOF) {
 				s.readErr = fmt.Errorf("server: stdio: %w", err)
 			}
-			s.stopped = true
+			s.stopLocked()
 			s.reading = false
 			s.settle()
 			s.mu.Unlock()
@@ -195,7 +209,7 @@ func (s *stdioServer) work() {
 		case s.busy >= s.max:
 			s.reading = false // taken back when a slot frees
 		case s.fr.Buffered() > 0:
-			go s.work() // another frame is waiting: the new goroutine holds the reader
+			s.passReader() // another frame is waiting: another goroutine reads it
 		default:
 			// Nothing else is waiting: dispatch inline, and hand the
 			// reader over only if the dispatch takes a while.
@@ -227,13 +241,58 @@ func (s *stdioServer) work() {
 
 		s.mu.Lock()
 		s.busy--
-		if s.reading || s.stopped || s.ctx.Err() != nil {
+		if s.stopped || s.ctx.Err() != nil {
 			s.settle()
 			s.mu.Unlock()
 			return
 		}
-		s.reading = true
+		if !s.reading {
+			s.reading = true // take the reader back
+			s.mu.Unlock()
+			continue
+		}
+		// Another goroutine reads: wait until the reader is handed over
+		// to this one, or serving stops.
+		s.idle++
 		s.mu.Unlock()
+		select {
+		case <-s.wake: // passReader counted this goroutine out of idle
+			continue
+		case <-s.quit:
+		}
+		s.mu.Lock()
+		select {
+		case <-s.wake:
+			// Handed the reader as serving stopped: nobody reads.
+			s.reading = false
+		default:
+			s.idle--
+		}
+		s.settle()
+		s.mu.Unlock()
+		return
+	}
+}
+
+// passReader gives the reader to an idle goroutine, or to a new one if none
+// is idle. s.mu is held, serving has not stopped, and the caller holds the
+// reader, which it gives up.
+func (s *stdioServer) passReader() {
+	s.reading = true
+	if s.idle > 0 {
+		s.idle--
+		s.wake <- struct{}{} // never blocks: at most max goroutines are idle
+		return
+	}
+	go s.work()
+}
+
+// stopLocked stops serving: no frame is read or dispatched any more, and
+// idle goroutines exit. s.mu is held.
+func (s *stdioServer) stopLocked() {
+	if !s.stopped {
+		s.stopped = true
+		close(s.quit)
 	}
 }
 
@@ -246,8 +305,7 @@ func (s *stdioServer) handOff() {
 	if s.reading || s.stopped || s.ctx.Err() != nil || s.busy >= s.max {
 		return
 	}
-	s.reading = true
-	go s.work()
+	s.passReader()
 }
 
 // settle wakes ServeStdio once serving has stopped and the state it waits
@@ -257,7 +315,7 @@ func (s *stdioServer) settle() {
 		return
 	}
 	s.cond.Broadcast()
-	if s.busy == 0 && !s.reading && !s.closed {
+	if s.busy == 0 && s.idle == 0 && !s.reading && !s.closed {
 		s.closed = true
 		close(s.finished)
 	}

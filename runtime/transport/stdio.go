@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/framebatch"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
@@ -432,7 +433,7 @@ func (t *Stdio) persistent() (*child, error) {
 	c := &child{
 		proc:         p,
 		startedAt:    time.Now(),
-		w:            jsonrpc.NewFrameWriter(p.stdin),
+		w:            framebatch.New(p.stdin),
 		fr:           jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes),
 		done:         make(chan struct{}),
 		reading:      make(chan struct{}, 1),

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agenthooks/agenthooks-go/internal/framebatch"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 )
 
@@ -21,9 +22,9 @@ import (
 // takes it over. Cancellation interrupts a read with a read deadline.
 type child struct {
 	*proc
-	w            *jsonrpc.FrameWriter
-	done         chan struct{} // closed once the process is reaped
-	exitCode     int           // set before done is closed
+	w            *framebatch.Writer // coalesces the requests of concurrent Exchanges
+	done         chan struct{}      // closed once the process is reaped
+	exitCode     int                // set before done is closed
 	killed       atomic.Bool
 	maxMalformed int
 	multiplexed  bool // more than one request may be in flight

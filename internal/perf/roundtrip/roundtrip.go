@@ -41,10 +41,12 @@ func Config() hooks.Config {
 }
 
 // Registration is a registration with the one backend on the transport
-// given as JSON, subscribed to tool.before intercepts.
+// given as JSON, subscribed to tool.before intercepts with a 120 s budget
+// (generous: under valgrind on a loaded machine a child's start and first
+// call take seconds).
 func Registration(transportJSON string) []byte {
 	return []byte(`{"protocolVersion":"draft","hooks":[{"id":"` + BackendID + `","transport":` + transportJSON + `,` +
-		`"subscriptions":[{"events":["tool.before"],"mode":"intercept","timeoutMs":5000,"failurePolicy":"fail-closed","content":{"default":"body"}}]}]}`)
+		`"subscriptions":[{"events":["tool.before"],"mode":"intercept","timeoutMs":120000,"failurePolicy":"fail-closed","content":{"default":"body"}}]}]}`)
 }
 
 // StdioTransport is the transport JSON of a persistent stdio backend

@@ -1,0 +1,102 @@
+// Package framebatch writes LF-terminated frames (the stdio binding's
+// messages) from concurrent goroutines to one stream, coalescing the frames
+// that are waiting while a write is in progress into the next single Write
+// call, so that pipelined messages cost one system call per batch rather
+// than one each.
+package framebatch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+)
+
+// maxRetained bounds the buffer a Writer keeps between writes.
+const maxRetained = 64 << 10
+
+// Writer writes frames to a stream. It is safe for concurrent use: frames
+// are never interleaved or split across batches, each is written exactly
+// once, and the frames of one goroutine are written in the order it wrote
+// them. WriteFrame returns once its frame has been handed to the stream.
+//
+// A write error (a short write included) ends the stream: the frames of
+// the failed write and every later one fail with it, wrapped.
+type Writer struct {
+	w io.Writer
+
+	mu      sync.Mutex
+	cond    sync.Cond // broadcast when a write ends
+	queue   []byte    // frames waiting for the next write
+	spare   []byte    // the previous write's buffer, reused
+	queued  uint64    // frames queued so far
+	done    uint64    // frames whose write has ended
+	writing bool      // a goroutine is writing a batch
+	err     error     // set by the first failed write
+	failed  uint64    // the first frame of that write
+}
+
+// New returns a Writer that writes to w.
+func New(w io.Writer) *Writer {
+	x := &Writer{w: w}
+	x.cond.L = &x.mu
+	return x
+}
+
+// WriteFrame writes msg followed by a single LF, together with the frames
+// of other goroutines waiting at the same time. msg must be one compact
+// JSON value; WriteFrame does not parse it but refuses an empty msg
+// (jsonrpc.ErrEmptyFrame) and one containing a raw LF or CR byte
+// (jsonrpc.ErrNewlineInFrame), as jsonrpc.FrameWriter does.
+func (x *Writer) WriteFrame(msg []byte) error {
+	if len(msg) == 0 {
+		return jsonrpc.ErrEmptyFrame
+	}
+	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
+		return jsonrpc.ErrNewlineInFrame
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
+		return x.err
+	}
+	x.queue = append(append(x.queue, msg...), '\n')
+	x.queued++
+	mine := x.queued
+	for x.done < mine {
+		if x.writing {
+			x.cond.Wait()
+			continue
+		}
+		x.flushLocked()
+	}
+	if x.err != nil && mine >= x.failed {
+		return x.err
+	}
+	return nil
+}
+
+// flushLocked writes the queued frames in one Write, with x.mu released
+// meanwhile. x.mu is held and no write is in progress.
+func (x *Writer) flushLocked() {
+	x.writing = true
+	buf, first, last := x.queue, x.done+1, x.queued
+	x.queue, x.spare = x.spare[:0], nil
+	x.mu.Unlock()
+	n, err := x.w.Write(buf)
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	x.mu.Lock()
+	x.writing = false
+	x.done = last
+	if err != nil {
+		x.err, x.failed = fmt.Errorf("framebatch: write frame: %w", err), first
+	}
+	if cap(buf) <= maxRetained && x.spare == nil {
+		x.spare = buf[:0]
+	}
+	x.cond.Broadcast()
+}
