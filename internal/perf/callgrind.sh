@@ -22,11 +22,12 @@
 #     posting the same bytes to a handler writing the same answer bytes).
 #   - scale: instructions per call of 64 concurrent callers pipelined on
 #     one persistent stdio child beside one caller (stdiohost sdk ... 64),
-#     and the calls/s of BenchmarkScaleStdio (64 callers vs 1) and
-#     BenchmarkScaleHTTP (64 callers, the SDK-owned client vs a raw
-#     net/http client with a pool of 64) from one go test run, with their
-#     ratios (PERF_BENCHTIME, default 2s, and PERF_COUNT, default 1, set
-#     -benchtime and -count).
+#     and BenchmarkScaleStdioInterleaved (64 callers vs 1) and
+#     BenchmarkScaleHTTPInterleaved (64 callers, the SDK-owned client vs a
+#     raw net/http client with a pool of 64) from one go test run:
+#     calls/s, CPU per call and cores busy of each side, and "x", the ratio
+#     of their calls/s, as medians over PERF_ROUNDS (default 7) alternating
+#     rounds.
 # Usage: internal/perf/callgrind.sh [all|cold|invalid|hot|scale]   (from
 # the repository root; default all). Needs go, valgrind and python3.
 set -euo pipefail
@@ -134,8 +135,9 @@ fi
 if [ "$what" = all ] || [ "$what" = scale ]; then
 # Scale on one persistent stdio backend: instructions per call (host +
 # child) of 64 concurrent callers beside one, then calls/s of the testing.B
-# benchmarks (BenchmarkScaleStdio, BenchmarkScaleHTTP in package perf) in
-# one run: times on a shared machine move with its load.
+# benchmarks (package perf) in alternating rounds: times on a shared
+# machine move with its load, and "cores" shows how much of the machine the
+# benchmark got.
 per_call_c() {
   local i a b d=()
   for i in 1 2 3; do
@@ -151,13 +153,10 @@ c1=$(per_call_c 1)
 c64=$(per_call_c 64)
 [ -n "$c1" ] && [ -n "$c64" ] || exit 1
 echo "stdio pipelined (host + child, per call): 64 callers $c64 instructions; 1 caller $c1; ratio $(ratio "$c64" "$c1")x"
-go test -run '^$' -bench 'Scale' -benchtime "${PERF_BENCHTIME:-2s}" -count "${PERF_COUNT:-1}" ./internal/perf/ >"$out/bench.txt"
-awk '/^Benchmark/ { for (i = 1; i < NF; i++) if ($(i + 1) == "calls/s") { name = $1; sub(/-[0-9]+$/, "", name); v[name] = v[name] " " $i } }
-  END {
-    for (n in v) print n ": calls/s" v[n]
-    split(v["BenchmarkScaleStdio/callers=64"], a64); split(v["BenchmarkScaleStdio/callers=1"], a1)
-    split(v["BenchmarkScaleHTTP/client=sdk"], s); split(v["BenchmarkScaleHTTP/client=raw"], r)
-    for (i = 1; i in a1; i++) printf "stdio 64 callers / 1 caller: %.2fx\n", a64[i] / a1[i]
-    for (i = 1; i in r; i++) printf "HTTP 64 callers, SDK-owned client / raw pool of 64: %.2fx\n", s[i] / r[i]
-  }' "$out/bench.txt" | sort
+go test -run '^$' -bench 'Interleaved' -benchtime "${PERF_ROUNDS:-7}x" ./internal/perf/ >"$out/bench.txt"
+awk '/^BenchmarkScale/ {
+    name = $1; sub(/-[0-9]+$/, "", name); line = ""
+    for (i = 3; i < NF; i++) if ($(i + 1) ~ /^(calls\/s|cpu-us\/call|cores)-|^x$/) line = line sprintf(" %s %s;", $(i + 1), $i)
+    print name " (medians of " $2 " interleaved rounds):" line
+  }' "$out/bench.txt"
 fi
