@@ -99,14 +99,14 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 			return append(dst, e.cause("type", n.location()+"/type", nil))
 		}
 	}
-	if n.hasConst && !r.equal(t, i, n.constT, 0) {
+	if n.hasConst && !r.isConst(n, i) {
 		c := e.cause("const", n.location()+"/const", nil)
-		c.Allowed = []string{n.constRaw}
+		c.Allowed = []string{n.raw().Const}
 		return append(dst, c)
 	}
 	if n.enumT != nil && !r.inEnum(n, i) {
 		c := e.cause("enum", n.location()+"/enum", nil)
-		c.Allowed = elements(n.enumRaw)
+		c.Allowed = elements(n.raw().Enum)
 		return append(dst, c)
 	}
 	if n.format != nil && !r.formatOK(n, i) {
@@ -150,13 +150,10 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 		dst = e.node(s, i, dst)
 	}
 	for _, sw := range n.switches {
-		sel, v := resolve(r.t, i, sw.path)
-		var arms []*fastNode
-		switch sel {
-		case selAll:
-			arms = sw.all
-		case selValue:
-			arms = sw.arms[string(r.t.bytes(v))]
+		arms, ok := sw.selected(r.t, i)
+		if !ok {
+			r.abort = true
+			return dst
 		}
 		for _, s := range arms {
 			dst = e.node(s, i, dst)
@@ -230,7 +227,7 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 		dst = append(dst, e.cause("maxProperties", n.location()+"/maxProperties", nil))
 	}
 	var missing []string
-	for _, k := range n.required {
+	for _, k := range n.raw().Required {
 		if member(t, i, k, keyHash(k)) == 0 {
 			missing = append(missing, k)
 		}
@@ -275,7 +272,13 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 	if n.propNames != nil {
 		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
 			if !r.valid(n.propNames, c) {
-				dst = append(dst, e.cause("propertyNames", n.propNamesLoc, nil))
+				// The location of the propertyNames subschema itself,
+				// before references are followed.
+				loc := ""
+				if n.c != nil {
+					loc = n.c.location(n.raw().PropNames)
+				}
+				dst = append(dst, e.cause("propertyNames", loc, nil))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/big"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
 )
@@ -120,8 +121,9 @@ type patternProp struct {
 
 // fastNode is one compiled subschema. The fields fastRun.check reads on
 // every visit come first, then those of object (the most common kind of
-// instance), so that a visit touches few cache lines; fields only the
-// compiler reads come last.
+// instance), so that a visit touches few cache lines. What only the
+// explainer needs (the schema location, the constants' text, the required
+// names) it reads from the program node.
 type fastNode struct {
 	// always is +1 for the schema true, -1 for false, 0 otherwise.
 	always int8
@@ -142,12 +144,10 @@ type fastNode struct {
 	c    *fastCompiler // lays the node out (nil for nodes built by hand)
 	id   schemaprog.ID // the program node
 
-	doc, frag    string // the schema's location: its document and "#pointer" in it
-	propNamesLoc string // the location of the propertyNames subschema itself (before references are skipped)
-
-	constT *tape           // const on a tape
-	enumT  *tape           // enum as one array on a tape (nil: no enum)
-	format func(any) error // nil: no format
+	constT   *tape           // const on a tape (nil for a string const)
+	constStr string          // a string const
+	enumT    *tape           // enum as one array on a tape (nil: no enum)
+	format   func(any) error // nil: no format
 
 	ref, not *fastNode
 
@@ -172,8 +172,8 @@ type fastNode struct {
 	addlFalse          bool          // additionalProperties: false
 	propNames          *fastNode
 
-	enumStr map[string]struct{} // enum, when it lists only strings
-	fmtName string              // the format's name
+	enumStr *strSet // enum, when it lists only strings
+	fmtName string  // the format's name
 
 	// array
 	minItems, maxItems int
@@ -189,11 +189,6 @@ type fastNode struct {
 	// number
 	minimum, maximum            *bound
 	exMinimum, exMaximum, multi *bound
-
-	// read by the compiler and the explainer only
-	constRaw, enumRaw string // const and enum as canonical JSON
-	allOf             []*fastNode
-	required          []string
 }
 
 // refTarget reports whether a schema location is a document root or a
@@ -263,11 +258,38 @@ func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
 // dispatchSwitch stands for allOf entries {"if": sig, "then": T} whose
 // signatures share one path: when the path resolves to a string, exactly
 // the entries listing it apply their "then"; when every signature holds
-// vacuously, every "then" applies; otherwise none does.
+// vacuously, every "then" applies; otherwise none does. The arms of a
+// value are made on its first selection.
 type dispatchSwitch struct {
-	path []pathLevel
-	arms map[string][]*fastNode
-	all  []*fastNode
+	path  []pathLevel
+	index strSet    // the signatures' strings (sorted): their entry in arms
+	arms  []armList // per string, then every arm (the vacuous case)
+	c     *fastCompiler
+}
+
+// armList is the arms a dispatchSwitch applies in one case.
+type armList struct {
+	nodes atomic.Pointer[[]*fastNode] // nil until first selected
+	ids   []schemaprog.ID
+}
+
+// selected returns the arms that apply to the value at token i; false
+// means they could not be made (the run must abort).
+func (sw *dispatchSwitch) selected(t *tape, i uint32) ([]*fastNode, bool) {
+	sel, v := resolve(t, i, sw.path)
+	k := len(sw.arms) - 1
+	switch sel {
+	case selNone:
+		return nil, true
+	case selValue:
+		if k = sw.index.find(t.bytes(v)); k < 0 {
+			return nil, true
+		}
+	}
+	if p := sw.arms[k].nodes.Load(); p != nil {
+		return *p, true
+	}
+	return sw.c.arms(&sw.arms[k])
 }
 
 // dispatchGuard stands for an anyOf whose entries are all signatures on
@@ -275,5 +297,44 @@ type dispatchSwitch struct {
 // of their strings.
 type dispatchGuard struct {
 	path   []pathLevel
-	values map[string]struct{}
+	values strSet
+}
+
+// strSet is a set of strings, each found by its index, in an
+// open-addressing table by keyHash.
+type strSet struct {
+	vals []string
+	tab  []int16 // index in vals + 1, 0 empty
+}
+
+// newStrSet returns the set of vals (at most math.MaxInt16 of them, which
+// it keeps).
+func newStrSet(vals []string) strSet {
+	size := 4
+	for size < 2*len(vals) {
+		size *= 2
+	}
+	s := strSet{vals: vals, tab: make([]int16, size)}
+	for i, v := range vals {
+		j := int(keyHash(v)) & (size - 1)
+		for s.tab[j] != 0 {
+			j = (j + 1) & (size - 1)
+		}
+		s.tab[j] = int16(i + 1)
+	}
+	return s
+}
+
+// find returns the index of b in the set, or -1.
+func (s *strSet) find(b []byte) int {
+	mask := len(s.tab) - 1
+	for j := int(keyHash(b)) & mask; ; j = (j + 1) & mask {
+		e := s.tab[j]
+		if e == 0 {
+			return -1
+		}
+		if s.vals[e-1] == string(b) {
+			return int(e - 1)
+		}
+	}
 }

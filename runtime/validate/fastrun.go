@@ -181,7 +181,7 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if n.hasConst && !r.equal(r.t, i, n.constT, 0) {
+	if n.hasConst && !r.isConst(n, i) {
 		return false
 	}
 	if n.enumT != nil && !r.inEnum(n, i) {
@@ -267,13 +267,17 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 	return !r.abort
 }
 
+// isConst reports whether the value at token i equals n's const.
+func (r *fastRun) isConst(n *fastNode, i uint32) bool {
+	if n.constT == nil {
+		return r.t.toks[i].kind == tString && string(r.t.bytes(i)) == n.constStr
+	}
+	return r.equal(r.t, i, n.constT, 0)
+}
+
 func (r *fastRun) inEnum(n *fastNode, i uint32) bool {
 	if n.enumStr != nil {
-		if r.t.toks[i].kind != tString {
-			return false
-		}
-		_, ok := n.enumStr[string(r.t.bytes(i))]
-		return ok
+		return r.t.toks[i].kind == tString && n.enumStr.find(r.t.bytes(i)) >= 0
 	}
 	e := n.enumT
 	for c := uint32(1); c < e.toks[0].end; c = e.toks[c].end {
@@ -285,13 +289,10 @@ func (r *fastRun) inEnum(n *fastNode, i uint32) bool {
 }
 
 func (r *fastRun) dispatch(sw *dispatchSwitch, i uint32) bool {
-	sel, v := resolve(r.t, i, sw.path)
-	var arms []*fastNode
-	switch sel {
-	case selAll:
-		arms = sw.all
-	case selValue:
-		arms = sw.arms[string(r.t.bytes(v))]
+	arms, ok := sw.selected(r.t, i)
+	if !ok {
+		r.abort = true
+		return false
 	}
 	for _, s := range arms {
 		if !r.valid(s, i) {
@@ -307,8 +308,7 @@ func (g *dispatchGuard) holds(t *tape, i uint32) bool {
 	case selAll:
 		return true
 	case selValue:
-		_, ok := g.values[string(t.bytes(v))]
-		return ok
+		return g.values.find(t.bytes(v)) >= 0
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/agenthooks/agenthooks-go/gen/validation"
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
@@ -44,9 +45,18 @@ type fastCompiler struct {
 	// cycles, nothing the interpreter does not model.
 	trusted bool
 
-	mu    sync.Mutex    // guards nodes and every layout
+	mu    sync.Mutex    // guards nodes, free and every layout
 	nodes [][]*fastNode // per document, per node: its fastNode once made
+	free  []fastNode    // allocated together, not yet made
+	pfree []*fastNode   // allocated together for lists, not yet used
 }
+
+// shellChunk and ptrChunk are the numbers of fastNodes and list entries
+// allocated together.
+const (
+	shellChunk = 16
+	ptrChunk   = 256
+)
 
 func newFastCompiler(p *schemaprog.Program) *fastCompiler {
 	return &fastCompiler{prog: p, trusted: p == validation.Program(), nodes: make([][]*fastNode, len(p.Docs))}
@@ -150,8 +160,12 @@ func (c *fastCompiler) shell(id schemaprog.ID) (*fastNode, error) {
 	if n := c.nodes[d][i]; n != nil {
 		return n, nil
 	}
-	loc := c.raw(id).Loc
-	n := &fastNode{pend: shell, c: c, id: id, shared: refTarget(loc), doc: c.prog.Docs[d].Name, frag: loc}
+	if len(c.free) == 0 {
+		c.free = make([]fastNode, shellChunk)
+	}
+	n := &c.free[0]
+	c.free = c.free[1:]
+	n.pend, n.c, n.id, n.shared = shell, c, id, refTarget(c.raw(id).Loc)
 	c.nodes[d][i] = n
 	return n, nil
 }
@@ -182,7 +196,17 @@ func (c *fastCompiler) list(ids []schemaprog.ID) ([]*fastNode, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	out := make([]*fastNode, len(ids))
+	var out []*fastNode
+	if len(ids) > len(c.pfree) {
+		if len(ids) > ptrChunk/4 {
+			out = make([]*fastNode, len(ids))
+		} else {
+			c.pfree = make([]*fastNode, ptrChunk)
+		}
+	}
+	if out == nil {
+		out, c.pfree = c.pfree[:len(ids):len(ids)], c.pfree[len(ids):]
+	}
 	for i, id := range ids {
 		n, err := c.shell(id)
 		if err != nil {
@@ -212,7 +236,8 @@ func decodeConst(s string) (any, error) {
 // compares exactly.
 func constTape(s string) *tape {
 	t := new(tape)
-	if !t.parse([]byte(s)) || t.dup {
+	// The tape only reads its source: it aliases the program's text.
+	if !t.parse(unsafe.Slice(unsafe.StringData(s), len(s))) || t.dup {
 		v, err := decodeConst(s)
 		t = new(tape)
 		if err != nil || !t.fromValue(v) {
@@ -291,29 +316,38 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	n.types = s.Types
 	var err error
 	if s.Const != "" {
+		n.hasConst = true
 		if n.constT = constTape(s.Const); n.constT == nil {
 			return errFastUnsupported
 		}
-		n.hasConst, n.constRaw = true, s.Const
+		if tk := n.constT.toks[0]; tk.kind == tString && tk.flags&fBuf == 0 {
+			// A string without escapes: compared as the string itself,
+			// cut out of the program's text.
+			n.constStr, n.constT = s.Const[tk.off:tk.off+tk.n], nil
+		}
 	}
 	if s.Enum != "" {
 		e := constTape(s.Enum)
 		if e == nil || e.toks[0].kind != tArray {
 			return errFastUnsupported
 		}
-		n.enumT, n.enumRaw = e, s.Enum
-		strs := true
+		n.enumT = e
+		var vals []string
 		for k := uint32(1); k < e.toks[0].end; k = e.toks[k].end {
-			if e.toks[k].kind != tString {
-				strs = false
+			tk := e.toks[k]
+			if tk.kind != tString {
+				vals = nil
 				break
 			}
-		}
-		if strs {
-			n.enumStr = make(map[string]struct{}, e.toks[0].n)
-			for k := uint32(1); k < e.toks[0].end; k = e.toks[k].end {
-				n.enumStr[string(e.bytes(k))] = struct{}{}
+			v := string(e.bytes(k))
+			if tk.flags&fBuf == 0 {
+				v = s.Enum[tk.off : tk.off+tk.n]
 			}
+			vals = append(vals, v)
+		}
+		if vals != nil && len(vals) <= math.MaxInt16 {
+			set := newStrSet(vals)
+			n.enumStr = &set
 		}
 	}
 	if s.Format != "" {
@@ -322,30 +356,31 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 		}
 		n.fmtName = s.Format
 	}
-	for _, p := range []struct {
-		dst **fastNode
-		id  schemaprog.ID
-	}{{&n.ref, s.Ref}, {&n.not, s.Not}, {&n.ifN, s.If}, {&n.thenN, s.Then}, {&n.elseN, s.Else},
-		{&n.addl, s.Addl}, {&n.propNames, s.PropNames}, {&n.contains, s.Contains}, {&n.items, s.Items}} {
-		if *p.dst, err = c.shell(p.id); err != nil {
-			return err
+	sh := func(id schemaprog.ID) *fastNode {
+		if id == 0 || err != nil {
+			return nil
 		}
+		var m *fastNode
+		m, err = c.shell(id)
+		return m
 	}
-	for _, p := range []struct {
-		dst *[]*fastNode
-		ids []schemaprog.ID
-	}{{&n.allOf, s.AllOf}, {&n.anyOf, s.AnyOf}, {&n.oneOf, s.OneOf}, {&n.prefix, s.Prefix}} {
-		if *p.dst, err = c.list(p.ids); err != nil {
-			return err
+	ls := func(ids []schemaprog.ID) []*fastNode {
+		if len(ids) == 0 || err != nil {
+			return nil
 		}
+		var l []*fastNode
+		l, err = c.list(ids)
+		return l
 	}
-	if s.PropNames != 0 {
-		n.propNamesLoc = n.doc + c.raw(s.PropNames).Loc
+	n.ref, n.not, n.ifN, n.thenN, n.elseN = sh(s.Ref), sh(s.Not), sh(s.If), sh(s.Then), sh(s.Else)
+	n.addl, n.propNames, n.contains, n.items = sh(s.Addl), sh(s.PropNames), sh(s.Contains), sh(s.Items)
+	n.allOfRest, n.anyOf, n.oneOf, n.prefix = ls(s.AllOf), ls(s.AnyOf), ls(s.OneOf), ls(s.Prefix)
+	if err != nil {
+		return err
 	}
 
 	// object
 	n.minProps, n.maxProps = progCount(s.MinProps), progCount(s.MaxProps)
-	n.required = s.Required
 	n.addlFalse = s.AddlFalse
 	n.object = rawObject(s)
 	if len(s.PropKeys) != len(s.PropIDs) || len(s.PatKeys) != len(s.PatIDs) {
@@ -394,7 +429,7 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 			n.propTab[j] = int16(i + 1)
 		}
 	}
-	for _, k := range n.required {
+	for _, k := range s.Required {
 		if i := n.propIndex([]byte(k), keyHash(k)); i >= 0 {
 			n.propList[i].req = true
 			if i < 64 {
@@ -420,24 +455,41 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	n.str = n.minLen >= 0 || n.maxLen >= 0 || n.pattern.ok()
 
 	// number
-	for _, p := range []struct {
-		dst **bound
-		s   string
-	}{{&n.minimum, s.Minimum}, {&n.maximum, s.Maximum}, {&n.exMinimum, s.ExMinimum},
-		{&n.exMaximum, s.ExMaximum}, {&n.multi, s.MultipleOf}} {
-		if *p.dst, err = progBound(p.s); err != nil {
-			return err
+	if rawNumber(s) {
+		for _, p := range []struct {
+			dst **bound
+			s   string
+		}{{&n.minimum, s.Minimum}, {&n.maximum, s.Maximum}, {&n.exMinimum, s.ExMinimum},
+			{&n.exMaximum, s.ExMaximum}, {&n.multi, s.MultipleOf}} {
+			if *p.dst, err = progBound(p.s); err != nil {
+				return err
+			}
 		}
 	}
 	if n.multi != nil && n.multi.rat.Sign() <= 0 {
 		return errFastUnsupported
 	}
 	n.num = n.minimum != nil || n.maximum != nil || n.exMinimum != nil || n.exMaximum != nil || n.multi != nil
-	n.allOfRest = n.allOf
 	if t := c.dispatchOf(n.id); t != nil {
 		return c.dispatch(n, t)
 	}
 	return nil
+}
+
+// arms makes the nodes of l, a dispatchSwitch's arms, on their first
+// selection.
+func (c *fastCompiler) arms(l *armList) ([]*fastNode, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := l.nodes.Load(); p != nil {
+		return *p, true
+	}
+	nodes, err := c.list(l.ids)
+	if err != nil {
+		return nil, false
+	}
+	l.nodes.Store(&nodes)
+	return nodes, true
 }
 
 // dispatchOf returns the dispatch tables of node id, or nil.
@@ -466,11 +518,10 @@ func stepsPath(steps []schemaprog.Step) []pathLevel {
 // arms become shells, laid out when a validation selects them.
 func (c *fastCompiler) dispatch(n *fastNode, t *schemaprog.Dispatch) error {
 	if t.Guard && len(n.anyOf) > 0 {
-		g := &dispatchGuard{path: stepsPath(t.GuardPath), values: make(map[string]struct{}, len(t.GuardValues))}
-		for _, v := range t.GuardValues {
-			g.values[v] = struct{}{}
+		if len(t.GuardValues) > math.MaxInt16 {
+			return errFastUnsupported
 		}
-		n.guard = g
+		n.guard = &dispatchGuard{path: stepsPath(t.GuardPath), values: newStrSet(t.GuardValues)}
 	}
 	if len(t.Switches) == 0 {
 		return nil
@@ -482,29 +533,15 @@ func (c *fastCompiler) dispatch(n *fastNode, t *schemaprog.Dispatch) error {
 	n.switches = make([]*dispatchSwitch, len(t.Switches))
 	for k := range t.Switches {
 		st := &t.Switches[k]
-		if len(st.Values) != len(st.Arms) {
+		if len(st.Values) != len(st.Arms) || len(st.Values) > math.MaxInt16 {
 			return errFastUnsupported
 		}
-		sw := &dispatchSwitch{path: stepsPath(st.Path), arms: make(map[string][]*fastNode, len(st.Values))}
-		if sw.all, err = c.list(st.All); err != nil {
-			return err
-		}
-		size := 0
-		for _, a := range st.Arms {
-			size += len(a)
-		}
-		flat := make([]*fastNode, 0, size)
+		sw := &dispatchSwitch{path: stepsPath(st.Path), index: newStrSet(st.Values),
+			arms: make([]armList, len(st.Values)+1), c: c}
 		for v, a := range st.Arms {
-			at := len(flat)
-			for _, id := range a {
-				arm, err := c.shell(id)
-				if err != nil {
-					return err
-				}
-				flat = append(flat, arm)
-			}
-			sw.arms[st.Values[v]] = flat[at:len(flat):len(flat)]
+			sw.arms[v].ids = a
 		}
+		sw.arms[len(st.Values)].ids = st.All
 		n.switches[k] = sw
 	}
 	return nil
@@ -538,8 +575,29 @@ func locate(p *schemaprog.Program, key string) schemaprog.ID {
 	return 0
 }
 
-// location returns n's schema location relative to schemas.BaseURI.
-func (n *fastNode) location() string { return n.doc + n.frag }
+// location returns n's schema location relative to schemas.BaseURI ("" for
+// a node built by hand).
+func (n *fastNode) location() string {
+	if n.c == nil {
+		return ""
+	}
+	return n.c.location(n.id)
+}
+
+// location returns the schema location of node id relative to
+// schemas.BaseURI.
+func (c *fastCompiler) location(id schemaprog.ID) string {
+	return c.prog.Docs[id.Doc()].Name + c.raw(id).Loc
+}
+
+// raw returns the program node n was laid out from (an empty one for a
+// node built by hand).
+func (n *fastNode) raw() *schemaprog.Node {
+	if n.c == nil {
+		return &schemaprog.Node{}
+	}
+	return n.c.raw(n.id)
+}
 
 // inPlaceCycle rejects graphs where a subschema reaches itself without
 // descending into the instance ($ref, allOf, anyOf, oneOf, not,

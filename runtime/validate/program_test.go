@@ -124,7 +124,7 @@ func TestLazyLayoutConcurrent(t *testing.T) {
 // Check of the intercept request: the nodes the validation visits, laid out
 // on first visit (11,131 allocations, 2.8 MB, when every node the reference
 // reaches was laid out ahead).
-const maxFirstCheckAllocs = 600
+const maxFirstCheckAllocs = 250
 
 // TestFirstCheckAllocs holds the first validation of a process to the
 // nodes it visits, beside the steady state (a Validator that has checked
