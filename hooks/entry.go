@@ -799,14 +799,16 @@ func (sp *strPlan) accepts(s string) bool {
 	// Lengths count an invalid byte as one character, as the U+FFFD the
 	// encoder writes for it, and no enum or const of the schemas holds
 	// U+FFFD; a format or pattern is checked on valid UTF-8 only.
-	if len(sp.refs) > 0 && !utf8.ValidString(s) {
-		return false
-	}
-	if sp.minLen >= 0 || sp.maxLen >= 0 {
-		n := utf8.RuneCountInString(s)
-		if n < sp.minLen || (sp.maxLen >= 0 && n > sp.maxLen) {
+	if len(sp.refs) > 0 {
+		if last := sp.last.Load(); last != nil && *last == s {
+			return sp.lengthsOK(s) // the remembered value passed the rest
+		}
+		if !utf8.ValidString(s) {
 			return false
 		}
+	}
+	if !sp.lengthsOK(s) {
+		return false
 	}
 	for _, allowed := range sp.enum {
 		found := false
@@ -823,11 +825,11 @@ func (sp *strPlan) accepts(s string) bool {
 	if len(sp.refs) == 0 {
 		return true
 	}
-	if last := sp.last.Load(); last != nil && *last == s {
-		return true
-	}
 	if sp.formats != nil {
 		for _, f := range sp.formats {
+			if f == "date-time" && sdkTime(s) {
+				continue
+			}
 			if valid, _ := validate.FormatValid(f, s); !valid {
 				return false
 			}
@@ -836,6 +838,57 @@ func (sp *strPlan) accepts(s string) bool {
 		return true
 	}
 	return sp.validate(s)
+}
+
+// lengthsOK checks minLength and maxLength, which count an invalid byte
+// as one character (as the U+FFFD the encoder writes for it).
+func (sp *strPlan) lengthsOK(s string) bool {
+	if sp.minLen < 0 && sp.maxLen < 0 {
+		return true
+	}
+	n := utf8.RuneCountInString(s)
+	return n >= sp.minLen && (sp.maxLen < 0 || n <= sp.maxLen)
+}
+
+// sdkTime reports whether s has the form in which the SDK writes event
+// times (fill.eventTime: time.RFC3339Nano in UTC, four-digit year) with
+// every field in range: "YYYY-MM-DDTHH:MM:SS" with an optional fraction
+// of one to nine digits, then "Z". Such a string is an RFC 3339
+// date-time; anything else is left to validate.FormatValid
+// (TestSDKTimeIsDateTime holds the two to agree on what sdkTime accepts).
+func sdkTime(s string) bool {
+	n := len(s)
+	if n < 20 || n == 21 || n > 30 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[n-1] != 'Z' {
+		return false
+	}
+	num := func(i, w int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+w]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return false
+	}
+	days := [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month]
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		days = 29
+	}
+	if day > days {
+		return false
+	}
+	if n > 20 {
+		if s[19] != '.' || num(20, n-21) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // validate checks s by the canonical validator against the subschemas

@@ -346,3 +346,37 @@ func TestFormatsAgreeWithValidator(t *testing.T) {
 		}
 	}
 }
+
+// TestSDKTimeIsDateTime: every string sdkTime accepts is a date-time to
+// validate.FormatValid (and so to the canonical validator,
+// TestFormatsAgreeWithValidator), and it accepts every time the SDK writes
+// for years 0 to 9999.
+func TestSDKTimeIsDateTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		tm := time.Unix(r.Int64N(253402300799+62135596800)-62135596800, r.Int64N(1e9)).UTC()
+		s := tm.Format(time.RFC3339Nano)
+		require.True(t, sdkTime(s), "%q", s)
+		valid, _ := validate.FormatValid("date-time", s)
+		require.True(t, valid, "%q", s)
+	}
+	digits := "0123456789"
+	for range 20000 {
+		b := []byte("2024-02-29T23:59:59.123456789Z")
+		b = b[:20+r.IntN(11)]
+		b[len(b)-1] = 'Z'
+		for range 1 + r.IntN(3) {
+			i := r.IntN(len(b))
+			b[i] = (digits + "-:.TZ x")[r.IntN(17)]
+		}
+		s := string(b)
+		if sdkTime(s) {
+			valid, _ := validate.FormatValid("date-time", s)
+			require.True(t, valid, "%q", s)
+		}
+	}
+	for _, s := range []string{"2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567890Z"} {
+		require.False(t, sdkTime(s), "%q", s)
+	}
+	require.True(t, sdkTime("2000-02-29T00:00:00Z"))
+}
