@@ -66,10 +66,19 @@ type HTTPOptions struct {
 // with a new credential, within the same context. Notifications are never
 // replayed.
 type HTTP struct {
-	url     string
-	tmpl    *http.Request // the fixed part of every request; nil when url does not parse
-	client  *http.Client
-	owned   *http.Transport
+	url    string
+	tmpl   *http.Request // the fixed part of every request; nil when url does not parse
+	client *http.Client
+	owned  *http.Transport
+	// direct is the owned transport when requests go to it without the
+	// http.Client: it has no cookie jar, timeout or redirects to follow
+	// (the redirect policy returns the first response, as RoundTrip
+	// does), and the URL carries no user information the client would
+	// turn into a header. Nil otherwise.
+	direct http.RoundTripper
+	// plain is the header of every token-less request on the direct path,
+	// shared and never modified (RoundTrip does not modify requests).
+	plain   http.Header
 	binding *gen.Authentication
 	backend *gen.Backend
 	creds   CredentialProvider
@@ -108,6 +117,10 @@ func NewHTTP(url string, opts HTTPOptions) *HTTP {
 	// with its own context, headers and body.
 	if tmpl, err := http.NewRequest(http.MethodPost, url, nil); err == nil {
 		t.tmpl = tmpl
+		if t.owned != nil && tmpl.URL.User == nil {
+			t.direct = t.owned
+			t.plain = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+		}
 	}
 	return t
 }
@@ -243,14 +256,22 @@ func (t *HTTP) send(ctx context.Context, body []byte, token string) (*http.Respo
 	// The header values in one allocation of the request's own (a borrowed
 	// client's RoundTripper may edit them); each slice has a capacity of
 	// one, so appending to one copies it.
-	if token == "" {
+	if token == "" && t.direct != nil {
+		req.Header = t.plain
+	} else if token == "" {
 		vals := &[2]string{"application/json", "application/json"}
 		req.Header = http.Header{"Content-Type": vals[0:1:1], "Accept": vals[1:2:2]}
 	} else {
 		vals := &[3]string{"application/json", "application/json", "Bearer " + token}
 		req.Header = http.Header{"Content-Type": vals[0:1:1], "Accept": vals[1:2:2], "Authorization": vals[2:3:3]}
 	}
-	resp, err := t.client.Do(req)
+	var resp *http.Response
+	var err error
+	if t.direct != nil {
+		resp, err = t.direct.RoundTrip(req)
+	} else {
+		resp, err = t.client.Do(req)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctxFail(ctx, StageSend)
