@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,7 @@ type fieldPlan struct {
 	refs      []string // kindRaw: the member's schema references
 	rawTypes  uint8    // kindRaw with a type-only schema: the JSON types it allows (then refs is empty)
 	obj       *objPlan
-	closed    bool // no property schema names it and additional members are forbidden
+	closed    bool // a subschema that forbids additional members does not name it
 }
 
 type objPlan struct {
@@ -212,7 +213,11 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 	}
 	o := &objPlan{names: map[string]uint64{}, byName: map[string]*fieldPlan{}}
 	props := map[string][]schemaprog.ID{}
-	closed := false
+	// closers are the subschemas with additionalProperties: false; each
+	// sees only its own properties (not those of a sibling $ref or of
+	// another allOf branch), so a member is closed when any of them does
+	// not name it.
+	var closers []*schemaprog.Node
 	var required []string
 	var condNodes []*schemaprog.Node
 	for _, n := range nodes {
@@ -235,7 +240,9 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 		for i, k := range n.PropKeys {
 			props[k] = append(props[k], n.PropIDs[i])
 		}
-		closed = closed || n.AddlFalse
+		if n.AddlFalse {
+			closers = append(closers, n)
+		}
 	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -254,8 +261,12 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 		bit := uint64(1) << len(o.names)
 		o.names[name] = bit
 		fp := fieldPlan{index: i, name: name, bit: bit, omitempty: opts == "omitempty"}
-		pids, named := props[name]
-		fp.closed = !named && closed
+		pids := props[name]
+		for _, n := range closers {
+			if _, named := slices.BinarySearch(n.PropKeys, name); !named {
+				fp.closed = true
+			}
+		}
 		ft := sf.Type
 		if ft.Kind() == reflect.Pointer {
 			fp.ptr, ft = true, ft.Elem()
