@@ -9,27 +9,21 @@ import (
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
 )
 
-// The fast path is an accept-only validator. It is compiled from the schema
-// graph that jsonschema/v6 has already built (so $ref resolution, the union
-// dispatch rewrite of dispatch.go, the regular expressions and the format
-// checkers are exactly the oracle's) into a small graph of fastNodes that
-// fastRun (fastrun.go) interprets over the document parsed onto a tape
-// (tape.go), without decoding it into Go values or building any error
-// values.
+// The fast path is the interpreter of the validation program that
+// cmd/ahp-codegen generates from the schemas compiled by jsonschema/v6 (so
+// $ref resolution, the union dispatch rewrite, the regular expressions and
+// the format checkers are exactly the oracle's): fastRun (fastrun.go) runs
+// the program's nodes, laid out as fastNodes on first visit (program.go),
+// over the document parsed onto a tape (tape.go), without decoding it into
+// Go values or building any error values; the explainer (explain.go) says
+// why a rejected document fails. The differential tests hold both to v6.
 //
-// Its verdict is only ever used to skip v6: when it reports "valid", the
-// document is accepted; in every other case, including any keyword or
-// instance value it does not model, v6 validates the document as before and
-// produces the error. A fast-path false negative therefore only costs time;
-// a false accept is the one bug it must not have, which the differential
-// tests against v6 guard.
-//
-// A schema graph that uses any keyword outside the modelled set, an older
-// draft's semantics, or an in-place reference cycle is not compiled at all
-// (fastSchema.root is nil) and always falls back to v6.
+// An instance value it does not model (an exotic number, excessive depth)
+// aborts the run, leaving the document unverified; a program node it does
+// not model, or an in-place reference cycle, is never run.
 
-// errFastUnsupported is returned by compileFast for a schema graph the fast
-// path does not model.
+// errFastUnsupported is returned for a program the fast path does not
+// model.
 var errFastUnsupported = errors.New("ahp: schema not supported by the fast path")
 
 // maxFastDepth bounds the recursion of a run (each schema node applied
@@ -50,14 +44,14 @@ const (
 )
 
 // fastSchema is the fast-path program for one schema reference. A nil root
-// means the reference is not supported and always falls back to v6.
+// means the reference is not supported: nothing is valid against it.
 type fastSchema struct {
 	root *fastNode
 }
 
 // valid reports whether value, a decoded JSON value as accepted by
-// [Validator.ValidateValue], is certainly valid. false means "unknown": the
-// caller must ask v6.
+// [Validator.ValidateValue], is certainly valid. false means invalid or
+// undecided.
 func (f *fastSchema) valid(value any) bool {
 	if f == nil || f.root == nil {
 		return false
@@ -68,9 +62,8 @@ func (f *fastSchema) valid(value any) bool {
 }
 
 // validTape reports whether the document on t is certainly valid. false
-// means "unknown": the caller must ask v6. A document with a duplicate key
-// is always left to v6, which sees encoding/json's last-wins reading of
-// it.
+// means invalid or undecided; a document with a duplicate key is never
+// valid.
 func (f *fastSchema) validTape(t *tape) bool {
 	valid, _, _ := f.verdict(t, nil)
 	return valid
@@ -152,10 +145,10 @@ type fastNode struct {
 	ref, not *fastNode
 
 	// allOfRest and switches replace allOf: some of its entries may form
-	// dispatch switches (see buildSwitches).
+	// dispatch switches (the program's schemaprog.Dispatch tables).
 	allOfRest []*fastNode
 	switches  []*dispatchSwitch
-	guard     *dispatchGuard // replaces anyOf when set (see buildGuard)
+	guard     *dispatchGuard // replaces anyOf when set (the program's guard)
 	anyOf     []*fastNode
 	oneOf     []*fastNode
 
