@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // Capabilities is the object defined at capabilities.schema.json#.
@@ -1008,6 +1009,12 @@ func ParseCapabilities(data []byte) (*Capabilities, error) {
 // ParseCapabilitiesContext is ParseCapabilities for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseCapabilitiesContext(ctx context.Context, data []byte) (*Capabilities, error) {
 	v, err := parseRootContext[Capabilities](ctx, "Capabilities", "capabilities.schema.json", data)
+	return v, err
+}
+
+// ParseCapabilitiesDoc is ParseCapabilitiesContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseCapabilitiesContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseCapabilitiesDoc(ctx context.Context, doc *validate.Doc) (*Capabilities, error) {
+	v, err := parseDocContext[Capabilities](ctx, "Capabilities", "capabilities.schema.json", doc)
 	return v, err
 }
 

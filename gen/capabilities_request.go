@@ -3,7 +3,10 @@
 
 package gen
 
-import "context"
+import (
+	"context"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
+)
 
 // CapabilitiesRequestParams is the object defined at capabilities-request.schema.json#/allOf/1/properties/params.
 type CapabilitiesRequestParams struct {
@@ -119,6 +122,12 @@ func ParseCapabilitiesRequest(data []byte) (*CapabilitiesRequest, error) {
 // ParseCapabilitiesRequestContext is ParseCapabilitiesRequest for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseCapabilitiesRequestContext(ctx context.Context, data []byte) (*CapabilitiesRequest, error) {
 	v, err := parseRootContext[CapabilitiesRequest](ctx, "CapabilitiesRequest", "capabilities-request.schema.json", data)
+	return v, err
+}
+
+// ParseCapabilitiesRequestDoc is ParseCapabilitiesRequestContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseCapabilitiesRequestContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseCapabilitiesRequestDoc(ctx context.Context, doc *validate.Doc) (*CapabilitiesRequest, error) {
+	v, err := parseDocContext[CapabilitiesRequest](ctx, "CapabilitiesRequest", "capabilities-request.schema.json", doc)
 	return v, err
 }
 

@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // CapabilitiesResponseResult is the object defined at capabilities-response.schema.json#/allOf/1/properties/result.
@@ -704,6 +705,12 @@ func ParseCapabilitiesResponse(data []byte) (*CapabilitiesResponse, error) {
 // ParseCapabilitiesResponseContext is ParseCapabilitiesResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseCapabilitiesResponseContext(ctx context.Context, data []byte) (*CapabilitiesResponse, error) {
 	v, err := parseRootContext[CapabilitiesResponse](ctx, "CapabilitiesResponse", "capabilities-response.schema.json", data)
+	return v, err
+}
+
+// ParseCapabilitiesResponseDoc is ParseCapabilitiesResponseContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseCapabilitiesResponseContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseCapabilitiesResponseDoc(ctx context.Context, doc *validate.Doc) (*CapabilitiesResponse, error) {
+	v, err := parseDocContext[CapabilitiesResponse](ctx, "CapabilitiesResponse", "capabilities-response.schema.json", doc)
 	return v, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // ConfigChangeBeforeEvent is the object defined at catalogue-event.schema.json#/$defs/config.change.before.
@@ -1872,6 +1873,12 @@ func ParseCatalogueEvent(data []byte) (*CatalogueEvent, error) {
 // ParseCatalogueEventContext is ParseCatalogueEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseCatalogueEventContext(ctx context.Context, data []byte) (*CatalogueEvent, error) {
 	v, err := parseRootContext[CatalogueEvent](ctx, "CatalogueEvent", "catalogue-event.schema.json", data)
+	return v, err
+}
+
+// ParseCatalogueEventDoc is ParseCatalogueEventContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseCatalogueEventContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseCatalogueEventDoc(ctx context.Context, doc *validate.Doc) (*CatalogueEvent, error) {
+	v, err := parseDocContext[CatalogueEvent](ctx, "CatalogueEvent", "catalogue-event.schema.json", doc)
 	return v, err
 }
 

@@ -163,19 +163,32 @@ func parseRootContext[T any, P interface {
 	*T
 	decode(b *input, i int) (int, error)
 }](ctx context.Context, root, schema string, data []byte) (P, error) {
-	if err := validate.Default().Check(ctx, schema, data); err != nil {
-		// Check wraps ctx.Err() when it stops; nothing else it returns
+	// One scan: validation and decoding read the same tokens. (Scanning
+	// gives up soon after ctx ends, and CheckDoc then reports it.)
+	doc := validate.Scan(ctx, data)
+	defer doc.Release()
+	return parseDocContext[T, P](ctx, root, schema, doc)
+}
+
+// parseDocContext is parseRootContext on the tokens of doc, for
+// Parse<Root>Doc.
+func parseDocContext[T any, P interface {
+	*T
+	decode(b *input, i int) (int, error)
+}](ctx context.Context, root, schema string, doc *validate.Doc) (P, error) {
+	if err := validate.Default().CheckDoc(ctx, schema, doc); err != nil {
+		// CheckDoc wraps ctx.Err() when it stops; nothing else it returns
 		// wraps a context error.
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, parseStopped(root, err)
 		}
 		return nil, parseFailure(root, err)
 	}
-	// Check rejected repeated member names at any depth already (it
+	// CheckDoc rejected repeated member names at any depth already (it
 	// returns nil only for a document without any): decode directly,
-	// without another pass for them.
+	// without another pass for them, from the tokens when doc has them.
 	v := P(new(T))
-	in := &input{b: data}
+	in := docInput(doc)
 	in.observe(ctx)
 	if err := decodeAll(in, v.decode); err != nil {
 		if in.stopped != nil {
@@ -184,6 +197,42 @@ func parseRootContext[T any, P interface {
 		return nil, decodeFailure(root, err)
 	}
 	return v, nil
+}
+
+// docInput returns the input that decodes doc: its tokens, or its bytes
+// when it has no tokens.
+func docInput(doc *validate.Doc) *input {
+	if doc.Tokens() {
+		return &input{b: doc.Src(), d: doc}
+	}
+	return &input{b: doc.Src()}
+}
+
+// Decodable is implemented by the pointer of every generated type: what
+// DecodeAt decodes into.
+type Decodable interface {
+	decode(b *input, i int) (int, error)
+}
+
+// DecodeAt decodes, into v, the value at token tok of doc, a document
+// tokenized by validate.Scan that has tokens and no repeated member name
+// (validated, for example, by a Parse<Root>Doc function): it reads the
+// tokens without scanning the bytes again. It does not validate, as
+// UnmarshalJSON does not; the result does not alias doc. On failure v is
+// left partly decoded.
+func DecodeAt(doc *validate.Doc, tok int, v Decodable) error {
+	if !doc.Tokens() || tok < 0 || tok >= doc.Len() {
+		return decodeErr("decode", "no such token")
+	}
+	if _, dup := doc.Repeated(); dup {
+		return decodeErr(validate.KeywordDuplicateMember, "duplicate member name")
+	}
+	in := docInput(doc)
+	j, err := v.decode(in, tok)
+	if err == nil && j != doc.End(tok) {
+		err = decodeErr("json", "unexpected data after the value")
+	}
+	return err
 }
 
 // parseStopped is the error of a Parse<Root>Context call that ctx ended.
@@ -286,9 +335,60 @@ func isNull(v []byte) bool {
 	return len(v) == 4 && string(v) == "null"
 }
 
-// isNullAt reports whether the JSON literal null starts at b.b[i].
+// isNullAt reports whether the value at i is the JSON literal null.
 func isNullAt(b *input, i int) bool {
+	if b.d != nil {
+		return b.d.First(i) == 'n'
+	}
 	return len(b.b)-i >= 4 && string(b.b[i:i+4]) == "null"
+}
+
+// nullEnd returns the index after the null at i.
+func (in *input) nullEnd(i int) int {
+	if in.d != nil {
+		return i + 1
+	}
+	return i + 4
+}
+
+// kindAt names the JSON type of the value at i, as jsonKind does.
+func (in *input) kindAt(i int) string {
+	if in.d != nil {
+		return jsonKind(in.d.Raw(i)[:1])
+	}
+	return jsonKind(in.b[i:])
+}
+
+// text returns the JSON text of the value at i that ends before j.
+func (in *input) text(i, j int) []byte {
+	if in.d != nil {
+		return in.d.Raw(i)
+	}
+	return in.b[i:j]
+}
+
+// cloneAt returns a copy of the JSON text of the value at token i (in.d
+// is set) and the token after it. Copying a large value looks at the
+// context every stopEvery tokens, as skipping its text would.
+func (in *input) cloneAt(i int) (json.RawMessage, int, error) {
+	d := in.d
+	end := d.End(i)
+	raw := d.Raw(i)
+	if in.ctx == nil || end-i <= stopEvery {
+		return cloneRaw(raw), end, nil
+	}
+	out := make(json.RawMessage, len(raw))
+	base, from := d.Pos(i), 0
+	for c := i + stopEvery; c < end; c += stopEvery {
+		if err := in.look(); err != nil {
+			return nil, c, err
+		}
+		to := d.Pos(c) - base
+		copy(out[from:to], raw[from:to])
+		from = to
+	}
+	copy(out[from:], raw[from:])
+	return out, end, nil
 }
 
 func skipSpace(b []byte, i int) int {
@@ -309,12 +409,17 @@ func skipSpace(b []byte, i int) int {
 // text (unknown members, raw values) are skipped over, by skipValue, which
 // checks their syntax, and then copied.
 
-// input is the document a decoder reads. When it observes a context, the
-// decoders look at it every stopEvery values (object members, array
-// elements and the values inside skipped JSON text) and fail once it has
-// ended, with stopped set to its error.
+// input is the document a decoder reads: its bytes, or, when d is set, the
+// tokens validate.Scan made of them, which spares decoding a scan. With
+// tokens, the index a decoder takes and returns is a token index (the
+// token of the value, and the one after its subtree); without, a byte
+// offset. When it observes a context, the decoders look at it every
+// stopEvery values (object members, array elements and the values inside
+// JSON text kept verbatim) and fail once it has ended, with stopped set to
+// its error.
 type input struct {
 	b       []byte
+	d       *validate.Doc   // nil: decode the bytes
 	ctx     context.Context // nil: never stop
 	steps   int             // values since the last look at ctx
 	stopped error           // ctx.Err() once the decoding failed for that reason
@@ -378,6 +483,13 @@ func decodeDoc(data []byte, dec func(b *input, i int) (int, error)) error {
 // decodeAll decodes the JSON value of in with dec; only whitespace may
 // surround it.
 func decodeAll(in *input, dec func(b *input, i int) (int, error)) error {
+	if in.d != nil {
+		j, err := dec(in, 0)
+		if err == nil && j != in.d.Len() {
+			err = decodeErr("json", "unexpected data after the value")
+		}
+		return err
+	}
 	i, err := dec(in, skipSpace(in.b, 0))
 	if err == nil && skipSpace(in.b, i) != len(in.b) {
 		err = decodeErr("json", "unexpected data after the value")
@@ -399,6 +511,27 @@ func restore[T any](s *T, saved T, err error) error {
 // returns the index after the value. Errors under a member are wrapped with
 // its name.
 func decObject(in *input, i int, member func(k []byte, b *input, i int) (int, error)) (int, error) {
+	if d := in.d; d != nil {
+		if d.First(i) != '{' {
+			return i, decodeErr("type", "expected an object")
+		}
+		end := d.End(i)
+		for c := i + 1; c < end; {
+			if err := in.step(); err != nil {
+				return c, err
+			}
+			k := d.Text(c)
+			j, err := member(k, in, c+1)
+			if err == nil && j != d.End(c+1) {
+				err = decodeErr("json", "unexpected data in value")
+			}
+			if err != nil {
+				return j, wrapAt(string(k), err)
+			}
+			c = j
+		}
+		return end, nil
+	}
 	b := in.b
 	if i >= len(b) || b[i] != '{' {
 		return i, decodeErr("type", "expected an object")
@@ -542,6 +675,9 @@ func numberEnd(b []byte, i int) (int, error) {
 // index after it. It keeps its own stack of open containers, so deep
 // nesting costs no recursion.
 func skipValue(in *input, i int) (int, error) {
+	if in.d != nil {
+		return in.d.End(i), nil
+	}
 	b := in.b
 	var stackBuf [32]byte
 	stack := stackBuf[:0] // the closing bracket of each open container
@@ -642,6 +778,29 @@ func literalEnd(b []byte, i int, lit string) (int, error) {
 
 // decArray decodes the array at b[i] into *p, each element with dec.
 func decArray[T any](p *[]T, in *input, i int, dec func(*T, *input, int) (int, error)) (int, error) {
+	if d := in.d; d != nil {
+		if d.First(i) != '[' {
+			return i, decodeErr("type", "expected an array")
+		}
+		// The count is of elements scanned, not one the peer declared.
+		out := make([]T, d.Count(i))
+		c := i + 1
+		for n := range out {
+			if err := in.step(); err != nil {
+				return c, err
+			}
+			j, err := dec(&out[n], in, c)
+			if err == nil && j != d.End(c) {
+				err = decodeErr("json", "unexpected data in value")
+			}
+			if err != nil {
+				return j, wrapAt(strconv.Itoa(n), err)
+			}
+			c = j
+		}
+		*p = out
+		return c, nil
+	}
 	b := in.b
 	if i >= len(b) || b[i] != '[' {
 		return i, decodeErr("type", "expected an array")
@@ -696,7 +855,7 @@ func decMap[T any](p *OrderedMap[T], in *input, i int) (int, error) {
 			j, err = decNumAt(d, in, i)
 		default:
 			if j, err = skipValue(in, i); err == nil {
-				err = json.Unmarshal(in.b[i:j], &val)
+				err = json.Unmarshal(in.text(i, j), &val)
 			}
 		}
 		if err != nil {
@@ -714,6 +873,14 @@ func decMap[T any](p *OrderedMap[T], in *input, i int) (int, error) {
 
 // decUnknown keeps the member k whose value is at b.b[i] in *p.
 func decUnknown(p *[]Member, k []byte, b *input, i int) (int, error) {
+	if b.d != nil {
+		v, j, err := b.cloneAt(i)
+		if err != nil {
+			return j, err
+		}
+		*p = append(*p, Member{Name: string(k), Value: v})
+		return j, nil
+	}
 	j, err := skipValue(b, i)
 	if err != nil {
 		return j, err
@@ -728,6 +895,13 @@ func notAllowed(_ []byte, i int) (int, error) {
 }
 
 func decStrAt(p *string, in *input, i int) (int, error) {
+	if d := in.d; d != nil {
+		if d.First(i) != '"' {
+			return i, decodeErr("type", "expected a string")
+		}
+		*p = string(d.Text(i))
+		return i + 1, nil
+	}
 	b := in.b
 	if i >= len(b) || b[i] != '"' {
 		return i, decodeErr("type", "expected a string")
@@ -748,6 +922,20 @@ func decStrAt(p *string, in *input, i int) (int, error) {
 // written without escapes that equals one of known is set to that value
 // itself (a constant of the schema), without a copy.
 func decKnownAt[T ~string](p *T, in *input, i int, known ...T) (int, error) {
+	if d := in.d; d != nil {
+		if d.First(i) != '"' {
+			return i, decodeErr("type", "expected a string")
+		}
+		s := d.Text(i)
+		for _, k := range known {
+			if string(s) == string(k) {
+				*p = k
+				return i + 1, nil
+			}
+		}
+		*p = T(s)
+		return i + 1, nil
+	}
 	b := in.b
 	if i < len(b) && b[i] == '"' {
 		if end, plain, err := stringSpan(b, i); err == nil && plain {
@@ -772,6 +960,13 @@ func decNamedAt[T ~string](p *T, in *input, i int) (int, error) {
 }
 
 func decNumAt(p *json.Number, in *input, i int) (int, error) {
+	if d := in.d; d != nil {
+		if c := d.First(i); c != '-' && (c < '0' || c > '9') {
+			return i, decodeErr("type", "expected a number")
+		}
+		*p = json.Number(d.Text(i))
+		return i + 1, nil
+	}
 	j, err := numberEnd(in.b, i)
 	if err == nil {
 		*p = json.Number(in.b[i:j])
@@ -780,6 +975,17 @@ func decNumAt(p *json.Number, in *input, i int) (int, error) {
 }
 
 func decBoolAt(p *bool, in *input, i int) (int, error) {
+	if d := in.d; d != nil {
+		switch d.First(i) {
+		case 't':
+			*p = true
+			return i + 1, nil
+		case 'f':
+			*p = false
+			return i + 1, nil
+		}
+		return i, decodeErr("type", "expected a boolean")
+	}
 	b := in.b
 	switch {
 	case len(b)-i >= 4 && string(b[i:i+4]) == "true":
@@ -793,6 +999,13 @@ func decBoolAt(p *bool, in *input, i int) (int, error) {
 }
 
 func decRawAt(p *json.RawMessage, in *input, i int) (int, error) {
+	if in.d != nil {
+		v, j, err := in.cloneAt(i)
+		if err == nil {
+			*p = v
+		}
+		return j, err
+	}
 	j, err := skipValue(in, i)
 	if err == nil {
 		*p = cloneRaw(in.b[i:j])
@@ -1076,7 +1289,8 @@ type unionMembers struct {
 	moreKeys [][]byte
 	moreVals [][2]int
 	obj      []byte // the whole object, for validation
-	start    int    // the index of obj in b
+	start    int    // the index of obj in b (its token with tokens)
+	stop     int    // the index after obj
 }
 
 // collect reads the object at b.b[i], checking the syntax of every member
@@ -1085,7 +1299,7 @@ func (m *unionMembers) collect(b *input, i int) (int, error) {
 	m.in, m.b = b, b.b
 	j, err := decObject(b, i, m.add)
 	if err == nil {
-		m.obj, m.start = b.b[i:j], i
+		m.obj, m.start, m.stop = b.text(i, j), i, j
 	}
 	return j, err
 }
@@ -1109,12 +1323,12 @@ func (m *unionMembers) add(k []byte, b *input, i int) (int, error) {
 func (m *unionMembers) lookup(k string) ([]byte, bool) {
 	for i := len(m.moreKeys) - 1; i >= 0; i-- {
 		if string(m.moreKeys[i]) == k {
-			return m.b[m.moreVals[i][0]:m.moreVals[i][1]], true
+			return m.in.text(m.moreVals[i][0], m.moreVals[i][1]), true
 		}
 	}
 	for i := m.n - 1; i >= 0; i-- {
 		if string(m.keys[i]) == k {
-			return m.b[m.vals[i][0]:m.vals[i][1]], true
+			return m.in.text(m.vals[i][0], m.vals[i][1]), true
 		}
 	}
 	return nil, false
@@ -1139,7 +1353,7 @@ func (m *unionMembers) decode(member func(k []byte, b *input, i int) (int, error
 // whole decodes the collected object with dec, as one value.
 func (m *unionMembers) whole(dec func(b *input, i int) (int, error)) error {
 	j, err := dec(m.in, m.start)
-	if err == nil && j != m.start+len(m.obj) {
+	if err == nil && j != m.stop {
 		err = decodeErr("json", "unexpected data after the value")
 	}
 	return err
@@ -1186,7 +1400,13 @@ func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 	if err := m.in.look(); err != nil {
 		return -1, err
 	}
-	if k := firstValidArm(refs, m.obj); k >= 0 {
+	k := -1
+	if d := m.in.d; d != nil {
+		k = validate.Default().FirstValidAt(refs, d, m.start)
+	} else {
+		k = firstValidArm(refs, m.obj)
+	}
+	if k >= 0 {
 		return cand[k], nil
 	}
 	return -1, decodeErr("oneOf", "no union arm matches")

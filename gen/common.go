@@ -81,7 +81,7 @@ func (u JSONRPCID) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (u *JSONRPCID) decode(b *input, i int) (int, error) {
-	switch jsonKind(b.b[i:]) {
+	switch b.kindAt(i) {
 	case "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -201,7 +201,7 @@ func (u JSONRPCResponseID) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (u *JSONRPCResponseID) decode(b *input, i int) (int, error) {
-	switch jsonKind(b.b[i:]) {
+	switch b.kindAt(i) {
 	case "number", "null", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // TextBodyPart is the object defined at content-item.schema.json#/$defs/textBodyPart.
@@ -1402,6 +1403,12 @@ func ParseContentItem(data []byte) (*ContentItem, error) {
 // ParseContentItemContext is ParseContentItem for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentItemContext(ctx context.Context, data []byte) (*ContentItem, error) {
 	v, err := parseRootContext[ContentItem](ctx, "ContentItem", "content-item.schema.json", data)
+	return v, err
+}
+
+// ParseContentItemDoc is ParseContentItemContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseContentItemContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseContentItemDoc(ctx context.Context, doc *validate.Doc) (*ContentItem, error) {
+	v, err := parseDocContext[ContentItem](ctx, "ContentItem", "content-item.schema.json", doc)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "context"
+import (
+	"context"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
+)
 
 // ContentReference is the object defined at content-reference.schema.json#. Receiver-allocated immutable content reference. ref is opaque, not a URL or authorization grant; access is authorized by credential-derived scope. Upload size and digest belong only in the separate content-upload-receipt, never this event reference.
 type ContentReference struct {
@@ -52,6 +55,12 @@ func ParseContentReference(data []byte) (*ContentReference, error) {
 // ParseContentReferenceContext is ParseContentReference for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentReferenceContext(ctx context.Context, data []byte) (*ContentReference, error) {
 	v, err := parseRootContext[ContentReference](ctx, "ContentReference", "content-reference.schema.json", data)
+	return v, err
+}
+
+// ParseContentReferenceDoc is ParseContentReferenceContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseContentReferenceContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseContentReferenceDoc(ctx context.Context, doc *validate.Doc) (*ContentReference, error) {
+	v, err := parseDocContext[ContentReference](ctx, "ContentReference", "content-reference.schema.json", doc)
 	return v, err
 }
 

@@ -3,7 +3,10 @@
 
 package gen
 
-import "context"
+import (
+	"context"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
+)
 
 // ContentSelection is the object defined at content-selection.schema.json#. Select by descriptor category; reasoning takes its own category, otherwise classify by media type, not enclosing message role. Unlisted categories use required default. Selection never grants authorization.
 type ContentSelection struct {
@@ -277,6 +280,12 @@ func ParseContentSelection(data []byte) (*ContentSelection, error) {
 // ParseContentSelectionContext is ParseContentSelection for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentSelectionContext(ctx context.Context, data []byte) (*ContentSelection, error) {
 	v, err := parseRootContext[ContentSelection](ctx, "ContentSelection", "content-selection.schema.json", data)
+	return v, err
+}
+
+// ParseContentSelectionDoc is ParseContentSelectionContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseContentSelectionContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseContentSelectionDoc(ctx context.Context, doc *validate.Doc) (*ContentSelection, error) {
+	v, err := parseDocContext[ContentSelection](ctx, "ContentSelection", "content-selection.schema.json", doc)
 	return v, err
 }
 

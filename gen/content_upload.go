@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // ContentUpload is the object defined at content-upload.schema.json#. Independent upload endpoint and credentials. maxBytes is a local transfer bound, never permission to truncate. POST framing and confirmed availability are specified in spec/draft/content-upload.md.
@@ -79,6 +80,12 @@ func ParseContentUpload(data []byte) (*ContentUpload, error) {
 // ParseContentUploadContext is ParseContentUpload for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentUploadContext(ctx context.Context, data []byte) (*ContentUpload, error) {
 	v, err := parseRootContext[ContentUpload](ctx, "ContentUpload", "content-upload.schema.json", data)
+	return v, err
+}
+
+// ParseContentUploadDoc is ParseContentUploadContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseContentUploadContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseContentUploadDoc(ctx context.Context, doc *validate.Doc) (*ContentUpload, error) {
+	v, err := parseDocContext[ContentUpload](ctx, "ContentUpload", "content-upload.schema.json", doc)
 	return v, err
 }
 

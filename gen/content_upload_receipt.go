@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // ContentUploadReceipt is the object defined at content-upload-receipt.schema.json#. HTTP 201 upload confirmation. ref identifies receiver-allocated immutable bytes; size counts exact octets and sha256 is their lowercase SHA-256 digest. Senders verify both before publishing only ref in an event body. This receipt is not event acknowledgement or proof of durable storage.
@@ -67,6 +68,12 @@ func ParseContentUploadReceipt(data []byte) (*ContentUploadReceipt, error) {
 // ParseContentUploadReceiptContext is ParseContentUploadReceipt for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseContentUploadReceiptContext(ctx context.Context, data []byte) (*ContentUploadReceipt, error) {
 	v, err := parseRootContext[ContentUploadReceipt](ctx, "ContentUploadReceipt", "content-upload-receipt.schema.json", data)
+	return v, err
+}
+
+// ParseContentUploadReceiptDoc is ParseContentUploadReceiptContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseContentUploadReceiptContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseContentUploadReceiptDoc(ctx context.Context, doc *validate.Doc) (*ContentUploadReceipt, error) {
+	v, err := parseDocContext[ContentUploadReceipt](ctx, "ContentUploadReceipt", "content-upload-receipt.schema.json", doc)
 	return v, err
 }
 

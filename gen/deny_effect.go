@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // DenyEffect is the object defined at deny-effect.schema.json#.
@@ -82,6 +83,12 @@ func ParseDenyEffect(data []byte) (*DenyEffect, error) {
 // ParseDenyEffectContext is ParseDenyEffect for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseDenyEffectContext(ctx context.Context, data []byte) (*DenyEffect, error) {
 	v, err := parseRootContext[DenyEffect](ctx, "DenyEffect", "deny-effect.schema.json", data)
+	return v, err
+}
+
+// ParseDenyEffectDoc is ParseDenyEffectContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseDenyEffectContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseDenyEffectDoc(ctx context.Context, doc *validate.Doc) (*DenyEffect, error) {
+	v, err := parseDocContext[DenyEffect](ctx, "DenyEffect", "deny-effect.schema.json", doc)
 	return v, err
 }
 

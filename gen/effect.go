@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // AllowEffect is the object defined at effect.schema.json#/$defs/AllowEffect.
@@ -1110,6 +1111,12 @@ func ParseEffect(data []byte) (*Effect, error) {
 // ParseEffectContext is ParseEffect for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseEffectContext(ctx context.Context, data []byte) (*Effect, error) {
 	v, err := parseRootContext[Effect](ctx, "Effect", "effect.schema.json", data)
+	return v, err
+}
+
+// ParseEffectDoc is ParseEffectContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseEffectContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseEffectDoc(ctx context.Context, doc *validate.Doc) (*Effect, error) {
+	v, err := parseDocContext[Effect](ctx, "Effect", "effect.schema.json", doc)
 	return v, err
 }
 

@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // Event is the union defined at event.schema.json#; exactly one arm is set.
@@ -620,6 +621,12 @@ func ParseEvent(data []byte) (*Event, error) {
 // ParseEventContext is ParseEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseEventContext(ctx context.Context, data []byte) (*Event, error) {
 	v, err := parseRootContext[Event](ctx, "Event", "event.schema.json", data)
+	return v, err
+}
+
+// ParseEventDoc is ParseEventContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseEventContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseEventDoc(ctx context.Context, doc *validate.Doc) (*Event, error) {
+	v, err := parseDocContext[Event](ctx, "Event", "event.schema.json", doc)
 	return v, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // ExecutionEventTurnStart is the object defined at execution-event.schema.json#/$defs/turn.start.
@@ -1021,7 +1022,7 @@ func (u ExecutionEventErrorStatus) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (u *ExecutionEventErrorStatus) decode(b *input, i int) (int, error) {
-	switch jsonKind(b.b[i:]) {
+	switch b.kindAt(i) {
 	case "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -5418,6 +5419,12 @@ func ParseExecutionEvent(data []byte) (*ExecutionEvent, error) {
 // ParseExecutionEventContext is ParseExecutionEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseExecutionEventContext(ctx context.Context, data []byte) (*ExecutionEvent, error) {
 	v, err := parseRootContext[ExecutionEvent](ctx, "ExecutionEvent", "execution-event.schema.json", data)
+	return v, err
+}
+
+// ParseExecutionEventDoc is ParseExecutionEventContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseExecutionEventContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseExecutionEventDoc(ctx context.Context, doc *validate.Doc) (*ExecutionEvent, error) {
+	v, err := parseDocContext[ExecutionEvent](ctx, "ExecutionEvent", "execution-event.schema.json", doc)
 	return v, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // InteractionEventConfigChangeBefore is the object defined at interaction-event.schema.json#/$defs/config.change.before.
@@ -1136,6 +1137,12 @@ func ParseInteractionEvent(data []byte) (*InteractionEvent, error) {
 // ParseInteractionEventContext is ParseInteractionEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseInteractionEventContext(ctx context.Context, data []byte) (*InteractionEvent, error) {
 	v, err := parseRootContext[InteractionEvent](ctx, "InteractionEvent", "interaction-event.schema.json", data)
+	return v, err
+}
+
+// ParseInteractionEventDoc is ParseInteractionEventContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseInteractionEventContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseInteractionEventDoc(ctx context.Context, doc *validate.Doc) (*InteractionEvent, error) {
+	v, err := parseDocContext[InteractionEvent](ctx, "InteractionEvent", "interaction-event.schema.json", doc)
 	return v, err
 }
 

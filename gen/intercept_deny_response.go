@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // InterceptDenyResponseResult is the object defined at intercept-deny-response.schema.json#/allOf/1/properties/result.
@@ -138,6 +139,12 @@ func ParseInterceptDenyResponse(data []byte) (*InterceptDenyResponse, error) {
 // ParseInterceptDenyResponseContext is ParseInterceptDenyResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseInterceptDenyResponseContext(ctx context.Context, data []byte) (*InterceptDenyResponse, error) {
 	v, err := parseRootContext[InterceptDenyResponse](ctx, "InterceptDenyResponse", "intercept-deny-response.schema.json", data)
+	return v, err
+}
+
+// ParseInterceptDenyResponseDoc is ParseInterceptDenyResponseContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseInterceptDenyResponseContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseInterceptDenyResponseDoc(ctx context.Context, doc *validate.Doc) (*InterceptDenyResponse, error) {
+	v, err := parseDocContext[InterceptDenyResponse](ctx, "InterceptDenyResponse", "intercept-deny-response.schema.json", doc)
 	return v, err
 }
 

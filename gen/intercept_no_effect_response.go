@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // InterceptNoEffectResponseResult is the object defined at intercept-no-effect-response.schema.json#/allOf/1/properties/result.
@@ -138,6 +139,12 @@ func ParseInterceptNoEffectResponse(data []byte) (*InterceptNoEffectResponse, er
 // ParseInterceptNoEffectResponseContext is ParseInterceptNoEffectResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseInterceptNoEffectResponseContext(ctx context.Context, data []byte) (*InterceptNoEffectResponse, error) {
 	v, err := parseRootContext[InterceptNoEffectResponse](ctx, "InterceptNoEffectResponse", "intercept-no-effect-response.schema.json", data)
+	return v, err
+}
+
+// ParseInterceptNoEffectResponseDoc is ParseInterceptNoEffectResponseContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseInterceptNoEffectResponseContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseInterceptNoEffectResponseDoc(ctx context.Context, doc *validate.Doc) (*InterceptNoEffectResponse, error) {
+	v, err := parseDocContext[InterceptNoEffectResponse](ctx, "InterceptNoEffectResponse", "intercept-no-effect-response.schema.json", doc)
 	return v, err
 }
 

@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // InterceptRequestParams is the object defined at intercept-request.schema.json#/allOf/1/properties/params.
@@ -148,7 +149,7 @@ func (s *InterceptState) member(k []byte, b *input, i int) (int, error) {
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[Candidate]{}
-			return i + 4, nil
+			return b.nullEnd(i), nil
 		}
 		s.Candidate.Valid = true
 		return s.Candidate.Value.decode(b, i)
@@ -643,7 +644,7 @@ func (s *MessagesState) member(k []byte, b *input, i int) (int, error) {
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[MessagesCandidate]{}
-			return i + 4, nil
+			return b.nullEnd(i), nil
 		}
 		s.Candidate.Valid = true
 		return s.Candidate.Value.decode(b, i)
@@ -738,7 +739,7 @@ func (s *TextState) member(k []byte, b *input, i int) (int, error) {
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[TextCandidate]{}
-			return i + 4, nil
+			return b.nullEnd(i), nil
 		}
 		s.Candidate.Valid = true
 		return s.Candidate.Value.decode(b, i)
@@ -833,7 +834,7 @@ func (s *ElicitResultState) member(k []byte, b *input, i int) (int, error) {
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[ElicitResultCandidate]{}
-			return i + 4, nil
+			return b.nullEnd(i), nil
 		}
 		s.Candidate.Valid = true
 		return s.Candidate.Value.decode(b, i)
@@ -928,7 +929,7 @@ func (s *ToolState) member(k []byte, b *input, i int) (int, error) {
 	case "candidate":
 		if isNullAt(b, i) {
 			s.Candidate = Nullable[ToolCandidate]{}
-			return i + 4, nil
+			return b.nullEnd(i), nil
 		}
 		s.Candidate.Valid = true
 		return s.Candidate.Value.decode(b, i)
@@ -976,6 +977,18 @@ func ParseInterceptRequest(data []byte) (*InterceptRequest, error) {
 // ParseInterceptRequestContext is ParseInterceptRequest for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseInterceptRequestContext(ctx context.Context, data []byte) (*InterceptRequest, error) {
 	v, err := parseRootContext[InterceptRequest](ctx, "InterceptRequest", "intercept-request.schema.json", data)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.checkEventID(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// ParseInterceptRequestDoc is ParseInterceptRequestContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseInterceptRequestContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseInterceptRequestDoc(ctx context.Context, doc *validate.Doc) (*InterceptRequest, error) {
+	v, err := parseDocContext[InterceptRequest](ctx, "InterceptRequest", "intercept-request.schema.json", doc)
 	if err != nil {
 		return nil, err
 	}

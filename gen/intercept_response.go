@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // InterceptResponseResult is the object defined at intercept-response.schema.json#/allOf/1/properties/result.
@@ -4685,6 +4686,12 @@ func ParseInterceptResponse(data []byte) (*InterceptResponse, error) {
 // ParseInterceptResponseContext is ParseInterceptResponse for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseInterceptResponseContext(ctx context.Context, data []byte) (*InterceptResponse, error) {
 	v, err := parseRootContext[InterceptResponse](ctx, "InterceptResponse", "intercept-response.schema.json", data)
+	return v, err
+}
+
+// ParseInterceptResponseDoc is ParseInterceptResponseContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseInterceptResponseContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseInterceptResponseDoc(ctx context.Context, doc *validate.Doc) (*InterceptResponse, error) {
+	v, err := parseDocContext[InterceptResponse](ctx, "InterceptResponse", "intercept-response.schema.json", doc)
 	return v, err
 }
 

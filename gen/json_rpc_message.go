@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // JSONRPCMessage is the union defined at json-rpc-message.schema.json#; exactly one arm is set.
@@ -118,6 +119,12 @@ func ParseJSONRPCMessage(data []byte) (*JSONRPCMessage, error) {
 // ParseJSONRPCMessageContext is ParseJSONRPCMessage for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseJSONRPCMessageContext(ctx context.Context, data []byte) (*JSONRPCMessage, error) {
 	v, err := parseRootContext[JSONRPCMessage](ctx, "JSONRPCMessage", "json-rpc-message.schema.json", data)
+	return v, err
+}
+
+// ParseJSONRPCMessageDoc is ParseJSONRPCMessageContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseJSONRPCMessageContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseJSONRPCMessageDoc(ctx context.Context, doc *validate.Doc) (*JSONRPCMessage, error) {
+	v, err := parseDocContext[JSONRPCMessage](ctx, "JSONRPCMessage", "json-rpc-message.schema.json", doc)
 	return v, err
 }
 

@@ -19,7 +19,7 @@ func (u FormAnswerValue) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (u *FormAnswerValue) decode(b *input, i int) (int, error) {
-	switch jsonKind(b.b[i:]) {
+	switch b.kindAt(i) {
 	case "array", "boolean", "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")
@@ -355,7 +355,7 @@ func (u MCPElicitationProgressToken) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (u *MCPElicitationProgressToken) decode(b *input, i int) (int, error) {
-	switch jsonKind(b.b[i:]) {
+	switch b.kindAt(i) {
 	case "number", "string":
 	default:
 		return i, decodeErr("type", "unexpected JSON type")

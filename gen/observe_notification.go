@@ -3,7 +3,10 @@
 
 package gen
 
-import "context"
+import (
+	"context"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
+)
 
 // ObserveNotificationParams is the object defined at observe-notification.schema.json#/allOf/1/properties/params.
 type ObserveNotificationParams struct {
@@ -122,6 +125,12 @@ func ParseObserveNotification(data []byte) (*ObserveNotification, error) {
 // ParseObserveNotificationContext is ParseObserveNotification for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseObserveNotificationContext(ctx context.Context, data []byte) (*ObserveNotification, error) {
 	v, err := parseRootContext[ObserveNotification](ctx, "ObserveNotification", "observe-notification.schema.json", data)
+	return v, err
+}
+
+// ParseObserveNotificationDoc is ParseObserveNotificationContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseObserveNotificationContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseObserveNotificationDoc(ctx context.Context, doc *validate.Doc) (*ObserveNotification, error) {
+	v, err := parseDocContext[ObserveNotification](ctx, "ObserveNotification", "observe-notification.schema.json", doc)
 	return v, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // AuthenticationBearer is the object defined at registration.schema.json#/$defs/authentication/anyOf/0.
@@ -1276,6 +1277,12 @@ func ParseRegistration(data []byte) (*Registration, error) {
 // ParseRegistrationContext is ParseRegistration for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseRegistrationContext(ctx context.Context, data []byte) (*Registration, error) {
 	v, err := parseRootContext[Registration](ctx, "Registration", "registration.schema.json", data)
+	return v, err
+}
+
+// ParseRegistrationDoc is ParseRegistrationContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseRegistrationContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseRegistrationDoc(ctx context.Context, doc *validate.Doc) (*Registration, error) {
+	v, err := parseDocContext[Registration](ctx, "Registration", "registration.schema.json", doc)
 	return v, err
 }
 

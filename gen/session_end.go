@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // SessionEndEvent is the object defined at session-end.schema.json#.
@@ -205,6 +206,12 @@ func ParseSessionEnd(data []byte) (*SessionEndEvent, error) {
 // ParseSessionEndContext is ParseSessionEnd for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseSessionEndContext(ctx context.Context, data []byte) (*SessionEndEvent, error) {
 	v, err := parseRootContext[SessionEndEvent](ctx, "SessionEndEvent", "session-end.schema.json", data)
+	return v, err
+}
+
+// ParseSessionEndDoc is ParseSessionEndContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseSessionEndContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseSessionEndDoc(ctx context.Context, doc *validate.Doc) (*SessionEndEvent, error) {
+	v, err := parseDocContext[SessionEndEvent](ctx, "SessionEndEvent", "session-end.schema.json", doc)
 	return v, err
 }
 

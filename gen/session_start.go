@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // SessionStartEvent is the object defined at session-start.schema.json#.
@@ -313,6 +314,12 @@ func ParseSessionStart(data []byte) (*SessionStartEvent, error) {
 // ParseSessionStartContext is ParseSessionStart for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseSessionStartContext(ctx context.Context, data []byte) (*SessionStartEvent, error) {
 	v, err := parseRootContext[SessionStartEvent](ctx, "SessionStartEvent", "session-start.schema.json", data)
+	return v, err
+}
+
+// ParseSessionStartDoc is ParseSessionStartContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseSessionStartContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseSessionStartDoc(ctx context.Context, doc *validate.Doc) (*SessionStartEvent, error) {
+	v, err := parseDocContext[SessionStartEvent](ctx, "SessionStartEvent", "session-start.schema.json", doc)
 	return v, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // TaskWorkspaceEventTaskChangeBefore is the object defined at task-workspace-event.schema.json#/$defs/task.change.before. Open event envelope for extension metadata; nested protocol payload keys are closed, task state keys remain harness-defined.
@@ -1265,6 +1266,12 @@ func ParseTaskWorkspaceEvent(data []byte) (*TaskWorkspaceEvent, error) {
 // ParseTaskWorkspaceEventContext is ParseTaskWorkspaceEvent for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseTaskWorkspaceEventContext(ctx context.Context, data []byte) (*TaskWorkspaceEvent, error) {
 	v, err := parseRootContext[TaskWorkspaceEvent](ctx, "TaskWorkspaceEvent", "task-workspace-event.schema.json", data)
+	return v, err
+}
+
+// ParseTaskWorkspaceEventDoc is ParseTaskWorkspaceEventContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseTaskWorkspaceEventContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseTaskWorkspaceEventDoc(ctx context.Context, doc *validate.Doc) (*TaskWorkspaceEvent, error) {
+	v, err := parseDocContext[TaskWorkspaceEvent](ctx, "TaskWorkspaceEvent", "task-workspace-event.schema.json", doc)
 	return v, err
 }
 

@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // ToolAfterEvent is the object defined at tool-after.schema.json#.
@@ -236,6 +237,12 @@ func ParseToolAfter(data []byte) (*ToolAfterEvent, error) {
 // ParseToolAfterContext is ParseToolAfter for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseToolAfterContext(ctx context.Context, data []byte) (*ToolAfterEvent, error) {
 	v, err := parseRootContext[ToolAfterEvent](ctx, "ToolAfterEvent", "tool-after.schema.json", data)
+	return v, err
+}
+
+// ParseToolAfterDoc is ParseToolAfterContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseToolAfterContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseToolAfterDoc(ctx context.Context, doc *validate.Doc) (*ToolAfterEvent, error) {
+	v, err := parseDocContext[ToolAfterEvent](ctx, "ToolAfterEvent", "tool-after.schema.json", doc)
 	return v, err
 }
 

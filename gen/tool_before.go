@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"encoding/json"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // ToolBeforeEvent is the object defined at tool-before.schema.json#.
@@ -189,6 +190,12 @@ func ParseToolBefore(data []byte) (*ToolBeforeEvent, error) {
 // ParseToolBeforeContext is ParseToolBefore for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseToolBeforeContext(ctx context.Context, data []byte) (*ToolBeforeEvent, error) {
 	v, err := parseRootContext[ToolBeforeEvent](ctx, "ToolBeforeEvent", "tool-before.schema.json", data)
+	return v, err
+}
+
+// ParseToolBeforeDoc is ParseToolBeforeContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseToolBeforeContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseToolBeforeDoc(ctx context.Context, doc *validate.Doc) (*ToolBeforeEvent, error) {
+	v, err := parseDocContext[ToolBeforeEvent](ctx, "ToolBeforeEvent", "tool-before.schema.json", doc)
 	return v, err
 }
 

@@ -6,6 +6,7 @@ package gen
 import (
 	"context"
 	"fmt"
+	validate "github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // WireMessage is the union defined at schema.json#; exactly one arm is set.
@@ -146,6 +147,20 @@ func ParseWireMessage(data []byte) (*WireMessage, error) {
 // ParseWireMessageContext is ParseWireMessage for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.
 func ParseWireMessageContext(ctx context.Context, data []byte) (*WireMessage, error) {
 	v, err := parseRootContext[WireMessage](ctx, "WireMessage", "schema.json", data)
+	if err != nil {
+		return nil, err
+	}
+	if v.InterceptRequest != nil {
+		if err := v.InterceptRequest.checkEventID(); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// ParseWireMessageDoc is ParseWireMessageContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with ParseWireMessageContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.
+func ParseWireMessageDoc(ctx context.Context, doc *validate.Doc) (*WireMessage, error) {
+	v, err := parseDocContext[WireMessage](ctx, "WireMessage", "schema.json", doc)
 	if err != nil {
 		return nil, err
 	}

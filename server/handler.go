@@ -212,6 +212,11 @@ type request struct {
 	msg    []byte
 	env    jsonrpc.Envelope
 	notify bool
+	// doc is msg tokenized once: the envelope is classified, the params
+	// validated and decoded, and the grants snapshot from its tokens.
+	doc *validate.Doc
+	// params is the token of params in doc, when doc has tokens.
+	params int
 }
 
 // dispatch handles one complete message and returns the reply or, for a
@@ -232,7 +237,19 @@ func (h *Handler) dispatch(ctx context.Context, msg []byte) (res result) {
 		}
 	}()
 
-	env, err := jsonrpc.Classify(msg)
+	// One scan of the message serves every later step. A message the scan
+	// does not model (not JSON, invalid UTF-8, escaped lone surrogates,
+	// deep nesting) or that the context interrupted is classified from its
+	// bytes instead, with the same result.
+	doc := validate.Scan(ctx, msg)
+	defer doc.Release()
+	var env jsonrpc.Envelope
+	var err error
+	if doc.Tokens() {
+		env, err = classifyDoc(doc)
+	} else {
+		env, err = jsonrpc.Classify(msg)
+	}
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrParse) {
 			h.logAttrs(ctx, slog.LevelDebug, "ahp server: message is not valid UTF-8 JSON", slog.Int("code", jsonrpc.CodeParseError))
@@ -250,7 +267,12 @@ func (h *Handler) dispatch(ctx context.Context, msg []byte) (res result) {
 		return errorReply(jsonrpc.NullID(), jsonrpc.CodeInvalidRequest)
 	}
 	notify = env.Kind == jsonrpc.KindNotification
-	rq := &request{msg: msg, env: env, notify: notify}
+	rq := &request{msg: msg, env: env, notify: notify, doc: doc, params: -1}
+	if doc.Tokens() {
+		if p, ok := doc.Member(0, "params"); ok {
+			rq.params = p
+		}
+	}
 
 	switch env.Method {
 	case jsonrpc.MethodIntercept:
@@ -307,7 +329,6 @@ func checkVersion(params []byte) (unsupported bool) {
 }
 
 func (h *Handler) intercept(ctx context.Context, rq *request) result {
-	params := rq.env.Params
 	// Canonical validation comes first, since it passes on almost every
 	// request: a valid request carries the supported protocolVersion (the
 	// schema makes it a constant) and a catalogue event. Only a request that
@@ -315,12 +336,12 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	// error codes ahead of invalid params; the answer to every request is
 	// the one the opposite order would give. Validation is linear in the
 	// size of the request, whether it passes or not (see invalidParams).
-	req, err := gen.ParseInterceptRequestContext(ctx, rq.msg)
+	req, err := gen.ParseInterceptRequestDoc(ctx, rq.doc)
 	if err != nil {
 		if stopped(err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
 		}
-		head := readHead(params)
+		head := rq.head()
 		if head.unsupportedVersion() {
 			return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 		}
@@ -358,8 +379,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	var granted *gen.Capabilities
 	var event *gen.Event
 	if len(out.Effects) > 0 {
-		rawEvent, _ := jsonrpc.Member(params, "event")
-		granted, event, err = snapshot(params, rawEvent)
+		granted, event, err = rq.snapshot()
 		if err != nil {
 			h.logAttrs(ctx, slog.LevelError, "ahp server: cannot snapshot the request capabilities",
 				slog.String("id", rq.env.ID.String()), slog.Any("err", err))
@@ -388,6 +408,33 @@ func (h *Handler) supported(name gen.EventName) (info gen.EventInfo, why string)
 		return info, "event not in InterceptEvents"
 	}
 	return info, ""
+}
+
+// snapshot decodes detached copies of the request's capabilities and
+// event: from the tokens of the message when it has them.
+func (rq *request) snapshot() (*gen.Capabilities, *gen.Event, error) {
+	if rq.params < 0 {
+		rawEvent, _ := jsonrpc.Member(rq.env.Params, "event")
+		return snapshot(rq.env.Params, rawEvent)
+	}
+	d := rq.doc
+	capsAt, ok := d.Member(rq.params, "capabilities")
+	if !ok {
+		return nil, nil, errors.New("server: params.capabilities missing after validation")
+	}
+	eventAt, ok := d.Member(rq.params, "event")
+	if !ok {
+		return nil, nil, errors.New("server: params.event missing after validation")
+	}
+	var granted gen.Capabilities
+	if err := gen.DecodeAt(d, capsAt, &granted); err != nil {
+		return nil, nil, fmt.Errorf("server: decode capabilities: %w", err)
+	}
+	var event gen.Event
+	if err := gen.DecodeAt(d, eventAt, &event); err != nil {
+		return nil, nil, fmt.Errorf("server: decode event: %w", err)
+	}
+	return &granted, &event, nil
 }
 
 // snapshot decodes detached copies of the request's capabilities and event.
@@ -487,7 +534,7 @@ func (h *Handler) callObserve(ctx context.Context, n *gen.ObserveNotification) (
 }
 
 func (h *Handler) observe(ctx context.Context, rq *request) result {
-	head := readHead(rq.env.Params)
+	head := rq.head()
 	if head.unsupportedVersion() {
 		return h.drop(ctx, rq, "unsupported protocolVersion")
 	}
@@ -499,7 +546,7 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 			return h.drop(ctx, rq, "event not in ObserveEvents")
 		}
 	}
-	n, err := gen.ParseObserveNotificationContext(ctx, rq.msg)
+	n, err := gen.ParseObserveNotificationDoc(ctx, rq.doc)
 	if err != nil {
 		reason := "canonical validation failed"
 		if stopped(err) {
@@ -527,10 +574,10 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 }
 
 func (h *Handler) capabilities(ctx context.Context, rq *request) result {
-	if checkVersion(rq.env.Params) {
+	if rq.unsupportedVersion() {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
-	if _, err := gen.ParseCapabilitiesRequestContext(ctx, rq.msg); err != nil {
+	if _, err := gen.ParseCapabilitiesRequestDoc(ctx, rq.doc); err != nil {
 		if stopped(err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
 		}

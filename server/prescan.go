@@ -5,6 +5,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // paramsHead holds the members of params that the dispatcher reads before
@@ -34,6 +35,59 @@ func readHead(params []byte) paramsHead {
 		p.typ, p.hasType = jsonrpc.Member(p.event, "type")
 	}
 	return p
+}
+
+// head is readHead of the request's params, read from the tokens of the
+// message when it has them.
+func (rq *request) head() paramsHead {
+	if rq.params < 0 {
+		return readHead(rq.env.Params)
+	}
+	d := rq.doc
+	var p paramsHead
+	if at, ok := d.Member(rq.params, "protocolVersion"); ok {
+		p.version, p.hasVersion = d.Raw(at), true
+	}
+	if at, ok := d.Member(rq.params, "event"); ok {
+		p.event, p.hasEvent = d.Raw(at), true
+		if t, ok := d.Member(at, "type"); ok {
+			p.typ, p.hasType = d.Raw(t), true
+		}
+	}
+	return p
+}
+
+// unsupportedVersion is checkVersion of the request's params.
+func (rq *request) unsupportedVersion() bool {
+	if rq.params < 0 {
+		return checkVersion(rq.env.Params)
+	}
+	at, ok := rq.doc.Member(rq.params, "protocolVersion")
+	if !ok {
+		return false
+	}
+	return versionUnsupported(rq.doc.Raw(at), true)
+}
+
+// classifyDoc is jsonrpc.Classify of the message doc holds, from its
+// tokens.
+func classifyDoc(d *validate.Doc) (jsonrpc.Envelope, error) {
+	src := d.Src()
+	if d.First(0) != '{' {
+		return jsonrpc.ClassifyScanned(src, nil)
+	}
+	dupAt, dup := d.Repeated()
+	var buf [8]jsonrpc.TopMember
+	top := buf[:0]
+	for c, end := 1, d.End(0); c < end; c = d.End(c + 1) {
+		v := c + 1
+		top = append(top, jsonrpc.TopMember{
+			Name:   d.Text(c),
+			Value:  d.Raw(v),
+			Repeat: dup && dupAt >= d.Pos(v) && dupAt < d.Stop(v),
+		})
+	}
+	return jsonrpc.ClassifyScanned(src, top)
 }
 
 // headNames are the members of params that readHead reads.

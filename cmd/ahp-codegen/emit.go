@@ -143,7 +143,7 @@ func decodeStmts(t *goType, target *jen.Statement, isPtr bool) []jen.Code {
 		return append([]jen.Code{
 			jen.If(jen.Id("isNullAt").Call(decArgs...)).Block(
 				val.Clone().Op("=").Add(goExpr(rt)).Values(),
-				jen.Return(jen.Id("i").Op("+").Lit(4), jen.Nil()),
+				jen.Return(jen.Id("b").Dot("nullEnd").Call(jen.Id("i")), jen.Nil()),
 			),
 			val.Clone().Dot("Valid").Op("=").True(),
 		}, decodeStmts(rt.Elem, val.Clone().Dot("Value"), false)...)
@@ -578,7 +578,7 @@ func emitScalarUnion(f *jen.File, t *goType, where string) {
 			jen.Case(dedupeCode(allowed)...),
 			jen.Default().Block(jen.Return(jen.Id("decodeErr").Call(jen.Lit("type"), jen.Lit("unexpected JSON type")))),
 		))
-		dec = append(dec, jen.Switch(jen.Id("jsonKind").Call(jen.Id("b").Dot("b").Index(jen.Id("i").Op(":")))).Block(
+		dec = append(dec, jen.Switch(jen.Id("b").Dot("kindAt").Call(jen.Id("i"))).Block(
 			jen.Case(dedupeCode(allowed)...),
 			jen.Default().Block(jen.Return(jen.Id("i"), jen.Id("decodeErr").Call(jen.Lit("type"), jen.Lit("unexpected JSON type")))),
 		))

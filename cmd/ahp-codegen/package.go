@@ -227,6 +227,9 @@ func emitRoot(f *jen.File, r *root) {
 	f.Comment(fmt.Sprintf("%sContext is %s for a document a peer sent, parsed within ctx. Validation is validate.Validator.Check's, linear in the size of data: up to 16 KiB its verdict and error are Parse's; above, the linear validator decides alone, so a violation names no pointer and a document it cannot decide is rejected as unverified. Validation and decoding stop soon after ctx ends (every thousand values or so); the error then wraps ctx.Err() and is not a *ParseError.", parse, parse))
 	f.Func().Id(parse+"Context").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		body(jen.Id("parseRootContext").Index(jen.Id(name)).Call(jen.Id("ctx"), jen.Lit(name), jen.Lit(r.File), jen.Id("data")))...)
+	f.Comment(fmt.Sprintf("%sDoc is %sContext for a document already tokenized by validate.Scan: it validates and decodes the tokens of doc, without scanning its bytes again, with %sContext's verdict, errors and observation of ctx. The result does not alias doc, which the caller releases.", parse, parse, parse))
+	f.Func().Id(parse+"Doc").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("doc").Op("*").Qual("github.com/agenthooks/agenthooks-go/runtime/validate", "Doc")).Params(jen.Op("*").Id(name), jen.Error()).Block(
+		body(jen.Id("parseDocContext").Index(jen.Id(name)).Call(jen.Id("ctx"), jen.Lit(name), jen.Lit(r.File), jen.Id("doc")))...)
 	f.Comment(fmt.Sprintf("%s encodes v as compact JSON: known members in schema order, then unknown members in their original order. It does not validate.", encode))
 	f.Func().Id(encode).Params(jen.Id("v").Op("*").Id(name)).Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Id("encodeRoot").Call(jen.Id("v"), jen.Lit(encode))),

@@ -196,19 +196,7 @@ func classify(data []byte, stop *atomic.Bool) (Envelope, error) {
 	}
 	s.pos++
 
-	var (
-		env     Envelope
-		names   memberNames
-		envErr  error // first envelope error, reported after syntax is checked
-		idDup   bool
-		version bool
-	)
-	note := func(err error) {
-		if envErr == nil {
-			envErr = err
-		}
-	}
-
+	var c classifier
 	s.skipWS()
 	if s.peek() == '}' {
 		s.pos++
@@ -239,71 +227,14 @@ func classify(data []byte, stop *atomic.Bool) (Envelope, error) {
 			}
 			s.pos = end
 			val := data[valStart:s.pos]
-			if _, dup := lx.Dup(); dup {
-				note(ErrDuplicateMember)
+			_, dup := lx.Dup()
+			if dup {
 				lx.Reset()
 			}
-
-			var member int
-			var name string
 			if escaped {
-				name = decodeStringToken(key)
-				member = envelopeMember(name)
+				c.member([]byte(decodeStringToken(key)), val, dup)
 			} else {
-				member = envelopeMember(string(key[1 : len(key)-1]))
-			}
-			if member < 0 {
-				if envErr == nil {
-					if !escaped {
-						name = string(key[1 : len(key)-1])
-					}
-					if !names.addOther(name) {
-						note(ErrDuplicateMember)
-					}
-				}
-			} else if !names.addKnown(member) {
-				note(ErrDuplicateMember)
-				if member == memID {
-					idDup = true
-				}
-			} else {
-				switch member {
-				case memJSONRPC:
-					if val[0] == '"' && stringTokenEquals(val, Version) {
-						version = true
-					} else {
-						note(ErrVersion)
-					}
-				case memID:
-					if validIDToken(val, true) {
-						env.ID = ID{raw: string(val)}
-					} else {
-						note(ErrInvalidID)
-					}
-				case memMethod:
-					switch {
-					case val[0] != '"' || len(val) == 2:
-						note(ErrInvalidMethod)
-					case hasBackslash(val):
-						env.Method = decodeStringToken(val)
-					default:
-						env.Method = internMethod(val[1 : len(val)-1])
-					}
-				case memParams:
-					if val[0] == '{' || val[0] == '[' {
-						env.Params = val
-					} else {
-						note(ErrInvalidParamsType)
-					}
-				case memResult:
-					env.Result = val
-				case memError:
-					if _, err := parseErrorObject(val, false); err != nil {
-						note(err)
-					} else {
-						env.Error = val
-					}
-				}
+				c.member(key[1:len(key)-1], val, dup)
 			}
 
 			s.skipWS()
@@ -324,13 +255,133 @@ func classify(data []byte, stop *atomic.Bool) (Envelope, error) {
 	if s.pos != len(data) {
 		return Envelope{}, parseError(s.pos)
 	}
+	return c.finish()
+}
 
+// TopMember is one member of the top-level object of a message, as a
+// tokenizer that has already checked the whole message found it: see
+// [ClassifyScanned].
+type TopMember struct {
+	// Name is the decoded member name.
+	Name []byte
+	// Value is the member's JSON text, exactly as written.
+	Value []byte
+	// Repeat reports that Value holds an object with a repeated member
+	// name (RFC 7493) whose repeat comes before any other in the message.
+	Repeat bool
+}
+
+// ClassifyScanned is [Classify] of a message that a tokenizer has already
+// checked, without scanning it again: data is exactly one valid UTF-8 JSON
+// text (Classify would not report [ErrParse] for it) and, when it is an
+// object, top lists its members in document order. The first repeated
+// member name of the message, in document order, if it is inside a
+// member's value, is marked on that member (Repeat); repeated top-level
+// names are found here. The result is Classify's, error included.
+func ClassifyScanned(data []byte, top []TopMember) (Envelope, error) {
+	s := scanner{data: data}
+	s.skipWS()
+	switch s.peek() {
+	case '{':
+	case '[':
+		return Envelope{}, ErrBatch
+	default:
+		return Envelope{}, ErrNotObject
+	}
+	var c classifier
+	for i := range top {
+		c.member(top[i].Name, top[i].Value, top[i].Repeat)
+	}
+	return c.finish()
+}
+
+// classifier applies the envelope rules to the members of a message, in
+// document order.
+type classifier struct {
+	env     Envelope
+	names   memberNames
+	envErr  error // first envelope error, reported after syntax is checked
+	idDup   bool
+	version bool
+}
+
+func (c *classifier) note(err error) {
+	if c.envErr == nil {
+		c.envErr = err
+	}
+}
+
+// member takes the member called name (decoded) whose value is val; dup
+// reports a repeated member name inside val.
+func (c *classifier) member(name, val []byte, dup bool) {
+	if dup {
+		c.note(ErrDuplicateMember)
+	}
+	env := &c.env
+	member := envelopeMember(string(name))
+	if member < 0 {
+		if c.envErr == nil {
+			if !c.names.addOther(string(name)) {
+				c.note(ErrDuplicateMember)
+			}
+		}
+		return
+	}
+	if !c.names.addKnown(member) {
+		c.note(ErrDuplicateMember)
+		if member == memID {
+			c.idDup = true
+		}
+		return
+	}
+	switch member {
+	case memJSONRPC:
+		if val[0] == '"' && stringTokenEquals(val, Version) {
+			c.version = true
+		} else {
+			c.note(ErrVersion)
+		}
+	case memID:
+		if validIDToken(val, true) {
+			env.ID = ID{raw: string(val)}
+		} else {
+			c.note(ErrInvalidID)
+		}
+	case memMethod:
+		switch {
+		case val[0] != '"' || len(val) == 2:
+			c.note(ErrInvalidMethod)
+		case hasBackslash(val):
+			env.Method = decodeStringToken(val)
+		default:
+			env.Method = internMethod(val[1 : len(val)-1])
+		}
+	case memParams:
+		if val[0] == '{' || val[0] == '[' {
+			env.Params = val
+		} else {
+			c.note(ErrInvalidParamsType)
+		}
+	case memResult:
+		env.Result = val
+	case memError:
+		if _, err := parseErrorObject(val, false); err != nil {
+			c.note(err)
+		} else {
+			env.Error = val
+		}
+	}
+}
+
+// finish applies the rules on which members are present.
+func (c *classifier) finish() (Envelope, error) {
+	env, names, envErr := c.env, &c.names, c.envErr
 	hasID := names.has(memID)
 	hasMethod, hasParams := names.has(memMethod), names.has(memParams)
 	hasResult, hasError := names.has(memResult), names.has(memError)
 	if envErr == nil {
 		switch {
-		case !version:
+		case !c.version:
 			envErr = ErrVersion
 		case hasMethod || hasParams:
 			switch {
@@ -359,7 +410,7 @@ func classify(data []byte, stop *atomic.Bool) (Envelope, error) {
 	}
 	if envErr != nil {
 		id := env.ID
-		if idDup {
+		if c.idDup {
 			id = ID{}
 		}
 		return Envelope{ID: id}, envErr

@@ -41,6 +41,8 @@ type tok struct {
 	off   uint32 // strings, numbers: offset of the bytes in src, or in buf with fBuf
 	n     uint32 // strings, numbers: byte length; arrays, objects: number of elements or members
 	end   uint32 // index of the token after this value and its children
+	pos   uint32 // parsed tapes: offset in src of the value's first byte
+	stop  uint32 // parsed tapes: offset in src just after the value
 }
 
 // Token flags.
@@ -203,17 +205,17 @@ func (t *tape) scanValue(p, depth int) (int, bool) {
 		return t.scanArray(p, depth)
 	case c == 't':
 		if len(src)-p >= 4 && string(src[p:p+4]) == "true" {
-			t.toks = append(t.toks, tok{kind: tBool, flags: fTrue, end: i + 1})
+			t.toks = append(t.toks, tok{kind: tBool, flags: fTrue, end: i + 1, pos: uint32(p), stop: uint32(p + 4)})
 			return p + 4, true
 		}
 	case c == 'f':
 		if len(src)-p >= 5 && string(src[p:p+5]) == "false" {
-			t.toks = append(t.toks, tok{kind: tBool, end: i + 1})
+			t.toks = append(t.toks, tok{kind: tBool, end: i + 1, pos: uint32(p), stop: uint32(p + 5)})
 			return p + 5, true
 		}
 	case c == 'n':
 		if len(src)-p >= 4 && string(src[p:p+4]) == "null" {
-			t.toks = append(t.toks, tok{kind: tNull, end: i + 1})
+			t.toks = append(t.toks, tok{kind: tNull, end: i + 1, pos: uint32(p), stop: uint32(p + 4)})
 			return p + 4, true
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -228,10 +230,10 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 	}
 	src := t.src
 	i := uint32(len(t.toks))
-	t.toks = append(t.toks, tok{kind: tObject})
+	t.toks = append(t.toks, tok{kind: tObject, pos: uint32(p)})
 	p = skipSpace(src, p+1)
 	if p < len(src) && src[p] == '}' {
-		t.toks[i].end = i + 1
+		t.toks[i].end, t.toks[i].stop = i+1, uint32(p+1)
 		return p + 1, true
 	}
 	keysStart := len(t.keys)
@@ -301,7 +303,7 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			}
 			t.keys, t.keyAt = t.keys[:keysStart], t.keyAt[:keysStart]
 			t.toks[i].n = n
-			t.toks[i].end = uint32(len(t.toks))
+			t.toks[i].end, t.toks[i].stop = uint32(len(t.toks)), uint32(p+1)
 			return p + 1, true
 		}
 		return p, false
@@ -329,10 +331,10 @@ func (t *tape) scanArray(p, depth int) (int, bool) {
 	}
 	src := t.src
 	i := uint32(len(t.toks))
-	t.toks = append(t.toks, tok{kind: tArray})
+	t.toks = append(t.toks, tok{kind: tArray, pos: uint32(p)})
 	p = skipSpace(src, p+1)
 	if p < len(src) && src[p] == ']' {
-		t.toks[i].end = i + 1
+		t.toks[i].end, t.toks[i].stop = i+1, uint32(p+1)
 		return p + 1, true
 	}
 	var n uint32
@@ -352,7 +354,7 @@ func (t *tape) scanArray(p, depth int) (int, bool) {
 			continue
 		case ']':
 			t.toks[i].n = n
-			t.toks[i].end = uint32(len(t.toks))
+			t.toks[i].end, t.toks[i].stop = uint32(len(t.toks)), uint32(p+1)
 			return p + 1, true
 		}
 		return p, false
@@ -396,7 +398,7 @@ func (t *tape) scanNumber(p int) (int, bool) {
 		p = skipDigits(src, p+1)
 	}
 	i := uint32(len(t.toks))
-	t.toks = append(t.toks, tok{kind: tNumber, off: uint32(start), n: uint32(p - start), end: i + 1})
+	t.toks = append(t.toks, tok{kind: tNumber, off: uint32(start), n: uint32(p - start), end: i + 1, pos: uint32(start), stop: uint32(p)})
 	return p, true
 }
 
@@ -431,10 +433,10 @@ func (t *tape) scanString(p int) (int, bool) {
 		switch c := src[i]; {
 		case c == '"':
 			k := uint32(len(t.toks))
-			t.toks = append(t.toks, tok{kind: tString, off: uint32(start), n: uint32(i - start), end: k + 1})
+			t.toks = append(t.toks, tok{kind: tString, off: uint32(start), n: uint32(i - start), end: k + 1, pos: uint32(p), stop: uint32(i + 1)})
 			return i + 1, true
 		case c == '\\':
-			return t.escapedString(start, i)
+			return t.escapedString(p, i)
 		case c < 0x20:
 			return i, false
 		default:
@@ -447,9 +449,10 @@ func (t *tape) scanString(p int) (int, bool) {
 	}
 }
 
-// escapedString finishes scanning a string that starts at src[start] and
-// has its first escape at src[i], decoding it into buf.
-func (t *tape) escapedString(start, i int) (int, bool) {
+// escapedString finishes scanning a string whose opening quote is at
+// src[quote] and whose first escape is at src[i], decoding it into buf.
+func (t *tape) escapedString(quote, i int) (int, bool) {
+	start := quote + 1
 	off := len(t.buf)
 	buf, i, ok := unescape(append(t.buf, t.src[start:i]...), t.src, i)
 	t.buf = buf
@@ -457,7 +460,8 @@ func (t *tape) escapedString(start, i int) (int, bool) {
 		return i, false
 	}
 	k := uint32(len(t.toks))
-	t.toks = append(t.toks, tok{kind: tString, flags: fBuf, off: uint32(off), n: uint32(len(buf) - off), end: k + 1})
+	t.toks = append(t.toks, tok{kind: tString, flags: fBuf, off: uint32(off), n: uint32(len(buf) - off), end: k + 1,
+		pos: uint32(quote), stop: uint32(i + 1)})
 	return i + 1, true
 }
 

@@ -175,6 +175,13 @@ func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
 	if t.stopped {
 		return stopped(ctx.Err())
 	}
+	return v.decide(ctx, key, fs, t, len(doc))
+}
+
+// decide is the verdict of Check (and CheckDoc) on the document of size
+// bytes loaded on t.
+func (v *Validator) decide(ctx context.Context, key string, fs *fastSchema, t *tape, size int) error {
+	done := ctx.Done()
 	valid, decided, halted := fs.verdict(t, done)
 	switch {
 	case halted:
@@ -183,7 +190,7 @@ func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
 		return nil
 	case !decided:
 		return &Error{Schema: key, Keyword: KeywordUnverified}
-	case len(doc) > maxExactBytes:
+	case size > maxExactBytes:
 		return &Error{Schema: key, Keyword: KeywordSchema}
 	}
 	e, ok := explain(key, fs.root, t, done)
