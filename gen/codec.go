@@ -144,12 +144,15 @@ func parseRoot[T any, P interface {
 	*T
 	decode(b *input, i int) (int, error)
 }](root, schema string, data []byte) (P, error) {
-	if err := validateDocument(root, schema, data); err != nil {
-		return nil, err
+	// One scan: validation and decoding read the same tokens.
+	doc := validate.Scan(context.Background(), data)
+	defer doc.Release()
+	if err := validate.Default().ValidateDoc(schema, doc); err != nil {
+		return nil, parseFailure(root, err)
 	}
 	// Validation rejected repeated member names already: decode directly.
 	v := P(new(T))
-	if err := decodeAll(&input{b: data}, v.decode); err != nil {
+	if err := decodeAll(docInput(doc), v.decode); err != nil {
 		return nil, decodeFailure(root, err)
 	}
 	return v, nil
@@ -255,12 +258,6 @@ func encodeRoot[T any, P interface {
 		return nil, err
 	}
 	return out, nil
-}
-
-// validateDocument validates data against a canonical schema and converts a
-// failure into a ParseError.
-func validateDocument(root, schema string, data []byte) error {
-	return parseFailure(root, validate.Default().Validate(schema, data))
 }
 
 // parseFailure converts a validation error into a ParseError; nil stays

@@ -31,8 +31,9 @@ func largeInput() string {
 
 // BenchmarkLargeRequestPasses dispatches a valid intercept request of
 // about 64 KiB answered with a deny (so the grants are snapshot for
-// admission) beside baselines of one scan of the same bytes: json.Valid and
-// validate.UniqueMembers (one tokenizing pass). The ratio of ns/op of
+// admission) beside baselines of one scan of the same bytes: json.Valid,
+// validate.Scan (the one tokenization the dispatch makes) and
+// validate.UniqueMembers (one pass for repeated names). The ratio of ns/op of
 // "ServeHTTP" to a baseline's is how many times the dispatch goes over the
 // bytes' worth of work.
 func BenchmarkLargeRequestPasses(b *testing.B) {
@@ -58,6 +59,13 @@ func BenchmarkLargeRequestPasses(b *testing.B) {
 			if !json.Valid(body) {
 				b.Fatal("invalid")
 			}
+		}},
+		{"baseline=validate.Scan", func() {
+			d := validate.Scan(context.Background(), body)
+			if !d.Tokens() {
+				b.Fatal("no tokens")
+			}
+			d.Release()
 		}},
 		{"baseline=validate.UniqueMembers", func() {
 			if err := validate.UniqueMembers(body); err != nil {

@@ -190,6 +190,41 @@ func (v *Validator) CheckDoc(ctx context.Context, ref string, d *Doc) error {
 	return v.decide(ctx, key, fs, d.t, len(d.src))
 }
 
+// ValidateDoc is [Validator.Validate] of the document d was scanned from,
+// without scanning it again: the verdict and the errors are Validate's.
+// d must not have been stopped by its context (a stopped scan is reported
+// as unverified).
+func (v *Validator) ValidateDoc(ref string, d *Doc) error {
+	key, fs, err := v.schema(ref)
+	if err != nil {
+		return err
+	}
+	if d.stopped {
+		return &Error{Schema: key, Keyword: KeywordUnverified}
+	}
+	d.fallback()
+	if d.err != nil {
+		e := *d.err
+		e.Schema = key
+		return &e
+	}
+	if d.tokens && d.t.dup {
+		return duplicate(key, d.src, d.t.dupAt)
+	}
+	t := d.t
+	valid, decided, _ := fs.verdict(t, nil)
+	switch {
+	case valid:
+		return nil
+	case !decided:
+		return &Error{Schema: key, Keyword: KeywordUnverified}
+	}
+	if e, ok := explain(key, fs.root, t, nil); ok {
+		return e
+	}
+	return &Error{Schema: key, Keyword: KeywordUnverified}
+}
+
 // FirstValidAt is [Validator.FirstValid] of the value at token i of d,
 // which must have tokens: the index of the first of refs that value is
 // certainly valid against, or -1.
