@@ -17,7 +17,7 @@ import (
 // TestLazyLayoutConcurrentEveryFixture validates every fixture message
 // (valid and invalid, so the explainer lays out nodes too) and the event of
 // each against every $defs entry, from many goroutines at once on fresh
-// Validators, each goroutine walking the work in a different order so that
+// Validators (Check, Valid and, for some, Scan + CheckDoc), each goroutine walking the work in a different order so that
 // first visits of different roots and branches race (run with -race). Every
 // error must be the one a warm Validator gives.
 func TestLazyLayoutConcurrentEveryFixture(t *testing.T) {
@@ -75,6 +75,13 @@ func TestLazyLayoutConcurrentEveryFixture(t *testing.T) {
 					}
 					got[w][k] = v.Check(ctx, jobs[k].ref, jobs[k].doc)
 					_ = v.Valid(jobs[k].ref, jobs[k].doc)
+					if n%7 == 0 {
+						d := Scan(ctx, jobs[k].doc)
+						if err := v.CheckDoc(ctx, jobs[k].ref, d); (err == nil) != (got[w][k] == nil) {
+							got[w][k] = fmt.Errorf("CheckDoc disagrees with Check: %v", err)
+						}
+						d.Release()
+					}
 				}
 			}()
 		}
