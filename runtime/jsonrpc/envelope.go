@@ -288,6 +288,13 @@ func ClassifyScanned(data []byte, top []TopMember) (Envelope, error) {
 	default:
 		return Envelope{}, ErrNotObject
 	}
+	// A member without a value breaks the contract above: no scan of a
+	// JSON text yields one. It is malformed input, not a reason to panic.
+	for i := range top {
+		if len(top[i].Value) == 0 {
+			return Envelope{}, parseError(0)
+		}
+	}
 	var c classifier
 	for i := range top {
 		c.member(top[i].Name, top[i].Value, top[i].Repeat)
