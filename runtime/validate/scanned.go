@@ -147,8 +147,12 @@ func (d *Doc) Raw(i int) []byte {
 }
 
 // Member returns the token of the value of the last member called name of
-// the object at token obj, if there is one.
+// the object at token obj, if there is one. A document without tokens, or
+// an obj that is not a token, has none.
 func (d *Doc) Member(obj int, name string) (int, bool) {
+	if !d.tokens || obj < 0 || obj >= len(d.t.toks) {
+		return 0, false
+	}
 	toks := d.t.toks
 	if toks[obj].kind != tObject {
 		return 0, false
