@@ -215,18 +215,7 @@ func (v *Validator) ValidateDoc(ref string, d *Doc) error {
 	if d.tokens && d.t.dup {
 		return duplicate(key, d.src, d.t.dupAt)
 	}
-	t := d.t
-	valid, decided, _ := fs.verdict(t, nil)
-	switch {
-	case valid:
-		return nil
-	case !decided:
-		return &Error{Schema: key, Keyword: KeywordUnverified}
-	}
-	if e, ok := explain(key, fs.root, t, nil); ok {
-		return e
-	}
-	return &Error{Schema: key, Keyword: KeywordUnverified}
+	return judge(key, fs, d.t)
 }
 
 // FirstValidAt is [Validator.FirstValid] of the value at token i of d,

@@ -93,6 +93,13 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 	if derr := load(t, key, doc, nil); derr != nil {
 		return derr
 	}
+	return judge(key, fs, t)
+}
+
+// judge runs the program fs (named key) on t, unbounded: nil when t is
+// valid, otherwise the explained *Error, or one with keyword
+// [KeywordUnverified] when the program cannot decide.
+func judge(key string, fs *fastSchema, t *tape) error {
 	valid, decided, _ := fs.verdict(t, nil)
 	switch {
 	case valid:
@@ -257,17 +264,7 @@ func (v *Validator) ValidateValue(ref string, value any) error {
 		}
 		return &Error{Schema: key, Keyword: KeywordUnverified}
 	}
-	valid, decided, _ := fs.verdict(t, nil)
-	switch {
-	case valid:
-		return nil
-	case !decided:
-		return &Error{Schema: key, Keyword: KeywordUnverified}
-	}
-	if e, ok := explain(key, fs.root, t, nil); ok {
-		return e
-	}
-	return &Error{Schema: key, Keyword: KeywordUnverified}
+	return judge(key, fs, t)
 }
 
 // schema returns the canonical short reference and program for ref.
