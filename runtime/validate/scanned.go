@@ -182,6 +182,16 @@ func (v *Validator) CheckDoc(ctx context.Context, ref string, d *Doc) error {
 	if d.stopped {
 		return stopped(ctx.Err())
 	}
+	if err := d.loadError(key); err != nil {
+		return err
+	}
+	return v.decide(ctx, key, fs, d.t, len(d.src))
+}
+
+// loadError puts d on its tape if it has no tokens yet (see fallback) and
+// returns, for the schema named key, the error a malformed document or a
+// repeated member name gets, or nil.
+func (d *Doc) loadError(key string) error {
 	d.fallback()
 	if d.err != nil {
 		e := *d.err
@@ -191,7 +201,7 @@ func (v *Validator) CheckDoc(ctx context.Context, ref string, d *Doc) error {
 	if d.tokens && d.t.dup {
 		return duplicate(key, d.src, d.t.dupAt)
 	}
-	return v.decide(ctx, key, fs, d.t, len(d.src))
+	return nil
 }
 
 // ValidateDoc is [Validator.Validate] of the document d was scanned from,
@@ -206,14 +216,8 @@ func (v *Validator) ValidateDoc(ref string, d *Doc) error {
 	if d.stopped {
 		return &Error{Schema: key, Keyword: KeywordUnverified}
 	}
-	d.fallback()
-	if d.err != nil {
-		e := *d.err
-		e.Schema = key
-		return &e
-	}
-	if d.tokens && d.t.dup {
-		return duplicate(key, d.src, d.t.dupAt)
+	if err := d.loadError(key); err != nil {
+		return err
 	}
 	return judge(key, fs, d.t)
 }
