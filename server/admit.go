@@ -83,14 +83,16 @@ func Admit(req *gen.InterceptRequest, res InterceptResult) error {
 	if err := id.UnmarshalJSON([]byte(req.ID)); err != nil {
 		return &AdmissionError{Event: info.Name, Index: -1, Reason: "the request id is invalid", Err: err}
 	}
-	_, err := admit(id, info, &req.Params.Event, &req.Params.Capabilities, res)
+	_, err := admit(id, info, &req.Params.Event, &req.Params.Capabilities, res, false)
 	return err
 }
 
 // admit builds the response to an intercept request and returns its bytes
 // only if it is admissible. event and granted may be nil when res carries
-// no effects.
-func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Capabilities, res InterceptResult) ([]byte, error) {
+// no effects. validated reports an event decoded from a request that
+// passed canonical validation (the dispatcher's snapshot), whose tool input
+// settlement need not check again.
+func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Capabilities, res InterceptResult, validated bool) ([]byte, error) {
 	effects := res.Effects
 	if effects == nil {
 		effects = []gen.Effect{}
@@ -159,7 +161,7 @@ func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Cap
 	if len(effects) == 0 {
 		return body, nil
 	}
-	if err := boundaryAdmit(event, *granted, effects); err != nil {
+	if err := boundaryAdmit(event, *granted, effects, validated); err != nil {
 		index, family := -1, gen.EffectFamily("")
 		if i, ok := rejectedIndex(err); ok && i >= 0 && i < len(effects) {
 			index = i

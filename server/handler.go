@@ -386,7 +386,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 			return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 		}
 	}
-	body, err := admit(rq.env.ID, info, event, granted, out)
+	body, err := admit(rq.env.ID, info, event, granted, out, true)
 	if err != nil {
 		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept response not admitted; sent backend_internal_error instead",
 			slog.String("event", string(info.Name)), slog.String("id", rq.env.ID.String()), slog.Any("err", err))

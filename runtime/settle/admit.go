@@ -152,6 +152,18 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	// An interrupted stage's rejection is reported as the interruption
 	// by ApplyContext: its reason does not matter.
 	interrupted := func(i int) (committed, *Rejection) { return committed{}, reject(i, ReasonInvalidEffect) }
+	if o.lazyInput != nil {
+		// The effective input is needed only to merge into it and to
+		// compare it with a modified one.
+		for i := range effects {
+			if effects[i].ModifyInput != nil {
+				if o.loadInput() != nil {
+					return interrupted(i)
+				}
+				break
+			}
+		}
+	}
 
 	c := &o.cur
 	next := *c

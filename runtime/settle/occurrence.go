@@ -305,6 +305,22 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		src = override
 		bad = func(err error) error { return &InputError{Initial: true, Part: "initial input", Err: err} }
 	}
+	if o.validated && override == nil && !o.hostContext {
+		// Canonical validation of the event established what the checks
+		// below make of src (valid JSON, one object, no repeated member
+		// name at any depth): only its first byte is looked at, and it is
+		// split when an effect needs its members (loadInput).
+		if jsonKind(src) != '{' {
+			return bad(errNotObject)
+		}
+		if !o.checkOnly {
+			o.lazyInput = src
+		}
+		if err := knownContentParts(items, o.known); err != nil {
+			return invalidAt("event items", "/items", err)
+		}
+		return nil
+	}
 	if o.checkOnly {
 		// What splitObject(src, true) accepts: valid JSON (escapes
 		// included) without repeated member names whose value is an
@@ -332,6 +348,26 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 	if err := knownContentParts(items, o.known); err != nil {
 		return invalidAt("event items", "/items", err)
 	}
+	return nil
+}
+
+// loadInput splits a tool input that extractInput left to be split when
+// needed (lazyInput) into cur.input, as extractInput would have: the input
+// passed canonical validation, so its JSON is not checked again. It fails
+// only when the stop flag interrupts it.
+func (o *Occurrence) loadInput() error {
+	if o.lazyInput == nil {
+		return nil
+	}
+	ms, err := splitObjectStop(o.lazyInput, false, o.stop)
+	if err != nil {
+		return err
+	}
+	if ms == nil {
+		ms = []member{}
+	}
+	o.cur.input = cloneMembers(ms)
+	o.lazyInput = nil
 	return nil
 }
 

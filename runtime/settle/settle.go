@@ -264,7 +264,15 @@ type Occurrence struct {
 	snapshot    []byte // the event given to New, encoded; nil for Admit
 	hostContext bool   // New (true) or Admit (false)
 	checkOnly   bool   // CheckEvent: the event is checked, no state is kept
-	hidden      bool   // the list target withholds content: no whole replacement
+	// validated: the event passed canonical validation (CheckValidated,
+	// AdmitValidated); what that established of its opaque members is not
+	// checked again.
+	validated bool
+	// lazyInput, when not nil, is the event's tool input, not yet split into
+	// cur.input: an admission-only occurrence of a validated event splits it
+	// only when an effect modifies the input (see loadInput).
+	lazyInput   json.RawMessage
+	hidden      bool // the list target withholds content: no whole replacement
 	known       partSet
 	elicit      *elicitCtx
 	origAnswers gen.OrderedMap[gen.FormAnswerValue]
@@ -305,6 +313,40 @@ func NewEncoded(event *gen.Event, encoded []byte, initial Initial) (*Occurrence,
 func CheckEvent(event *gen.Event) error {
 	o := Occurrence{checkOnly: true}
 	return o.init(event, nil, Initial{}, false)
+}
+
+// CheckValidated is [CheckEvent] for an event that passed canonical
+// validation: decoded by a generated Parse function (Parse<Root>,
+// Parse<Root>Context, Parse<Root>Doc) of a message that validated against
+// its canonical schema and repeats no member name at any depth, or by
+// gen.DecodeAt from the tokens of such a message, and not changed since. It
+// gives CheckEvent's result without checking again what that validation
+// established: that the tool input (tool.before, tool.permission.request)
+// is one JSON object (execution-event.schema.json: "type": "object") of
+// valid JSON without a repeated member name at any depth, which CheckEvent
+// verifies with a scan of the whole input. Everything the schemas do not
+// establish (elicitation bodies carried as text, content-part identity,
+// message roles, ...) is checked as CheckEvent checks it. For any other
+// event, use CheckEvent.
+func CheckValidated(event *gen.Event) error {
+	o := Occurrence{checkOnly: true, validated: true}
+	return o.init(event, nil, Initial{}, false)
+}
+
+// AdmitValidated is [Admit] for an event that passed canonical validation,
+// as [CheckValidated] describes: it returns Admit's result without checking
+// the tool input's JSON again, and splits the tool input into its members
+// only when one of effects modifies it (a deny, say, never reads it). For
+// any other event, use Admit.
+func AdmitValidated(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) error {
+	o := &Occurrence{validated: true}
+	if err := o.init(event, nil, Initial{}, false); err != nil {
+		return err
+	}
+	if _, rej := o.stage(&granted, effects, nil); rej != nil {
+		return rej
+	}
+	return nil
 }
 
 // Admit checks, without applying, whether effects are admissible for event

@@ -1,0 +1,39 @@
+package settle
+
+import "github.com/agenthooks/agenthooks-go/gen"
+
+// StageBoth stages effects for event under granted in two admission-only
+// occurrences, one set up as Admit sets it up and one as AdmitValidated
+// does, and returns the error and the state each would commit. The state
+// of the validated occurrence holds the effective tool input only when an
+// effect needed it (a modification of the input): inputNeeded reports
+// whether one did, and without it the inputs of the two states are left out
+// of them.
+func StageBoth(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) (eagerErr, validatedErr error, eager, validated any, inputNeeded bool) {
+	var a, b Occurrence
+	b.validated = true
+	if err := a.init(event, nil, Initial{}, false); err != nil {
+		eagerErr = err
+	}
+	if err := b.init(event, nil, Initial{}, false); err != nil {
+		validatedErr = err
+	}
+	if eagerErr != nil || validatedErr != nil {
+		return eagerErr, validatedErr, nil, nil, false
+	}
+	na, ra := a.stage(&granted, effects, nil)
+	nb, rb := b.stage(&granted, effects, nil)
+	if ra != nil {
+		eagerErr = ra
+	}
+	if rb != nil {
+		validatedErr = rb
+	}
+	for i := range effects {
+		inputNeeded = inputNeeded || effects[i].ModifyInput != nil
+	}
+	if !inputNeeded {
+		na.input, nb.input = nil, nil
+	}
+	return eagerErr, validatedErr, na, nb, inputNeeded
+}

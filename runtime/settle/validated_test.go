@@ -1,0 +1,264 @@
+package settle_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/fixtures"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
+	"github.com/agenthooks/agenthooks-go/runtime/settle"
+)
+
+// validatedEffects are the effect lists the differential tests admit at
+// every event: every family, both operations of every target (with values
+// equal to, overlapping and different from the example events' targets),
+// invalid shapes and values, and mixes whose first offending effect is not
+// the first.
+var validatedEffects = []string{
+	`[]`,
+	`[{"type":"deny","reason":"no"}]`,
+	`[{"type":"deny","reason":"no","code":"com.example.policy","extensions":{"com.example.x":{"a":[1,2]}}}]`,
+	`[{"type":"deny","reason":"no","extensions":{"not-reverse-dns":1}}]`,
+	`[{"type":"allow"}]`,
+	`[{"type":"ask"}]`,
+	`[{"type":"allow"},{"type":"deny","reason":"no"},{"type":"ask"}]`,
+	`[{"type":"message","text":"m"}]`,
+	`[{"type":"return","value":1}]`,
+	`[{"type":"return","value":{"action":"decline"}}]`,
+	`[{"type":"return","value":{"action":"accept","content":{"answer":"x"}}}]`,
+	`[{"type":"return","value":[]}]`,
+	`[{"type":"flow","operation":"stop","reason":"s"}]`,
+	`[{"type":"flow","operation":"continue","instruction":"i"}]`,
+	`[{"type":"inject","target":"context","operation":"append","deliverAt":"now","value":[` + message("inj", "system", "note") + `]}]`,
+	`[{"type":"modify","target":"input","operation":"merge","value":{"path":"/safe"}}]`,
+	`[{"type":"modify","target":"input","operation":"merge","value":{}}]`,
+	`[{"type":"modify","target":"input","operation":"merge","value":{"path":"README.md","content":"example"}}]`,
+	`[{"type":"modify","target":"input","operation":"merge","value":{"mode":{"append":false},"content":"example","path":"README.md","cmd":"ls"}}]`,
+	`[{"type":"modify","target":"input","operation":"replace","value":{}}]`,
+	`[{"type":"modify","target":"input","operation":"replace","value":{"path":"README.md","content":"example","mode":{"append":false}}}]`,
+	`[{"type":"modify","target":"input","operation":"replace","value":{"cmd":"ls"}}]`,
+	`[{"type":"modify","target":"input","operation":"merge","value":{"a":1}},{"type":"modify","target":"input","operation":"replace","value":{"b":2}},{"type":"modify","target":"input","operation":"merge","value":{"b":3,"c":4}}]`,
+	`[{"type":"modify","target":"input","operation":"merge","value":{"a":1}},{"type":"return","value":1},{"type":"allow"}]`,
+	`[{"type":"allow"},{"type":"modify","target":"input","operation":"merge","value":{"x":1}},{"type":"deny","reason":"no"}]`,
+	`[{"type":"modify","target":"content","operation":"merge","value":{"answer":"x"}}]`,
+	`[{"type":"modify","target":"content","operation":"replace","value":{"count":1}}]`,
+	`[{"type":"modify","target":"workspace","operation":"merge","value":{"workspaceRoots":["/a","/b"]}}]`,
+	`[{"type":"modify","target":"workspace","operation":"replace","value":{"cwd":"/new"}}]`,
+	`[{"type":"modify","target":"prompt","operation":"merge","value":[` + message("m9", "user", "more") + `]}]`,
+	`[{"type":"modify","target":"prompt","operation":"replace","value":[]}]`,
+	`[{"type":"modify","target":"output","operation":"replace","value":[` + message("m9", "tool", "other") + `]}]`,
+	`[{"type":"modify","target":"instructions","operation":"merge","value":[` + textPart("i9", "more") + `]}]`,
+	`[{"type":"modify","target":"summary","operation":"replace","value":[` + textPart("s9", "other") + `]}]`,
+	`[{"type":"message","text":"m"},{"type":"deny","reason":"d"},{"type":"return","value":2},{"type":"modify","target":"input","operation":"replace","value":{}},{"type":"flow","operation":"continue"}]`,
+}
+
+// validatedGrants returns the grants the differential tests try at an
+// event: everything the boundary can grant, that without modify, and
+// nothing.
+func validatedGrants(t testing.TB, name gen.EventName) []gen.Capabilities {
+	t.Helper()
+	if _, ok := gen.LookupEvent(name); !ok {
+		return []gen.Capabilities{{}}
+	}
+	full := fullGrant(t, name)
+	return []gen.Capabilities{full, without(full, gen.EffectFamilyModify), {}}
+}
+
+// requireValidatedAgrees checks that the entry points for a validated
+// event give exactly the results of CheckEvent and Admit for ev (which
+// must have passed canonical validation), under every grant and effect
+// list, and that the state an admission-only occurrence would commit is
+// the same (its tool input whenever an effect needs it).
+func requireValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabilities, lists [][]gen.Effect) {
+	t.Helper()
+	require.Equal(t, settle.CheckEvent(ev), settle.CheckValidated(ev), "CheckValidated")
+	for gi, g := range grants {
+		for li, es := range lists {
+			want := settle.Admit(ev, g, es)
+			require.Equal(t, want, settle.AdmitValidated(ev, g, es), "AdmitValidated, grant %d, effects %d", gi, li)
+			eagerErr, validatedErr, eager, validated, _ := settle.StageBoth(ev, g, es)
+			require.Equal(t, eagerErr, validatedErr, "staging, grant %d, effects %d", gi, li)
+			require.Equal(t, eager, validated, "staged state, grant %d, effects %d", gi, li)
+		}
+	}
+}
+
+// parsedEffectLists decodes validatedEffects with the lossless codec,
+// without canonical validation, so that invalid effects reach admission.
+func parsedEffectLists(t testing.TB) [][]gen.Effect {
+	t.Helper()
+	out := make([][]gen.Effect, 0, len(validatedEffects))
+	for _, s := range validatedEffects {
+		out = append(out, decodeEffects(t, s))
+	}
+	return out
+}
+
+// decodeEffects decodes a JSON array of effects with the lossless codec.
+func decodeEffects(t testing.TB, data string) []gen.Effect {
+	t.Helper()
+	var raws []json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(data), &raws))
+	out := make([]gen.Effect, len(raws))
+	for i, r := range raws {
+		require.NoError(t, out[i].UnmarshalJSON(r), "effect %s", r)
+	}
+	return out
+}
+
+// validatedToolInputs are tool inputs of the mutated tool events: empty,
+// escaped names, numbers in several forms, nested values, thousands of
+// members, deep nesting and a large text.
+func validatedToolInputs() []string {
+	var lines strings.Builder
+	lines.WriteString(`{"path":"notes/big.txt","content":"` + strings.Repeat("All work and no play. ", 3000) + `","lines":[`)
+	for i := range 400 {
+		if i > 0 {
+			lines.WriteByte(',')
+		}
+		lines.WriteString(`{"n":` + strconv.Itoa(i) + `,"text":"line ` + strconv.Itoa(i) + `","flags":[true,false,null]}`)
+	}
+	lines.WriteString(`]}`)
+	return []string{
+		`{}`,
+		` { "path" : "README.md" , "content" : "example" } `,
+		`{"p\u0061th":"README.md","content":"ex\u00e9mple","\ud83d\ude00":1}`,
+		`{"n":1.0,"m":-0,"e":1e400,"big":123456789012345678901234567890}`,
+		`{"mode":{"append":false},"content":"example","path":"README.md"}`,
+		`{"a":{"b":[1,2,{"c":null}]},"cmd":"ls"}`,
+		hostile.Object(3000),
+		hostile.Deep(100, `{"x":1}`),
+		hostile.Deep(600, `{"x":1}`),
+		`{"a":` + hostile.DeepArrays(300, "1") + `}`,
+		lines.String(),
+	}
+}
+
+// withToolInput returns the example event of name (tool.before or
+// tool.permission.request) with its tool input replaced.
+func withToolInput(t testing.TB, name gen.EventName, input string) string {
+	t.Helper()
+	s := eventJSON[name]
+	var from string
+	switch name {
+	case gen.EventToolBefore:
+		from = `"input":{"path":"README.md","content":"example","mode":{"append":false}}`
+	case gen.EventToolPermissionRequest:
+		from = `"input":{"cmd":"ls"}`
+	}
+	require.Contains(t, s, from)
+	return strings.Replace(s, from, `"input":`+input, 1)
+}
+
+// TestValidatedAgrees: for canonically validated events (the example of
+// every interceptable event, every event of the fixture corpus that
+// validates, and tool events whose input is mutated), CheckValidated and
+// AdmitValidated give exactly the results of CheckEvent and Admit, errors
+// included, under several grants and effect lists.
+func TestValidatedAgrees(t *testing.T) {
+	lists := parsedEffectLists(t)
+	for _, info := range interceptable() {
+		t.Run(string(info.Name), func(t *testing.T) {
+			requireValidatedAgrees(t, event(t, info.Name), validatedGrants(t, info.Name), lists)
+		})
+	}
+	for _, name := range []gen.EventName{gen.EventToolBefore, gen.EventToolPermissionRequest} {
+		for i, input := range validatedToolInputs() {
+			ev, err := gen.ParseEvent([]byte(withToolInput(t, name, input)))
+			if err != nil {
+				continue // not canonical (too deep for the validator, say): outside the contract
+			}
+			t.Run(string(name)+"/input"+strconv.Itoa(i), func(t *testing.T) {
+				requireValidatedAgrees(t, ev, validatedGrants(t, name), lists)
+			})
+		}
+	}
+
+	cases, err := fixtures.Load()
+	require.NoError(t, err)
+	checked := 0
+	for _, c := range cases {
+		data, err := c.Read()
+		require.NoError(t, err)
+		for mi, msg := range c.Messages(data) {
+			var ev *gen.Event
+			var own []gen.Capabilities
+			var resp []gen.Effect
+			if req, err := gen.ParseInterceptRequest(msg); err == nil {
+				ev, own = &req.Params.Event, []gen.Capabilities{req.Params.Capabilities}
+			} else if n, err := gen.ParseObserveNotification(msg); err == nil {
+				ev = &n.Params.Event
+			} else if e, err := gen.ParseEvent(msg); err == nil {
+				ev = e
+			} else if r, err := gen.ParseInterceptResponse(msg); err == nil {
+				resp = r.Result.Effects
+			}
+			if resp != nil {
+				lists = append(lists, resp) // the corpus's own answers, tried at every event below
+			}
+			if ev == nil {
+				continue
+			}
+			checked++
+			t.Run(c.ID+"/"+strconv.Itoa(mi), func(t *testing.T) {
+				grants := append(own, validatedGrants(t, gen.EventName(ev.Type()))...)
+				requireValidatedAgrees(t, ev, grants, lists)
+			})
+		}
+	}
+	require.Greater(t, checked, 40, "fixture events checked")
+}
+
+// FuzzValidatedAgrees: an arbitrary tool input (and tool name) that makes a
+// canonical tool.before or tool.permission.request event gets the same
+// results from CheckValidated and AdmitValidated as from CheckEvent and
+// Admit, with effects that read and replace the input.
+func FuzzValidatedAgrees(f *testing.F) {
+	for _, in := range validatedToolInputs() {
+		f.Add([]byte(in), false)
+	}
+	for _, v := range hostile.Values() {
+		f.Add([]byte(v), true)
+	}
+	f.Add([]byte(`{"a":1,"a":2}`), false)
+	f.Add([]byte(`{"a":{"b":[{"c":1,"c":2}]}}`), true)
+	f.Add([]byte(`[1]`), false)
+	f.Add([]byte(`"x"`), false)
+	lists := [][]string{
+		{`[{"type":"deny","reason":"no"}]`},
+		{`[{"type":"modify","target":"input","operation":"merge","value":{"path":"/safe","a":{"b":1}}}]`},
+		{`[{"type":"modify","target":"input","operation":"replace","value":{"a":1}},{"type":"allow"}]`},
+		{`[{"type":"allow"},{"type":"modify","target":"input","operation":"merge","value":{}}]`},
+	}
+	f.Fuzz(func(t *testing.T, input []byte, permission bool) {
+		name := gen.EventToolBefore
+		if permission {
+			name = gen.EventToolPermissionRequest
+		}
+		if !json.Valid(input) {
+			return
+		}
+		ev, err := gen.ParseEvent([]byte(withToolInput(t, name, string(input))))
+		if err != nil {
+			return
+		}
+		parsed := make([][]gen.Effect, 0, len(lists))
+		for _, l := range lists {
+			parsed = append(parsed, decodeEffects(t, l[0]))
+		}
+		// The input's own members, merged back and replaced.
+		if ms := ev.ToolBefore; ms != nil {
+			for _, op := range []string{"merge", "replace"} {
+				if e, err := gen.ParseEffect([]byte(`{"type":"modify","target":"input","operation":"` + op + `","value":` + string(ms.Tool.Input) + `}`)); err == nil {
+					parsed = append(parsed, []gen.Effect{*e})
+				}
+			}
+		}
+		requireValidatedAgrees(t, ev, validatedGrants(t, name), parsed)
+	})
+}
