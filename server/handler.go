@@ -213,7 +213,8 @@ type request struct {
 	env    jsonrpc.Envelope
 	notify bool
 	// doc is msg tokenized once: the envelope is classified, the params
-	// validated and decoded, and the grants snapshot from its tokens.
+	// validated and decoded, and the grants snapshot from its tokens. It is
+	// nil on the byte path of the tests (see dispatchDoc).
 	doc *validate.Doc
 	// params is the token of params in doc, when doc has tokens.
 	params int
@@ -221,7 +222,22 @@ type request struct {
 
 // dispatch handles one complete message and returns the reply or, for a
 // notification, how it was handled. It never panics.
-func (h *Handler) dispatch(ctx context.Context, msg []byte) (res result) {
+func (h *Handler) dispatch(ctx context.Context, msg []byte) result {
+	// One scan of the message serves every later step. A message the scan
+	// does not model (not JSON, invalid UTF-8, escaped lone surrogates,
+	// deep nesting) or that the context interrupted is classified from its
+	// bytes instead, with the same result.
+	doc := validate.Scan(ctx, msg)
+	defer doc.Release()
+	return h.dispatchDoc(ctx, msg, doc)
+}
+
+// dispatchDoc is dispatch of msg, which doc holds scanned. A nil doc
+// selects the byte path the package tests compare the one-scan path with:
+// every step reads msg itself (classification, validation, decoding, the
+// grant snapshot), and settlement checks the event as it checks any event
+// (settle.CheckEvent, settle.Admit).
+func (h *Handler) dispatchDoc(ctx context.Context, msg []byte, doc *validate.Doc) (res result) {
 	notify := false
 	defer func() {
 		// Callbacks are guarded separately; this only catches a bug in the
@@ -237,15 +253,9 @@ func (h *Handler) dispatch(ctx context.Context, msg []byte) (res result) {
 		}
 	}()
 
-	// One scan of the message serves every later step. A message the scan
-	// does not model (not JSON, invalid UTF-8, escaped lone surrogates,
-	// deep nesting) or that the context interrupted is classified from its
-	// bytes instead, with the same result.
-	doc := validate.Scan(ctx, msg)
-	defer doc.Release()
 	var env jsonrpc.Envelope
 	var err error
-	if doc.Tokens() {
+	if doc != nil && doc.Tokens() {
 		env, err = classifyDoc(doc)
 	} else {
 		env, err = jsonrpc.Classify(msg)
@@ -268,7 +278,7 @@ func (h *Handler) dispatch(ctx context.Context, msg []byte) (res result) {
 	}
 	notify = env.Kind == jsonrpc.KindNotification
 	rq := &request{msg: msg, env: env, notify: notify, doc: doc, params: -1}
-	if doc.Tokens() {
+	if doc != nil && doc.Tokens() {
 		if p, ok := doc.Member(0, "params"); ok {
 			rq.params = p
 		}
@@ -336,7 +346,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	// error codes ahead of invalid params; the answer to every request is
 	// the one the opposite order would give. Validation is linear in the
 	// size of the request, whether it passes or not (see invalidParams).
-	req, err := gen.ParseInterceptRequestDoc(ctx, rq.doc)
+	req, err := rq.parseIntercept(ctx)
 	if err != nil {
 		if stopped(err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
@@ -357,7 +367,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedEvent, why)
 	}
 	// The callback has not seen req yet: its event is still the request's.
-	if err := checkEvent(&req.Params.Event); err != nil {
+	if err := checkEvent(&req.Params.Event, rq.doc != nil); err != nil {
 		return h.invalidParams(ctx, rq, err)
 	}
 
@@ -386,13 +396,38 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 			return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 		}
 	}
-	body, err := admit(rq.env.ID, info, event, granted, out, true)
+	body, err := admit(rq.env.ID, info, event, granted, out, rq.doc != nil)
 	if err != nil {
 		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept response not admitted; sent backend_internal_error instead",
 			slog.String("event", string(info.Name)), slog.String("id", rq.env.ID.String()), slog.Any("err", err))
 		return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 	}
 	return result{out: outReply, body: body}
+}
+
+// parseIntercept validates and decodes the request: from the one scan of
+// the message, or from its bytes on the byte path (nil doc).
+func (rq *request) parseIntercept(ctx context.Context) (*gen.InterceptRequest, error) {
+	if rq.doc == nil {
+		return gen.ParseInterceptRequestContext(ctx, rq.msg)
+	}
+	return gen.ParseInterceptRequestDoc(ctx, rq.doc)
+}
+
+// parseObserve is parseIntercept of a hooks/observe notification.
+func (rq *request) parseObserve(ctx context.Context) (*gen.ObserveNotification, error) {
+	if rq.doc == nil {
+		return gen.ParseObserveNotificationContext(ctx, rq.msg)
+	}
+	return gen.ParseObserveNotificationDoc(ctx, rq.doc)
+}
+
+// parseCapabilities is parseIntercept of a hooks/capabilities request.
+func (rq *request) parseCapabilities(ctx context.Context) (*gen.CapabilitiesRequest, error) {
+	if rq.doc == nil {
+		return gen.ParseCapabilitiesRequestContext(ctx, rq.msg)
+	}
+	return gen.ParseCapabilitiesRequestDoc(ctx, rq.doc)
 }
 
 // supported returns the catalogue entry of an event this handler
@@ -546,7 +581,7 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 			return h.drop(ctx, rq, "event not in ObserveEvents")
 		}
 	}
-	n, err := gen.ParseObserveNotificationDoc(ctx, rq.doc)
+	n, err := rq.parseObserve(ctx)
 	if err != nil {
 		reason := "canonical validation failed"
 		if stopped(err) {
@@ -577,7 +612,7 @@ func (h *Handler) capabilities(ctx context.Context, rq *request) result {
 	if rq.unsupportedVersion() {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
-	if _, err := gen.ParseCapabilitiesRequestDoc(ctx, rq.doc); err != nil {
+	if _, err := rq.parseCapabilities(ctx); err != nil {
 		if stopped(err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
 		}

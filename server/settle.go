@@ -23,9 +23,13 @@ func boundaryAdmit(event *gen.Event, granted gen.Capabilities, effects []gen.Eff
 // host input, such as an elicitation action that differs from its result
 // body); such a request is invalid params. The event is the one the
 // dispatcher decoded from a request that passed canonical validation and
-// the envelope's repeated-name check, before any callback saw it.
-func checkEvent(event *gen.Event) error {
-	return settle.CheckValidated(event)
+// the envelope's repeated-name check, before any callback saw it;
+// validated is false only on the byte path of the tests (settle.CheckEvent).
+func checkEvent(event *gen.Event, validated bool) error {
+	if validated {
+		return settle.CheckValidated(event)
+	}
+	return settle.CheckEvent(event)
 }
 
 // rejectedIndex returns the offending effect index of a settle rejection.

@@ -436,7 +436,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 		if (in.DeliverAt == gen.DeliverAtNow && !g.now) || (in.DeliverAt == gen.DeliverAtNextTurn && !g.nextTurn) {
 			return ReasonOperationNotGranted
 		}
-		if _, _, ok := checkSuppliedMessages(in.Value, "", o.known); !ok {
+		if _, _, ok := checkSuppliedMessages(in.Value, "", &o.known); !ok {
 			return ReasonInvalidValue
 		}
 		return ""
@@ -522,7 +522,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 		if op == gen.EffectOperationReplace && o.withheld() {
 			return ReasonHiddenContent
 		}
-		entries, hidden, ok := checkSuppliedMessages(e.ModifyMessages.Value, b.role, o.known)
+		entries, hidden, ok := checkSuppliedMessages(e.ModifyMessages.Value, b.role, &o.known)
 		if !ok {
 			return ReasonInvalidValue
 		}
@@ -534,7 +534,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 		if op == gen.EffectOperationReplace && o.withheld() {
 			return ReasonHiddenContent
 		}
-		entries, hidden, ok := checkSuppliedText(e.ModifyText.Value, o.known)
+		entries, hidden, ok := checkSuppliedText(e.ModifyText.Value, &o.known)
 		if !ok {
 			return ReasonInvalidValue
 		}
@@ -585,7 +585,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 		if parseCanonical(refMessages, v, &ms) != nil {
 			return ReasonInvalidValue
 		}
-		if _, _, ok := checkSuppliedMessages(ms, "", o.known); !ok {
+		if _, _, ok := checkSuppliedMessages(ms, "", &o.known); !ok {
 			return ReasonInvalidValue
 		}
 		return ""
@@ -594,7 +594,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 		if parseCanonical(refTextParts, v, &ps) != nil {
 			return ReasonInvalidValue
 		}
-		if _, _, ok := checkSuppliedText(ps, o.known); !ok {
+		if _, _, ok := checkSuppliedText(ps, &o.known); !ok {
 			return ReasonInvalidValue
 		}
 		return ""

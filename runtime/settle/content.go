@@ -39,7 +39,24 @@ func parseCanonical(ref string, data []byte, into interface{ UnmarshalJSON([]byt
 // (base/composition.md: "Message values MAY contain unchanged immutable
 // attachment references only after runtime validation of their existing
 // identity"; "Changing IDs does not grant authority to replace hidden text").
-type partSet map[string]struct{}
+//
+// The set is made on the first part it records: most events establish
+// none, and their occurrences allocate nothing for it.
+type partSet struct{ m map[string]struct{} }
+
+// add records the encoded part b.
+func (p *partSet) add(b []byte) {
+	if p.m == nil {
+		p.m = make(map[string]struct{})
+	}
+	p.m[string(b)] = struct{}{}
+}
+
+// has reports whether the encoded part b was recorded.
+func (p *partSet) has(b []byte) bool {
+	_, ok := p.m[string(b)]
+	return ok
+}
 
 // listInfo describes a message or text-part list.
 type listInfo struct {
@@ -73,7 +90,7 @@ func textPart(p *gen.TextPart) (bodyText, withheld bool, ok bool) {
 
 // encodeMessages encodes each message; it records non-text parts in known
 // (when non-nil) and reports whether any part withholds content.
-func encodeMessages(ms []gen.CanonicalMessage, known partSet) ([]json.RawMessage, listInfo, error) {
+func encodeMessages(ms []gen.CanonicalMessage, known *partSet) ([]json.RawMessage, listInfo, error) {
 	out := make([]json.RawMessage, len(ms))
 	var info listInfo
 	for i := range ms {
@@ -93,7 +110,7 @@ func encodeMessages(ms []gen.CanonicalMessage, known partSet) ([]json.RawMessage
 				if err != nil {
 					return nil, info, err
 				}
-				known[string(pb)] = struct{}{}
+				known.add(pb)
 			}
 		}
 	}
@@ -101,7 +118,7 @@ func encodeMessages(ms []gen.CanonicalMessage, known partSet) ([]json.RawMessage
 }
 
 // encodeTextParts encodes each text part like encodeMessages.
-func encodeTextParts(ps gen.TextParts, known partSet) ([]json.RawMessage, listInfo, error) {
+func encodeTextParts(ps gen.TextParts, known *partSet) ([]json.RawMessage, listInfo, error) {
 	out := make([]json.RawMessage, len(ps))
 	var info listInfo
 	for i := range ps {
@@ -116,14 +133,14 @@ func encodeTextParts(ps gen.TextParts, known partSet) ([]json.RawMessage, listIn
 		}
 		info.hidden = info.hidden || withheld
 		if !body && known != nil {
-			known[string(b)] = struct{}{}
+			known.add(b)
 		}
 	}
 	return out, info, nil
 }
 
 // knownContentParts adds the non-text parts of a ContentItem list to known.
-func knownContentParts(items []gen.ContentItem, known partSet) error {
+func knownContentParts(items []gen.ContentItem, known *partSet) error {
 	for i := range items {
 		body, _, ok := contentPart(&items[i])
 		if !ok {
@@ -134,7 +151,7 @@ func knownContentParts(items []gen.ContentItem, known partSet) error {
 			if err != nil {
 				return err
 			}
-			known[string(b)] = struct{}{}
+			known.add(b)
 		}
 	}
 	return nil
@@ -175,7 +192,7 @@ func listsEqual(a, b []json.RawMessage) bool {
 // repeats a part the host established. It returns the encoded messages,
 // and whether they contain withheld text (an established metadata, omitted
 // or gap part).
-func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRole, known partSet) (entries []json.RawMessage, withheld, ok bool) {
+func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRole, known *partSet) (entries []json.RawMessage, withheld, ok bool) {
 	entries, info, err := encodeMessages(ms, nil)
 	if err != nil {
 		return nil, false, false
@@ -196,7 +213,7 @@ func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRo
 			if err != nil {
 				return nil, false, false
 			}
-			if _, ok := known[string(pb)]; !ok {
+			if !known.has(pb) {
 				return nil, false, false
 			}
 		}
@@ -206,7 +223,7 @@ func checkSuppliedMessages(ms gen.CanonicalMessages, role gen.CanonicalMessageRo
 
 // checkSuppliedText validates a supplied text-part list like
 // checkSuppliedMessages.
-func checkSuppliedText(ps gen.TextParts, known partSet) (entries []json.RawMessage, withheld, ok bool) {
+func checkSuppliedText(ps gen.TextParts, known *partSet) (entries []json.RawMessage, withheld, ok bool) {
 	entries, info, err := encodeTextParts(ps, nil)
 	if err != nil {
 		return nil, false, false
@@ -219,7 +236,7 @@ func checkSuppliedText(ps gen.TextParts, known partSet) (entries []json.RawMessa
 		if body {
 			continue
 		}
-		if _, ok := known[string(entries[i])]; !ok {
+		if !known.has(entries[i]) {
 			return nil, false, false
 		}
 	}

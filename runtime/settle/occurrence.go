@@ -241,15 +241,15 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 			return invalidAt("elicitation request", "/elicitation/request/text", err)
 		}
 		o.elicit = &elicitCtx{mode: e.Elicitation.Mode, form: form}
-		return knownContentParts(e.Items, o.known)
+		return knownContentParts(e.Items, &o.known)
 	case ev.SessionStart != nil:
 		return o.knownMessages(ev.SessionStart.Items)
 	case ev.ToolBatchAfter != nil:
-		return knownContentParts(ev.ToolBatchAfter.Items, o.known)
+		return knownContentParts(ev.ToolBatchAfter.Items, &o.known)
 	default:
 		return nil
 	}
-	if err := knownContentParts(items, o.known); err != nil {
+	if err := knownContentParts(items, &o.known); err != nil {
 		return invalidAt("event items", "/items", err)
 	}
 	var (
@@ -259,14 +259,14 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 	)
 	if isText {
 		if text != nil {
-			list, info, err = encodeTextParts(text, o.known)
+			list, info, err = encodeTextParts(text, &o.known)
 			o.cur.listPresent = true
 		}
 	} else {
 		if msgs == nil {
 			msgs = []gen.CanonicalMessage{}
 		}
-		list, info, err = encodeMessages(msgs, o.known)
+		list, info, err = encodeMessages(msgs, &o.known)
 		o.cur.listPresent = true
 		if err == nil && o.b.role != "" {
 			for i := range msgs {
@@ -291,7 +291,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 
 // knownMessages records the non-text parts of a message list.
 func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
-	if _, _, err := encodeMessages(ms, o.known); err != nil {
+	if _, _, err := encodeMessages(ms, &o.known); err != nil {
 		return invalidAt("event items", "/items", err)
 	}
 	return nil
@@ -316,7 +316,7 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		if !o.checkOnly {
 			o.lazyInput = src
 		}
-		if err := knownContentParts(items, o.known); err != nil {
+		if err := knownContentParts(items, &o.known); err != nil {
 			return invalidAt("event items", "/items", err)
 		}
 		return nil
@@ -332,7 +332,7 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		if b[0] != '{' {
 			return bad(errNotObject)
 		}
-		if err := knownContentParts(items, o.known); err != nil {
+		if err := knownContentParts(items, &o.known); err != nil {
 			return invalidAt("event items", "/items", err)
 		}
 		return nil
@@ -345,7 +345,7 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		ms = []member{}
 	}
 	o.cur.input = cloneMembers(ms)
-	if err := knownContentParts(items, o.known); err != nil {
+	if err := knownContentParts(items, &o.known); err != nil {
 		return invalidAt("event items", "/items", err)
 	}
 	return nil
@@ -418,7 +418,7 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 		}
 		c.form = form
 	}
-	return knownContentParts(e.Items, o.known)
+	return knownContentParts(e.Items, &o.known)
 }
 
 // cloneWorkspace deep-copies a WorkspaceChange.
