@@ -45,7 +45,47 @@ func (f *fill) eventTime(t time.Time) string {
 	if t.IsZero() {
 		t = time.Now()
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return formatUTC(t)
+}
+
+// formatUTC is t.UTC().Format(time.RFC3339Nano), written directly for
+// years 0 to 9999 (TestFormatUTCAgrees).
+func formatUTC(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(time.RFC3339Nano)
+	}
+	hour, minute, sec := t.Clock()
+	var b [30]byte
+	put := func(i, w, v int) {
+		for j := i + w - 1; j >= i; j-- {
+			b[j] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, 4, year)
+	b[4] = '-'
+	put(5, 2, int(month))
+	b[7] = '-'
+	put(8, 2, day)
+	b[10] = 'T'
+	put(11, 2, hour)
+	b[13] = ':'
+	put(14, 2, minute)
+	b[16] = ':'
+	put(17, 2, sec)
+	n := 19
+	if ns := t.Nanosecond(); ns != 0 {
+		b[19] = '.'
+		put(20, 9, ns)
+		n = 29
+		for b[n-1] == '0' {
+			n--
+		}
+	}
+	b[n] = 'Z'
+	return string(b[:n+1])
 }
 
 // sessionManifest returns a detached copy of the configured manifest.
@@ -589,10 +629,21 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	if err != nil {
 		return nil, err
 	}
-	reqID := gen.JSONRPCIDFromString(id)
-	b := make([]byte, 0, len(bodyHead)+len(reqID)+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+len(state)+len(bodyTail))
+	var reqID []byte // the id's JSON string when it needs escapes; otherwise it is quoted as it is
+	idLen := len(id) + 2
+	if !plainID(id) {
+		reqID = gen.JSONRPCIDFromString(id)
+		idLen = len(reqID)
+	}
+	b := make([]byte, 0, len(bodyHead)+idLen+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+len(state)+len(bodyTail))
 	b = append(b, bodyHead...)
-	b = append(b, reqID...)
+	if reqID == nil {
+		b = append(b, '"')
+		b = append(b, id...)
+		b = append(b, '"')
+	} else {
+		b = append(b, reqID...)
+	}
 	b = append(b, bodyParams...)
 	b = append(b, bodyEvent...)
 	b = append(b, evJSON...)
@@ -601,6 +652,18 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	b = append(b, bodyState...)
 	b = append(b, state...)
 	return append(b, bodyTail...), nil
+}
+
+// plainID reports whether id is written as a JSON string by quoting it
+// alone, as gen.JSONRPCIDFromString writes it: printable ASCII without '"'
+// or '\\'.
+func plainID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // requestState encodes the params.state of a request to s, whose view of
@@ -1255,6 +1318,9 @@ func appJSON(v any, pointer string) (json.RawMessage, error) {
 		}
 		data = clone(x)
 	default:
+		if b, ok := appendPlainJSON(make([]byte, 0, 64), v, 0); ok {
+			return b, nil // what json.Marshal writes, without reflection
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, inputError("event", pointer, "json", "not JSON-marshalable")

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/gen/validation"
@@ -40,7 +41,10 @@ import (
 // payload schema is not covered: every call validates canonically.
 type entryPlan struct {
 	arm int // the index of the payload's field in gen.Event
-	obj *objPlan
+	// arms are the offsets of gen.Event's fields, all pointers (the plan
+	// checks that the payload's is the only one set).
+	arms []uintptr
+	obj  *objPlan
 }
 
 // maxRawEntry is the largest raw JSON value the plan validates on its own;
@@ -60,12 +64,20 @@ const (
 	kindOpaque // not covered: only its absence (omitted zero value) is
 )
 
+// The plan is walked on the typed values without reflection: each field is
+// read at its offset in its struct, found when the plan was made from the
+// reflect.Type of that very struct (object plans its Go type field by
+// field), as a value of the kind the plan checked there (a string, a bool,
+// a []byte-shaped slice, a pointer, a slice or a map, or []gen.Member). A
+// plan is only ever applied to a value of the type it was made for.
+
 type fieldPlan struct {
-	index     int // struct field index
+	off       uintptr // offset of the field in its struct
 	name      string
 	bit       uint64 // presence bit of the member
 	omitempty bool
 	ptr       bool // a pointer: nil is absent
+	nilable   bool // (pointer removed) a slice or a map: its nil value is absent
 	kind      fieldKind
 	str       *strPlan
 	refs      []string // kindRaw: the member's schema references
@@ -123,11 +135,16 @@ func newEntryPlan(info gen.EventInfo) *entryPlan {
 		p.docs[d.Name] = i
 	}
 	arm := -1
+	arms := make([]uintptr, eventType.NumField())
 	for i := range eventType.NumField() {
 		f := eventType.Field(i)
-		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Name() == info.PayloadType {
+		if f.Type.Kind() != reflect.Pointer {
+			return nil // only pointer arms are read as pointers
+		}
+		if f.Type.Elem().Name() == info.PayloadType {
 			arm = i
 		}
+		arms[i] = f.Offset
 	}
 	id, ok := p.lookup(info.PayloadSchema)
 	if arm < 0 || !ok {
@@ -137,7 +154,7 @@ func newEntryPlan(info gen.EventInfo) *entryPlan {
 	if obj == nil {
 		return nil
 	}
-	return &entryPlan{arm: arm, obj: obj}
+	return &entryPlan{arm: arm, arms: arms, obj: obj}
 }
 
 // lookup finds the node of a schema reference "doc" or "doc#/pointer".
@@ -249,7 +266,7 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 		tag := sf.Tag.Get("json")
 		if tag == "-" {
 			if sf.Name == "Unknown" && sf.Type == memberType {
-				o.fields = append(o.fields, fieldPlan{index: i, kind: kindUnknown})
+				o.fields = append(o.fields, fieldPlan{off: sf.Offset, kind: kindUnknown})
 				continue
 			}
 			return nil
@@ -260,7 +277,7 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 		}
 		bit := uint64(1) << len(o.names)
 		o.names[name] = bit
-		fp := fieldPlan{index: i, name: name, bit: bit, omitempty: opts == "omitempty"}
+		fp := fieldPlan{off: sf.Offset, name: name, bit: bit, omitempty: opts == "omitempty"}
 		pids := props[name]
 		for _, n := range closers {
 			if _, named := slices.BinarySearch(n.PropKeys, name); !named {
@@ -271,6 +288,7 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 		if ft.Kind() == reflect.Pointer {
 			fp.ptr, ft = true, ft.Elem()
 		}
+		fp.nilable = ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map
 		p.field(&fp, ft, pids, depth)
 		o.fields = append(o.fields, fp)
 	}
@@ -443,47 +461,49 @@ func (pl *entryPlan) accepts(ev *gen.Event) bool {
 	if pl == nil || ev == nil {
 		return false
 	}
-	v := reflect.ValueOf(ev).Elem()
-	for i := range v.NumField() {
-		if f := v.Field(i); i != pl.arm && !f.IsNil() {
+	base := unsafe.Pointer(ev)
+	for i, off := range pl.arms {
+		if i != pl.arm && *(*unsafe.Pointer)(unsafe.Add(base, off)) != nil {
 			return false
 		}
 	}
-	arm := v.Field(pl.arm)
-	if arm.IsNil() {
+	arm := *(*unsafe.Pointer)(unsafe.Add(base, pl.arms[pl.arm]))
+	if arm == nil {
 		return false
 	}
-	return pl.obj.accepts(arm.Elem())
+	return pl.obj.accepts(arm)
 }
 
-func (o *objPlan) accepts(v reflect.Value) bool {
+// accepts checks the struct at p, of the type o was planned for.
+func (o *objPlan) accepts(p unsafe.Pointer) bool {
 	if o.missing {
 		return false
 	}
 	var present uint64
 	for i := range o.fields {
 		fp := &o.fields[i]
-		f := v.Field(fp.index)
+		f := unsafe.Add(p, fp.off)
 		if fp.kind == kindUnknown {
-			if f.Len() > 0 {
+			if len(*(*[]gen.Member)(f)) > 0 {
 				return false
 			}
 			continue
 		}
 		if fp.ptr {
-			if f.IsNil() {
+			elem := *(*unsafe.Pointer)(f)
+			if elem == nil {
 				if !fp.omitempty {
 					return false
 				}
 				continue
 			}
-			f = f.Elem()
+			f = elem
 		}
 		switch {
-		case fp.kind == kindRaw && !fp.ptr && fp.omitempty && f.IsNil():
+		case fp.kind == kindRaw && !fp.ptr && fp.omitempty && *(*[]byte)(f) == nil:
 			continue // absent
-		case fp.kind == kindOpaque && !fp.ptr && fp.omitempty && (f.Kind() == reflect.Slice || f.Kind() == reflect.Map) && f.IsNil():
-			continue // absent
+		case fp.kind == kindOpaque && !fp.ptr && fp.omitempty && fp.nilable && *(*unsafe.Pointer)(f) == nil:
+			continue // absent (a nil slice or map)
 		case fp.kind == kindOpaque, !fp.ptr && fp.omitempty && fp.kind != kindRaw:
 			// Not covered, or a zero value whose absence the plan does
 			// not decide.
@@ -495,12 +515,12 @@ func (o *objPlan) accepts(v reflect.Value) bool {
 		present |= fp.bit
 		switch fp.kind {
 		case kindString:
-			if !fp.str.accepts(f.String()) {
+			if !fp.str.accepts(*(*string)(f)) {
 				return false
 			}
 		case kindBool:
 		case kindRaw:
-			raw := f.Bytes()
+			raw := *(*[]byte)(f)
 			if len(raw) == 0 {
 				raw = nullJSON
 			}
@@ -530,7 +550,7 @@ func (o *objPlan) accepts(v reflect.Value) bool {
 		return false
 	}
 	for _, c := range o.conds {
-		if !c.holds(v, present) {
+		if !c.holds(p, present) {
 			return false
 		}
 	}
@@ -726,8 +746,8 @@ func compileProp(n *schemaprog.Node, fp *fieldPlan) (propCond, bool) {
 	return pc, false
 }
 
-// holds evaluates c on the object v whose present members are present.
-func (c *cond) holds(v reflect.Value, present uint64) bool {
+// holds evaluates c on the object at p whose present members are present.
+func (c *cond) holds(p unsafe.Pointer, present uint64) bool {
 	if c.never || c.notObject || present&c.required != c.required {
 		return false
 	}
@@ -736,22 +756,22 @@ func (c *cond) holds(v reflect.Value, present uint64) bool {
 		if present&pc.fp.bit == 0 {
 			continue
 		}
-		if !pc.holds(v.Field(pc.fp.index)) {
+		if !pc.holds(unsafe.Add(p, pc.fp.off)) {
 			return false
 		}
 	}
 	for _, x := range c.allOf {
-		if !x.holds(v, present) {
+		if !x.holds(p, present) {
 			return false
 		}
 	}
-	if c.not != nil && c.not.holds(v, present) {
+	if c.not != nil && c.not.holds(p, present) {
 		return false
 	}
 	if len(c.anyOf) > 0 {
 		any := false
 		for _, x := range c.anyOf {
-			if x.holds(v, present) {
+			if x.holds(p, present) {
 				any = true
 				break
 			}
@@ -763,7 +783,7 @@ func (c *cond) holds(v reflect.Value, present uint64) bool {
 	if len(c.oneOf) > 0 {
 		count := 0
 		for _, x := range c.oneOf {
-			if x.holds(v, present) {
+			if x.holds(p, present) {
 				count++
 			}
 		}
@@ -773,27 +793,29 @@ func (c *cond) holds(v reflect.Value, present uint64) bool {
 	}
 	if c.ifc != nil {
 		branch := c.elsec
-		if c.ifc.holds(v, present) {
+		if c.ifc.holds(p, present) {
 			branch = c.thenc
 		}
-		if branch != nil && !branch.holds(v, present) {
+		if branch != nil && !branch.holds(p, present) {
 			return false
 		}
 	}
 	return true
 }
 
-func (pc *propCond) holds(f reflect.Value) bool {
+// holds evaluates pc on the member at f, present (a non-nil pointer when
+// the field is one).
+func (pc *propCond) holds(f unsafe.Pointer) bool {
 	if pc.never || pc.wrongType {
 		return false
 	}
 	if pc.fp.ptr {
-		f = f.Elem()
+		f = *(*unsafe.Pointer)(f)
 	}
 	if pc.fp.kind == kindBool {
-		return !pc.hasConst || f.Bool() == pc.constBool
+		return !pc.hasConst || *(*bool)(f) == pc.constBool
 	}
-	s := f.String()
+	s := *(*string)(f)
 	if pc.hasConst && s != pc.constStr {
 		return false
 	}
