@@ -103,6 +103,7 @@ func newBound(r *big.Rat) *bound {
 type namedNode struct {
 	name string
 	hash uint16 // keyHash(name)
+	word uint64 // nameWord(name)
 	node *fastNode
 	req  bool // name is required
 }
@@ -126,10 +127,19 @@ type fastNode struct {
 	shared bool
 
 	hasConst bool
-	object   bool // some object keyword is present
-	array    bool // some array keyword is present
-	str      bool // some string keyword is present
-	num      bool // some number keyword is present
+	// fastFmt is the format fastFormat knows (fmtDateTime, fmtURI), or 0.
+	fastFmt uint8
+	// leaf is a visit that needs nothing but a look at the value's token
+	// (leafType, leafString, leafConst), or leafNone.
+	leaf   uint8
+	object bool // some object keyword is present
+	array  bool // some array keyword is present
+	str    bool // some string keyword is present
+	num    bool // some number keyword is present
+
+	// ops has a bit per keyword group present (see setOps), so that a
+	// visit skips the absent ones together.
+	ops uint32
 
 	// pend is the node's layout state (see program.go): laidOut, or a
 	// shell to lay out on first visit.
@@ -157,6 +167,8 @@ type fastNode struct {
 	// object
 	minProps, maxProps int           // -1: absent
 	reqOutside         []string      // required names that are not in props
+	reqOutHash         []uint16      // keyHash of each of reqOutside
+	reqOutWord         []uint64      // nameWord of each of reqOutside
 	propList           []namedNode   // the properties, sorted by name
 	propTab            []int16       // open-addressing table by keyHash: index in propList + 1, 0 empty
 	reqMask            uint64        // bits of the required entries of propList (when at most 64)
@@ -182,6 +194,108 @@ type fastNode struct {
 	// number
 	minimum, maximum            *bound
 	exMinimum, exMaximum, multi *bound
+}
+
+// Bits of fastNode.ops. The bits of the keywords that apply to one kind
+// of instance are that kind's type bit shifted by opKindShift, so that
+// ops&(kind<<opKindShift) tells whether any applies to an instance of that
+// kind.
+const (
+	opConst uint32 = 1 << iota
+	opEnum
+	opFormat
+	opRef
+	opNot
+	opAllOf // allOfRest
+	opSwitch
+	opGuard
+	opKindShift = 8
+	opAnyOf     = 1 << 16
+	opOneOf     = 1 << 17
+	opIf        = 1 << 18
+
+	// opBefore are the keywords checked before the kind's, opAfter those
+	// checked after.
+	opBefore = opConst | opEnum | opFormat | opRef
+	opAfter  = opNot | opAllOf | opSwitch | opGuard | opAnyOf | opOneOf | opIf
+)
+
+// Kinds of fastNode.leaf.
+const (
+	leafNone   = iota
+	leafType   // only "type" (without "integer")
+	leafString // "type": "string" and minLength / maxLength
+	leafConst  // a string const, and perhaps "type": "string"
+	leafEnum   // an enum of strings, and perhaps "type": "string"
+	leafFormat // "type": "string" and a format
+	// leafRequired is "required" (names outside "properties") alone,
+	// perhaps with "type": "object".
+	leafRequired
+)
+
+// setOps sets n.ops from n's keywords; it is called once n is laid out
+// (and by tests on nodes they build).
+func (n *fastNode) setOps() {
+	var ops uint32
+	set := func(present bool, bit uint32) {
+		if present {
+			ops |= bit
+		}
+	}
+	set(n.hasConst, opConst)
+	set(n.enumT != nil, opEnum)
+	set(n.format != nil, opFormat)
+	set(n.ref != nil, opRef)
+	set(n.not != nil, opNot)
+	set(len(n.allOfRest) > 0, opAllOf)
+	set(len(n.switches) > 0, opSwitch)
+	set(n.guard != nil, opGuard)
+	set(n.guard == nil && len(n.anyOf) > 0, opAnyOf)
+	set(len(n.oneOf) > 0, opOneOf)
+	set(n.ifN != nil, opIf)
+	set(n.object, uint32(tObject)<<opKindShift)
+	set(n.array, uint32(tArray)<<opKindShift)
+	set(n.str, uint32(tString)<<opKindShift)
+	set(n.num, uint32(tNumber)<<opKindShift)
+	n.ops = ops
+	n.leaf = leafNone
+	switch {
+	case n.types == 0 || n.types&tInteger != 0 || n.always != 0:
+		// An integer type needs the number parsed; always is decided
+		// before the leaf.
+	case ops == 0:
+		n.leaf = leafType
+	case ops == uint32(tString)<<opKindShift && n.types == tString && !n.pattern.ok():
+		n.leaf = leafString
+	}
+	if n.always == 0 {
+		switch {
+		case ops == opConst && n.constT == nil && n.types&^tString == 0:
+			n.leaf = leafConst
+		case ops == opEnum && n.enumStr != nil && n.types&^tString == 0:
+			n.leaf = leafEnum
+		case ops == opFormat && n.types == tString:
+			n.leaf = leafFormat
+		case ops == uint32(tObject)<<opKindShift && n.types&^tObject == 0 && len(n.reqOutside) > 0 &&
+			n.minProps < 0 && n.maxProps < 0 && len(n.propList) == 0 && len(n.patProps) == 0 &&
+			!n.addlFalse && n.addl == nil && n.propNames == nil:
+			n.leaf = leafRequired
+		}
+	}
+	switch n.fmtName {
+	case "date-time":
+		n.fastFmt = fmtDateTime
+	case "uri":
+		n.fastFmt = fmtURI
+	}
+	n.reqOutHash = make([]uint16, len(n.reqOutside))
+	n.reqOutWord = make([]uint64, len(n.reqOutside))
+	for k, name := range n.reqOutside {
+		n.reqOutHash[k], n.reqOutWord[k] = keyHash(name), nameWord(name)
+	}
+	for k := range n.propList {
+		n.propList[k].word = nameWord(n.propList[k].name)
+	}
 }
 
 // refTarget reports whether a schema location is a document root or a
@@ -214,6 +328,7 @@ func refTarget(loc string) bool {
 type pathLevel struct {
 	key  string
 	hash uint16 // keyHash(key)
+	word uint64 // nameWord(key)
 	req  bool   // the step's "required" lists key
 }
 
@@ -233,7 +348,7 @@ func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
 		if t.toks[i].kind != tObject {
 			return selAll, 0
 		}
-		c := member(t, i, lv.key, lv.hash)
+		c := memberNamed(t, i, lv.key, lv.hash, lv.word)
 		if c == 0 {
 			if lv.req {
 				return selNone, 0

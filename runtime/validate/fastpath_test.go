@@ -680,7 +680,11 @@ func TestFastPathValues(t *testing.T) {
 	for _, bad := range []any{struct{}{}, []string{"body"}, map[string]string{}, float64(1), int(1), json.Number("0x10"), json.Number("1e99999")} {
 		require.False(t, fs.valid(map[string]any{"default": bad}), "%T", bad)
 		// Negations do not turn an unmodelled value into an accept.
-		require.False(t, (&fastSchema{root: &fastNode{not: &fastNode{types: tString}}}).valid(bad), "%T", bad)
+		not := &fastNode{types: tString}
+		not.setOps()
+		root := &fastNode{not: not}
+		root.setOps()
+		require.False(t, (&fastSchema{root: root}).valid(bad), "%T", bad)
 	}
 	// Deep nesting defers to v6 instead of recursing without bound.
 	var deep any = map[string]any{}
@@ -689,6 +693,7 @@ func TestFastPathValues(t *testing.T) {
 	}
 	items := &fastNode{array: true, minItems: -1, maxItems: -1}
 	items.items = items
+	items.setOps()
 	require.True(t, (&fastSchema{root: items}).valid([]any{[]any{}}))
 	require.False(t, (&fastSchema{root: items}).valid(deep))
 }

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/binary"
 	"math/big"
 	"regexp"
 	"regexp/syntax"
@@ -102,7 +103,7 @@ func (r *fastRun) formatOK(n *fastNode, i uint32) bool {
 		return n.format(r.t.value(i)) == nil
 	}
 	b := r.t.bytes(i)
-	if fastFormat(n.fmtName, b) {
+	if fastFormatOf(n.fastFmt, b) {
 		return true
 	}
 	if ok, found := r.recall(i, n.fmtName, nil); found {
@@ -138,13 +139,39 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	switch n.always {
-	case 1:
-		return true
-	case -1:
-		return false
+	if n.always != 0 {
+		return n.always > 0
 	}
-	memo := n.shared && r.t.toks[i].kind == tObject
+	tk := &r.t.toks[i]
+	kind := tk.kind
+	if n.leaf != leafNone && kind != tNumber && r.depth < maxFastDepth {
+		// What the full visit below would do, in fewer steps. (A number
+		// takes the full visit, which aborts on those it does not
+		// model.)
+		switch n.leaf {
+		case leafType:
+			return n.types&kind != 0
+		case leafString:
+			return kind == tString && r.strLen(n, tk.n, i)
+		case leafConst:
+			return kind == tString && string(r.t.bytes(i)) == n.constStr
+		case leafEnum:
+			return kind == tString && n.enumStr.find(r.t.bytes(i)) >= 0
+		case leafFormat:
+			return kind == tString && r.formatOK(n, i)
+		case leafRequired:
+			if kind != tObject {
+				return n.types == 0
+			}
+			for k, name := range n.reqOutside {
+				if memberNamed(r.t, i, name, n.reqOutHash[k], n.reqOutWord[k]) == 0 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	memo := n.shared && kind == tObject
 	if memo {
 		for _, v := range r.objects[:min(r.nobjects, len(r.objects))] {
 			if v.n == n && v.tok == i {
@@ -152,8 +179,65 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 			}
 		}
 	}
+	ok := false
+	ops := n.ops
 	r.depth++
-	ok := r.check(n, i)
+	if r.depth > maxFastDepth {
+		r.abort = true
+		goto done
+	}
+	if kind == tNumber {
+		// Only numbers v6 and the fast path read alike (within the
+		// exact-parse limits) are modelled.
+		if _, _, _, fine := scanNumber(r.t.bytes(i)); !fine {
+			r.abort = true
+			goto done
+		}
+	}
+	if n.types != 0 && n.types&kind == 0 {
+		if kind != tNumber || n.types&tInteger == 0 || !r.isInteger(i) {
+			goto done
+		}
+	}
+	if ops&opBefore != 0 {
+		if ops&opConst != 0 && !r.isConst(n, i) {
+			goto done
+		}
+		if ops&opEnum != 0 && !r.inEnum(n, i) {
+			goto done
+		}
+		if ops&opFormat != 0 && !r.formatOK(n, i) {
+			goto done
+		}
+		if ops&opRef != 0 && !r.valid(n.ref, i) {
+			goto done
+		}
+	}
+	if ops&(uint32(kind)<<opKindShift) != 0 {
+		switch kind {
+		case tObject:
+			if !r.object(n, i) {
+				goto done
+			}
+		case tArray:
+			if !r.array(n, i) {
+				goto done
+			}
+		case tString:
+			if !r.str(n, i) {
+				goto done
+			}
+		case tNumber:
+			if !r.number(n, i) {
+				goto done
+			}
+		}
+	}
+	if ops&opAfter != 0 && !r.after(n, i, ops) {
+		goto done
+	}
+	ok = !r.abort
+done:
 	r.depth--
 	if memo && !r.abort {
 		r.objects[r.nobjects%len(r.objects)] = objectVerdict{n: n, tok: i, ok: ok}
@@ -162,58 +246,10 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	return ok
 }
 
-func (r *fastRun) check(n *fastNode, i uint32) bool {
-	if r.depth > maxFastDepth {
-		r.abort = true
-		return false
-	}
-	kind := r.t.toks[i].kind
-	if kind == tNumber {
-		// Only numbers v6 and the fast path read alike (within the
-		// exact-parse limits) are modelled.
-		if _, _, _, ok := scanNumber(r.t.bytes(i)); !ok {
-			r.abort = true
-			return false
-		}
-	}
-	if n.types != 0 && n.types&kind == 0 {
-		if kind != tNumber || n.types&tInteger == 0 || !r.isInteger(i) {
-			return false
-		}
-	}
-	if n.hasConst && !r.isConst(n, i) {
-		return false
-	}
-	if n.enumT != nil && !r.inEnum(n, i) {
-		return false
-	}
-	if n.format != nil && !r.formatOK(n, i) {
-		return false
-	}
-	if n.ref != nil && !r.valid(n.ref, i) {
-		return false
-	}
-
-	switch kind {
-	case tObject:
-		if n.object && !r.object(n, i) {
-			return false
-		}
-	case tArray:
-		if n.array && !r.array(n, i) {
-			return false
-		}
-	case tString:
-		if n.str && !r.str(n, i) {
-			return false
-		}
-	case tNumber:
-		if n.num && !r.number(n, i) {
-			return false
-		}
-	}
-
-	if n.not != nil && r.valid(n.not, i) {
+// after checks the keywords of n in opAfter (those that apply n's
+// subschemas in place) on the value at token i.
+func (r *fastRun) after(n *fastNode, i uint32, ops uint32) bool {
+	if ops&opNot != 0 && r.valid(n.not, i) {
 		return false
 	}
 	for _, s := range n.allOfRest {
@@ -226,11 +262,11 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if n.guard != nil {
+	if ops&opGuard != 0 {
 		if !n.guard.holds(r.t, i) {
 			return false
 		}
-	} else if len(n.anyOf) > 0 {
+	} else if ops&opAnyOf != 0 {
 		matched := false
 		for _, s := range n.anyOf {
 			if r.valid(s, i) {
@@ -242,7 +278,7 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if len(n.oneOf) > 0 {
+	if ops&opOneOf != 0 {
 		matched := 0
 		for _, s := range n.oneOf {
 			if r.valid(s, i) {
@@ -255,7 +291,7 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if n.ifN != nil {
+	if ops&opIf != 0 {
 		if r.valid(n.ifN, i) {
 			if n.thenN != nil && !r.valid(n.thenN, i) {
 				return false
@@ -264,7 +300,7 @@ func (r *fastRun) check(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	return !r.abort
+	return true
 }
 
 // isConst reports whether the value at token i equals n's const.
@@ -321,7 +357,7 @@ const maxLookupProps = 4
 
 func (r *fastRun) object(n *fastNode, i uint32) bool {
 	t := r.t
-	obj := t.toks[i]
+	obj := &t.toks[i]
 	count := int(obj.n)
 	if n.minProps >= 0 && count < n.minProps {
 		return false
@@ -329,8 +365,8 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 	if n.maxProps >= 0 && count > n.maxProps {
 		return false
 	}
-	for _, k := range n.reqOutside {
-		if member(t, i, k, keyHash(k)) == 0 {
+	for k, name := range n.reqOutside {
+		if memberNamed(t, i, name, n.reqOutHash[k], n.reqOutWord[k]) == 0 {
 			return false
 		}
 	}
@@ -341,7 +377,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 		covered := 0
 		for pi := range n.propList {
 			p := &n.propList[pi]
-			v := member(t, i, p.name, p.hash)
+			v := memberNamed(t, i, p.name, p.hash, p.word)
 			if v == 0 {
 				if p.req {
 					return false
@@ -359,7 +395,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			}
 			if n.addl != nil {
 				for c := i + 1; c < obj.end; c = t.toks[c+1].end {
-					if n.propIndex(t.bytes(c), t.toks[c].hash) < 0 && !r.valid(n.addl, c+1) {
+					if n.propAt(t, c) < 0 && !r.valid(n.addl, c+1) {
 						return false
 					}
 				}
@@ -368,9 +404,8 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 	} else {
 		var seen uint64
 		for c := i + 1; c < obj.end; c = t.toks[c+1].end {
-			key := t.bytes(c)
 			evaluated := false
-			if pi := n.propIndex(key, t.toks[c].hash); pi >= 0 {
+			if pi := n.propAt(t, c); pi >= 0 {
 				evaluated = true
 				if pi < 64 {
 					seen |= 1 << pi
@@ -400,7 +435,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			return false
 		}
 		for pi := 64; pi < len(n.propList); pi++ {
-			if p := &n.propList[pi]; p.req && member(t, i, p.name, p.hash) == 0 {
+			if p := &n.propList[pi]; p.req && memberNamed(t, i, p.name, p.hash, p.word) == 0 {
 				return false
 			}
 		}
@@ -419,13 +454,97 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 // key, whose keyHash is h, or 0 (never a member's index) when there is
 // none.
 func member[K string | []byte](t *tape, i uint32, key K, h uint16) uint32 {
-	end := t.toks[i].end
-	for c := i + 1; c < end; c = t.toks[c+1].end {
-		if t.toks[c].hash == h && string(t.bytes(c)) == string(key) {
+	toks := t.toks
+	if toks[i].off&keyBloom(h) == 0 {
+		return 0
+	}
+	end := toks[i].end
+	for c := i + 1; c < end; c = toks[c+1].end {
+		if k := &toks[c]; k.hash == h && int(k.n) == len(key) && string(t.bytes(c)) == string(key) {
 			return c + 1
 		}
 	}
 	return 0
+}
+
+// memberNamed is member for a key of the schema, whose nameWord is w.
+func memberNamed(t *tape, i uint32, key string, h uint16, w uint64) uint32 {
+	toks := t.toks
+	if toks[i].off&keyBloom(h) == 0 {
+		return 0
+	}
+	src, m := t.src, wordMask(len(key))
+	end := toks[i].end
+	for c := i + 1; c < end; c = toks[c+1].end {
+		k := &toks[c]
+		if k.hash != h || int(k.n) != len(key) {
+			continue
+		}
+		// The key's bytes as one word, when they are short and in src
+		// with eight bytes to read.
+		if off := uint64(k.off); m != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(src)) {
+			if binary.LittleEndian.Uint64(src[off:])&m == w {
+				return c + 1
+			}
+		} else if string(t.bytes(c)) == key {
+			return c + 1
+		}
+	}
+	return 0
+}
+
+// nameWord is the bytes of a key of up to eight bytes as a little-endian
+// word (zero-padded): such keys are compared to a tape's as one word.
+func nameWord(s string) uint64 {
+	var w uint64
+	for k := min(len(s), 8) - 1; k >= 0; k-- {
+		w = w<<8 | uint64(s[k])
+	}
+	return w
+}
+
+// wordMask is the mask of the bytes of a key of size bytes in its word, or
+// 0 when it is not compared as a word (empty or longer than eight bytes).
+func wordMask(size int) uint64 {
+	if size == 0 || size > 8 {
+		return 0
+	}
+	return uint64(1)<<(8*size) - 1
+}
+
+// propAt returns the index in n.propList of the property named by key
+// token c, or -1.
+func (n *fastNode) propAt(t *tape, c uint32) int {
+	if len(n.propTab) == 0 {
+		return -1
+	}
+	k := &t.toks[c]
+	h, size := k.hash, int(k.n)
+	var word uint64 // the key's bytes as in nameWord, when it fits
+	m := wordMask(size)
+	if off := uint64(k.off); m != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(t.src)) {
+		word = binary.LittleEndian.Uint64(t.src[off:]) & m
+	} else {
+		m = 0
+	}
+	mask := len(n.propTab) - 1
+	for j := int(h) & mask; ; j = (j + 1) & mask {
+		e := n.propTab[j]
+		if e == 0 {
+			return -1
+		}
+		p := &n.propList[e-1]
+		if p.hash != h || len(p.name) != size {
+			continue
+		}
+		if m != 0 {
+			if p.word == word {
+				return int(e - 1)
+			}
+		} else if p.name == string(t.bytes(c)) {
+			return int(e - 1)
+		}
+	}
 }
 
 // propIndex returns the index in n.propList of the property named key,
@@ -528,20 +647,8 @@ func (r *fastRun) uniqueItems(i uint32) bool {
 }
 
 func (r *fastRun) str(n *fastNode, i uint32) bool {
-	if n.minLen >= 0 || n.maxLen >= 0 {
-		s := r.t.bytes(i)
-		// Lengths count code points (an invalid byte counts as one, as
-		// in v6).
-		l := len(s)
-		if !asciiOnly(s) {
-			l = utf8.RuneCount(s)
-		}
-		if n.minLen >= 0 && l < n.minLen {
-			return false
-		}
-		if n.maxLen >= 0 && l > n.maxLen {
-			return false
-		}
+	if (n.minLen >= 0 || n.maxLen >= 0) && !r.strLen(n, r.t.toks[i].n, i) {
+		return false
 	}
 	if n.pattern.ok() && !r.matches(n.pattern, i) {
 		return false
@@ -549,7 +656,33 @@ func (r *fastRun) str(n *fastNode, i uint32) bool {
 	return true
 }
 
+// strLen reports whether the string at token i, of size bytes, is within
+// n's minLength and maxLength (-1: absent). Lengths count code points (an
+// invalid byte counts as one, as in v6); as a code point takes one to four
+// bytes, most strings are decided by their size alone.
+func (r *fastRun) strLen(n *fastNode, size uint32, i uint32) bool {
+	l := int(size)
+	if l < n.minLen {
+		return false
+	}
+	if l < 4*n.minLen || (n.maxLen >= 0 && l > n.maxLen) {
+		if s := r.t.bytes(i); !asciiOnly(s) {
+			l = utf8.RuneCount(s)
+		}
+		if l < n.minLen || (n.maxLen >= 0 && l > n.maxLen) {
+			return false
+		}
+	}
+	return true
+}
+
 func asciiOnly(s []byte) bool {
+	for len(s) >= 8 {
+		if binary.LittleEndian.Uint64(s)&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
 	for _, c := range s {
 		if c >= utf8.RuneSelf {
 			return false

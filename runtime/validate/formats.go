@@ -21,6 +21,23 @@ func fastFormat(name string, b []byte) bool {
 	return false
 }
 
+// The formats fastFormat knows, as fastNode.fastFmt.
+const (
+	fmtDateTime = 1 + iota
+	fmtURI
+)
+
+// fastFormatOf is fastFormat for a format by its fastNode.fastFmt.
+func fastFormatOf(f uint8, b []byte) bool {
+	switch f {
+	case fmtDateTime:
+		return fastDateTime(b)
+	case fmtURI:
+		return fastURI(b)
+	}
+	return false
+}
+
 // fastDateTime accepts RFC 3339 date-times of the form
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|z|+HH:MM|-HH:MM) with a date that
 // exists, hours up to 23, minutes and seconds up to 59 (a leap second is

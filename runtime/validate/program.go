@@ -471,8 +471,11 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	}
 	n.num = n.minimum != nil || n.maximum != nil || n.exMinimum != nil || n.exMaximum != nil || n.multi != nil
 	if t := c.dispatchOf(n.id); t != nil {
-		return c.dispatch(n, t)
+		if err := c.dispatch(n, t); err != nil {
+			return err
+		}
 	}
+	n.setOps()
 	return nil
 }
 
@@ -509,7 +512,7 @@ func (c *fastCompiler) dispatchOf(id schemaprog.ID) *schemaprog.Dispatch {
 func stepsPath(steps []schemaprog.Step) []pathLevel {
 	out := make([]pathLevel, len(steps))
 	for i, st := range steps {
-		out[i] = pathLevel{key: st.Key, hash: keyHash(st.Key), req: st.Req}
+		out[i] = pathLevel{key: st.Key, hash: keyHash(st.Key), word: nameWord(st.Key), req: st.Req}
 	}
 	return out
 }

@@ -1,8 +1,11 @@
 package validate
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
+	"slices"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -38,7 +41,7 @@ type tok struct {
 	kind  uint8  // tNull, tBool, tNumber, tString, tArray or tObject
 	flags uint8  // fTrue, fBuf
 	hash  uint16 // object keys: keyHash of the key
-	off   uint32 // strings, numbers: offset of the bytes in src, or in buf with fBuf
+	off   uint32 // strings, numbers: offset of the bytes in src, or in buf with fBuf; objects: keyBloom of the keys
 	n     uint32 // strings, numbers: byte length; arrays, objects: number of elements or members
 	end   uint32 // index of the token after this value and its children
 	pos   uint32 // parsed tapes: offset in src of the value's first byte
@@ -73,9 +76,8 @@ type tape struct {
 	steps   uint32          // values scanned, to poll done
 	stopped bool            // parse gave up because done was closed
 
-	keys  []uint32    // parse scratch: key tokens of the objects being parsed
-	keyAt []uint32    // parse scratch: the offset in src of each of keys
-	set   jsonlex.Set // parse scratch: finds repeated keys of large objects
+	keys []uint32    // parse scratch: key tokens of a large object
+	set  jsonlex.Set // parse scratch: finds repeated keys of large objects
 }
 
 // noteDup records a repeated key at offset at of src, keeping the first
@@ -121,7 +123,7 @@ func (t *tape) reset(src []byte) {
 	t.src = src
 	t.buf = t.buf[:0]
 	t.toks = t.toks[:0]
-	t.keys, t.keyAt = t.keys[:0], t.keyAt[:0]
+	t.keys = t.keys[:0]
 	t.dup, t.dupAt = false, 0
 	t.done, t.steps, t.stopped = nil, 0, false
 }
@@ -172,14 +174,38 @@ func (t *tape) parseUntil(src []byte, done <-chan struct{}) bool {
 
 func skipSpace(src []byte, p int) int {
 	for p < len(src) {
-		switch src[p] {
-		case ' ', '\t', '\n', '\r':
-			p++
-		default:
+		c := src[p]
+		if c > ' ' || spaceBits&(1<<c) == 0 {
 			return p
+		}
+		p++
+		if c == '\n' {
+			// Indentation: the run of spaces after a line break, up to
+			// eight at a time.
+			for p+8 <= len(src) {
+				if y := binary.LittleEndian.Uint64(src[p:]) ^ 0x2020202020202020; y != 0 {
+					p += bits.TrailingZeros64(y) >> 3
+					break
+				}
+				p += 8
+			}
 		}
 	}
 	return p
+}
+
+// spaceBits has bit c set for the JSON whitespace bytes c.
+const spaceBits = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
+
+// push appends a token to t.toks and returns it, with its fields to be
+// set (they may hold an earlier scan's values).
+func (t *tape) push() *tok {
+	n := len(t.toks)
+	if n == cap(t.toks) {
+		t.toks = slices.Grow(t.toks, 1)
+	}
+	t.toks = t.toks[:n+1]
+	return &t.toks[n]
 }
 
 // scanValue scans the value starting at src[p] (not whitespace) and returns the
@@ -236,36 +262,42 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 		t.toks[i].end, t.toks[i].stop = i+1, uint32(p+1)
 		return p + 1, true
 	}
-	keysStart := len(t.keys)
 	var seen uint64 // one bit per key hash, to spot possible duplicates
+	var bloom uint32
 	var n uint32
 	for {
 		if p >= len(src) || src[p] != '"' {
 			return p, false
 		}
 		k := uint32(len(t.toks))
-		at := p
 		var ok bool
 		if p, ok = t.scanString(p); !ok {
 			return p, false
 		}
-		key := t.bytes(k)
+		kt := &t.toks[k]
+		var key []byte
+		if kt.flags&fBuf == 0 {
+			key = src[kt.off : kt.off+kt.n]
+		} else {
+			key = t.buf[kt.off : kt.off+kt.n]
+		}
 		h := keyHash(key)
-		t.toks[k].hash = h
+		kt.hash = h
 		if n < maxPairwiseKeys {
 			bit := uint64(1) << (h & 63)
 			if seen&bit != 0 {
-				for _, prev := range t.keys[keysStart:] {
-					if string(t.bytes(prev)) == string(key) {
-						t.noteDup(at)
+				// The earlier keys of this object are complete on the
+				// tape: compare those of the same hash.
+				for c := i + 1; c < k; c = t.toks[c+1].end {
+					if t.toks[c].hash == h && string(t.bytes(c)) == string(key) {
+						t.noteDup(int(t.toks[k].pos))
 						break
 					}
 				}
 			}
 			seen |= bit
 		}
-		t.keys = append(t.keys, k)
-		t.keyAt = append(t.keyAt, uint32(at))
+		bloom |= keyBloom(h)
 		p = skipSpace(src, p)
 		if p >= len(src) || src[p] != ':' {
 			return p, false
@@ -287,7 +319,11 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 				// Past a few dozen keys nearly every bit of seen is set:
 				// the keys are looked up in a hash table instead, which
 				// keeps the object linear in its members.
-				keys := t.keys[keysStart:]
+				keys := t.keys[:0]
+				for c := i + 1; c < uint32(len(t.toks)); c = t.toks[c+1].end {
+					keys = append(keys, c)
+				}
+				t.keys = keys
 				var stop func() bool
 				if t.done != nil {
 					stop = func() bool { return closed(t.done) }
@@ -298,17 +334,21 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 					return p, false
 				}
 				if found {
-					t.noteDup(int(t.keyAt[keysStart+d]))
+					t.noteDup(int(t.toks[keys[d]].pos))
 				}
 			}
-			t.keys, t.keyAt = t.keys[:keysStart], t.keyAt[:keysStart]
-			t.toks[i].n = n
+			t.toks[i].n, t.toks[i].off = n, bloom
 			t.toks[i].end, t.toks[i].stop = uint32(len(t.toks)), uint32(p+1)
 			return p + 1, true
 		}
 		return p, false
 	}
 }
+
+// keyBloom is the bit of the keys of hash h in the key bloom filter an
+// object token keeps (tok.off): an object none of whose keys has the bit
+// has no key of hash h.
+func keyBloom(h uint16) uint32 { return 1 << (h & 31) }
 
 // keyHash is a cheap hash of an object key, from its length and three of
 // its bytes. It speeds up looking keys up and spotting duplicates; equal
@@ -424,6 +464,15 @@ func (t *tape) scanString(p int) (int, bool) {
 	start := p + 1
 	i := start
 	for {
+		// Plain bytes eight at a time, then one at a time up to the
+		// first byte that is not plain.
+		for i+8 <= len(src) {
+			if m := notPlain8(binary.LittleEndian.Uint64(src[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
 		for i < len(src) && plainByte[src[i]] {
 			i++
 		}
@@ -432,8 +481,9 @@ func (t *tape) scanString(p int) (int, bool) {
 		}
 		switch c := src[i]; {
 		case c == '"':
-			k := uint32(len(t.toks))
-			t.toks = append(t.toks, tok{kind: tString, off: uint32(start), n: uint32(i - start), end: k + 1, pos: uint32(p), stop: uint32(i + 1)})
+			k := t.push()
+			k.kind, k.flags, k.hash = tString, 0, 0
+			k.off, k.n, k.end, k.pos, k.stop = uint32(start), uint32(i-start), uint32(len(t.toks)), uint32(p), uint32(i+1)
 			return i + 1, true
 		case c == '\\':
 			return t.escapedString(p, i)
@@ -447,6 +497,21 @@ func (t *tape) scanString(p int) (int, bool) {
 			i += size
 		}
 	}
+}
+
+// notPlain8 returns, for the eight bytes of x (little endian), a word
+// whose lowest set bit is the high bit of the first byte that is not
+// plainByte ('"', '\\', a control byte or a byte of a multi-byte
+// sequence), or 0 when all eight are plain. Bits above the lowest may be
+// set spuriously.
+func notPlain8(x uint64) uint64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	q := x ^ ('"' * ones)
+	b := x ^ ('\\' * ones)
+	return ((q-ones)&^q | (b-ones)&^b | (x-0x20*ones)&^x | x) & highs
 }
 
 // escapedString finishes scanning a string whose opening quote is at
@@ -628,13 +693,17 @@ func (t *tape) add(value any, depth int) bool {
 			return false
 		}
 		t.toks = append(t.toks, tok{kind: tObject, n: uint32(len(x))})
+		var bloom uint32
 		for k, e := range x {
 			t.addBytes(tString, k)
-			t.toks[len(t.toks)-1].hash = keyHash(k)
+			h := keyHash(k)
+			t.toks[len(t.toks)-1].hash = h
+			bloom |= keyBloom(h)
 			if !t.add(e, depth+1) {
 				return false
 			}
 		}
+		t.toks[i].off = bloom
 		t.toks[i].end = uint32(len(t.toks))
 	default:
 		return false
