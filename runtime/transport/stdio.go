@@ -431,9 +431,9 @@ func (t *Stdio) persistent() (*child, error) {
 		return nil, err
 	}
 	c := &child{
-		proc:         p,
-		startedAt:    time.Now(),
-		w:            framebatch.New(p.stdin),
+		proc:      p,
+		startedAt: time.Now(),
+
 		fr:           jsonrpc.NewFrameReader(p.stdout, t.opts.MaxFrameBytes),
 		done:         make(chan struct{}),
 		reading:      make(chan struct{}, 1),
@@ -444,8 +444,14 @@ func (t *Stdio) persistent() (*child, error) {
 	}
 	if !c.multiplexed {
 		c.solo.fired = make(chan struct{}, 1)
-		c.soloInterrupt = func() { c.interrupt(&c.solo) }
+		c.solo.interrupt = func() { c.interrupt(&c.solo) }
+		c.solo.armRead = func() {
+			c.solo.mu.Lock()
+			c.solo.arm()
+			c.solo.mu.Unlock()
+		}
 	}
+	c.w = framebatch.New(newInPipe(p.stdin, c))
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()

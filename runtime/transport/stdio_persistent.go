@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +22,15 @@ import (
 // the request it correlates with and gives the role up when its own
 // arrives, its context ends or the stream fails; a waiting Exchange then
 // takes it over. Cancellation interrupts a read with a read deadline.
+//
+// An Exchange that waits for its response while another reads needs no
+// more than its context's Done channel. Only a read or a write that has to
+// wait for the pipe needs its cancellation armed (context.AfterFunc, about
+// two thousand instructions and three allocations): the reader arms its own
+// when stdout has nothing to read yet, and a write that finds stdin full
+// arms that of every message being written (writeBlocked). Under load
+// most exchanges find their response read by another and their request
+// written at once, and arm nothing.
 type child struct {
 	*proc
 	w            *framebatch.Writer // coalesces the requests of concurrent Exchanges
@@ -37,10 +48,8 @@ type child struct {
 	endedAt   time.Time // set by endTime's first caller
 
 	// solo is the waiter of every request when only one is in flight at a
-	// time (Stdio.sem has one slot), reused with its interrupt to spare two
-	// allocations per exchange.
-	solo          waiter
-	soloInterrupt func()
+	// time (Stdio.sem has one slot).
+	solo waiter
 
 	reading   chan struct{}        // capacity 1: held by the Exchange reading stdout
 	fr        *jsonrpc.FrameReader // used by the holder of reading
@@ -49,10 +58,16 @@ type child struct {
 	mu        sync.Mutex
 	pending   []*waiter    // requests written and not yet answered
 	abandoned []jsonrpc.ID // recent ids whose late responses are dropped
+	free      []*waiter    // multiplexed waiters of ended exchanges, reused
+	notifying []*waiter    // notifications being written
+	blocked   int          // writes to stdin waiting for room
 
 	// afterWrite, set only by tests, runs once a message has been written,
 	// before its interrupt is stopped.
 	afterWrite func()
+	// afterBlocked, set only by tests, runs once writeBlocked has armed
+	// the messages being written.
+	afterBlocked func()
 
 	users       int  // Exchanges using the child; guarded by Stdio.mu
 	retired     bool // replaced; guarded by Stdio.mu
@@ -62,16 +77,71 @@ type child struct {
 const maxAbandoned = 64
 
 // waiter is one request in flight on a persistent child, or one
-// notification being written (it is never pending).
+// notification being written (it is never pending). Waiters are reused from
+// one exchange to the next (child.solo, child.free), with their channels and
+// interrupt, so that an exchange allocates none of them.
 type waiter struct {
-	id    jsonrpc.ID
+	id jsonrpc.ID
+	// key is the text of id and exact whether texts of equal ids are
+	// always equal (no escapes, no -0): then ids are matched by comparing
+	// texts, without jsonrpc.ID.Equal.
+	key   string
+	exact bool
 	reply chan reply // multiplexed only: the reader's answer, sent at most once
 
 	mu          sync.Mutex
 	state       waitState
-	interrupted bool // its cancellation set a read deadline
+	interrupted bool               // its cancellation set a read deadline
+	ctx         context.Context    // of the exchange, while it may need arming; nil: never armed
+	stop        func() (stop bool) // of its armed cancellation; nil: not armed
 
-	fired chan struct{} // solo only: receives when an interrupt has run
+	interrupt func()        // runs c.interrupt for this waiter
+	armRead   func()        // arms the cancellation (the reader waits for input)
+	fired     chan struct{} // receives when an interrupt has run
+}
+
+// arm arms w's cancellation, unless it is armed or its exchange has none.
+// w.mu is held.
+func (w *waiter) arm() {
+	if w.stop == nil && w.ctx != nil {
+		w.stop = context.AfterFunc(w.ctx, w.interrupt)
+	}
+}
+
+// disarm stops w's cancellation and waits for an interrupt that has
+// started to end; w is then never armed again.
+func (w *waiter) disarm() {
+	w.mu.Lock()
+	stop := w.stop
+	w.stop, w.ctx = nil, nil
+	w.mu.Unlock()
+	if stop != nil && !stop() {
+		<-w.fired // the interrupt has started: let it end before w is reused
+	}
+}
+
+// idKey returns the text of id and whether the texts of ids equal to it
+// are always equal to it: a string without escapes, an integer other than
+// -0, null. Other ids are compared with jsonrpc.ID.Equal.
+func idKey(id jsonrpc.ID) (string, bool) {
+	raw := id.String()
+	switch {
+	case id.IsZero():
+		return "", false
+	case id.IsString():
+		return raw, !strings.Contains(raw, `\`)
+	case raw == "-0":
+		return raw, false
+	}
+	return raw, true
+}
+
+// matches reports whether w waits for the id whose idKey is key, exact.
+func (w *waiter) matches(id jsonrpc.ID, key string, exact bool) bool {
+	if w.exact && exact {
+		return w.key == key
+	}
+	return w.id.Equal(id)
 }
 
 type reply struct {
@@ -92,28 +162,11 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 	if ctx.Err() != nil {
 		return nil, ctxFail(ctx, StageSend)
 	}
-	var w *waiter
-	var interrupt func()
-	if c.multiplexed {
-		mw := &waiter{reply: make(chan reply, 1)}
-		w, interrupt = mw, func() { c.interrupt(mw) }
-	} else {
-		// The previous exchange has ended, and so has its interrupt.
-		w, interrupt = &c.solo, c.soloInterrupt
-	}
-	w.id, w.state, w.interrupted = msg.ID, stateWriting, false
-	if !c.register(w) {
+	w := c.register(ctx, msg.ID)
+	if w == nil {
 		return nil, fail(CodeTransport, StageSend, "duplicate_id", ErrMalformed)
 	}
 	defer c.finish(w)
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, interrupt)
-		defer func() {
-			if !stop() && w.fired != nil {
-				<-w.fired // the interrupt has started: let it end before w is reused
-			}
-		}()
-	}
 	if err := c.write(w, msg.Body); err != nil {
 		return nil, c.writeFailed(ctx, err)
 	}
@@ -145,26 +198,108 @@ func (c *child) write(w *waiter, body []byte) error {
 	return err
 }
 
-// register records w as pending; it fails if a pending request has its id.
-func (c *child) register(w *waiter) bool {
+// register records a request of ctx with id as pending, in stateWriting,
+// and returns its waiter, armed if a write is blocked; it returns nil if a
+// pending request has its id.
+func (c *child) register(ctx context.Context, id jsonrpc.ID) *waiter {
+	key, exact := idKey(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.pending {
-		if p.id.Equal(w.id) {
-			return false
+		if p.matches(id, key, exact) {
+			return nil
 		}
 	}
+	var w *waiter
+	switch {
+	case !c.multiplexed:
+		// The previous exchange has ended, and so has its interrupt.
+		w = &c.solo
+	case len(c.free) > 0:
+		w = c.free[len(c.free)-1]
+		c.free = c.free[:len(c.free)-1]
+	default:
+		w = c.newWaiter()
+		w.reply = make(chan reply, 1)
+	}
+	w.id, w.key, w.exact = id, key, exact
+	w.state, w.interrupted = stateWriting, false
 	c.pending = append(c.pending, w)
-	return true
+	if ctx.Done() != nil {
+		w.mu.Lock()
+		w.ctx = ctx
+		if c.blocked > 0 {
+			w.arm()
+		}
+		w.mu.Unlock()
+	}
+	return w
 }
 
-// finish ends w: if it is still pending (its response was not read), its
-// id is abandoned, so that a late response is skipped.
+// newWaiter returns a waiter with its interrupt.
+func (c *child) newWaiter() *waiter {
+	w := &waiter{fired: make(chan struct{}, 1)}
+	w.interrupt = func() { c.interrupt(w) }
+	w.armRead = func() {
+		w.mu.Lock()
+		w.arm()
+		w.mu.Unlock()
+	}
+	return w
+}
+
+// writeBlocked runs when a write to stdin finds no room: the messages
+// being written may now wait for as long as the child does not read, so
+// their cancellation is armed, as is that of messages registered until
+// writeUnblocked.
+func (c *child) writeBlocked() {
+	c.mu.Lock()
+	c.blocked++
+	arm := func(w *waiter) {
+		w.mu.Lock()
+		if w.state == stateWriting {
+			w.arm()
+		}
+		w.mu.Unlock()
+	}
+	for _, w := range c.pending {
+		arm(w)
+	}
+	for _, w := range c.notifying {
+		arm(w)
+	}
+	hook := c.afterBlocked
+	c.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+}
+
+// writeUnblocked runs when a write that called writeBlocked has ended.
+func (c *child) writeUnblocked() {
+	c.mu.Lock()
+	c.blocked--
+	c.mu.Unlock()
+}
+
+// finish ends w, once its interrupt cannot run any more: if it is still
+// pending (its response was not read), its id is abandoned, so that a late
+// response is skipped. A multiplexed waiter is then kept for reuse: it is
+// no longer pending, so nothing is sent to it any more.
 func (c *child) finish(w *waiter) {
+	w.disarm()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.takeLocked(w) {
 		c.abandonLocked(w.id)
+	}
+	if w.reply != nil {
+		select {
+		case <-w.reply: // answered after its exchange gave up
+		default:
+		}
+		w.id, w.key = jsonrpc.ID{}, ""
+		c.free = append(c.free, w)
 	}
 }
 
@@ -222,8 +357,10 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 	}
 	w.state = stateReading
 	w.mu.Unlock()
+	c.stdout.onWait(w.armRead)
 	defer func() {
 		// Give the role up with the read deadline cleared.
+		c.stdout.onWait(nil)
 		w.mu.Lock()
 		w.state = stateIdle
 		if w.interrupted {
@@ -253,7 +390,8 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 		if err != nil || (env.Kind != jsonrpc.KindResponse && env.Kind != jsonrpc.KindErrorResponse) {
 			return nil, c.fault(w, fail(CodeProtocolRejection, StageReceive, "not_response", ErrMalformed), true)
 		}
-		if env.ID.Equal(w.id) {
+		key, exact := idKey(env.ID)
+		if w.matches(env.ID, key, exact) {
 			c.mu.Lock()
 			c.takeLocked(w)
 			c.mu.Unlock()
@@ -267,7 +405,7 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 		// is taken for an unsolicited or stale frame (a backend answering a
 		// notification, a repeated reply) and skipped, consuming no live
 		// request; w keeps waiting for its own response within its deadline.
-		if !c.handOver(env.ID, frame) && !c.discardUncorrelated {
+		if !c.handOver(env.ID, key, exact, frame) && !c.discardUncorrelated {
 			return nil, c.fault(w, fail(CodeProtocolRejection, StageReceive, "id_mismatch", ErrMalformed), true)
 		}
 	}
@@ -276,11 +414,11 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 // handOver gives frame to the pending request with id, or skips it if id
 // was abandoned. It reports false (and skips the frame) for an id that is
 // neither.
-func (c *child) handOver(id jsonrpc.ID, frame []byte) bool {
+func (c *child) handOver(id jsonrpc.ID, key string, exact bool, frame []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.pending {
-		if p.id.Equal(id) {
+		if p.matches(id, key, exact) {
 			c.takeLocked(p)
 			p.reply <- reply{frame: frame}
 			c.malformed = 0
@@ -329,8 +467,21 @@ func (c *child) notify(ctx context.Context, body []byte) error {
 	}
 	w := &waiter{state: stateWriting}
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { c.interrupt(w) })
-		defer stop()
+		w.fired = make(chan struct{}, 1)
+		w.interrupt = func() { c.interrupt(w) }
+		w.ctx = ctx
+		c.mu.Lock()
+		c.notifying = append(c.notifying, w)
+		if c.blocked > 0 {
+			w.arm() // w is not shared yet
+		}
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.notifying = slices.DeleteFunc(c.notifying, func(p *waiter) bool { return p == w })
+			c.mu.Unlock()
+			w.disarm()
+		}()
 	}
 	if err := c.write(w, body); err != nil {
 		return c.writeFailed(ctx, err)

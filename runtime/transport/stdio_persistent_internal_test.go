@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
@@ -75,6 +78,71 @@ func TestStdioCancelAfterWriteKeepsChild(t *testing.T) {
 			defer s.mu.Unlock()
 			require.Same(t, c, s.child, "the child was relaunched")
 			require.False(t, c.gone(), fmt.Sprintf("child %d was killed", pid))
+		})
+	}
+}
+
+// TestStdioQueuedWriteCanceled: while the write of one request is blocked
+// (the child does not read), a request or notification queued behind it is
+// armed: when its context ends, the child is killed, which ends both, each
+// with its own failure.
+func TestStdioQueuedWriteCanceled(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	big := Message{ID: jsonrpc.StringID("big"), Method: jsonrpc.MethodIntercept,
+		Body: []byte(`{"jsonrpc":"2.0","id":"big","method":"hooks/intercept","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`)}
+	small := Message{ID: jsonrpc.StringID("small"), Method: jsonrpc.MethodIntercept,
+		Body: []byte(`{"jsonrpc":"2.0","id":"small","method":"hooks/intercept","params":{}}`)}
+	note := Message{Method: jsonrpc.MethodObserve, Body: []byte(`{"jsonrpc":"2.0","method":"hooks/observe","params":{}}`)}
+	tests := []struct {
+		name    string
+		waiting int // messages registered once the queued one is
+		send    func(ctx context.Context, s *Stdio) error
+	}{
+		{"request", 2, func(ctx context.Context, s *Stdio) error { _, err := s.Exchange(ctx, small); return err }},
+		{"notification", 2, func(ctx context.Context, s *Stdio) error { return s.Notify(ctx, note) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStdio(StdioOptions{Command: exe, Args: []string{"-child", "deaf"}, MaxInFlight: 4, RelaunchBackoff: -1})
+			defer func() { require.NoError(t, s.Close()) }()
+			s.mu.Lock()
+			c, err := s.persistent()
+			require.NoError(t, err)
+			blocked := make(chan struct{})
+			c.afterBlocked = sync.OnceFunc(func() { close(blocked) })
+			s.mu.Unlock()
+
+			bigErr := make(chan error, 1)
+			go func() {
+				_, err := s.Exchange(context.Background(), big)
+				bigErr <- err
+			}()
+			<-blocked // the big request fills the pipe and waits for room
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			queuedErr := make(chan error, 1)
+			go func() { queuedErr <- tc.send(ctx, s) }()
+			for { // until the queued message is registered (and armed)
+				c.mu.Lock()
+				n := len(c.pending) + len(c.notifying)
+				c.mu.Unlock()
+				if n == tc.waiting {
+					break
+				}
+				runtime.Gosched()
+			}
+			cancel()
+			var te *Error
+			err = <-queuedErr
+			require.ErrorAs(t, err, &te)
+			require.Equal(t, CodeCancelled, te.Code, "%v", err)
+			require.Equal(t, StageSend, te.Stage, "%v", err)
+			err = <-bigErr // the child was killed: the blocked write failed
+			require.ErrorAs(t, err, &te)
+			require.Equal(t, CodeTransport, te.Code, "%v", err)
+			require.True(t, c.gone())
 		})
 	}
 }

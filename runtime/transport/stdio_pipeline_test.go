@@ -24,9 +24,12 @@ import (
 //	pairdup   answer the second twice, then an id never sent, then the
 //	          first, then the first again
 //	paircrash exit with status 7, both unanswered
+//	pairesc   answer the pair in reverse order with each id written
+//	          differently: every character of a string escaped (\u0061
+//	          for "a"), the integer 0 as -0
 func pipelineChild(mode string) (int, bool) {
 	switch mode {
-	case "pair", "pairdup", "paircrash":
+	case "pair", "pairdup", "paircrash", "pairesc":
 	default:
 		return 0, false
 	}
@@ -62,12 +65,34 @@ func pipelineChild(mode string) (int, bool) {
 			answer(first)
 		case "paircrash":
 			return 7, true
+		case "pairesc":
+			for _, id := range []jsonrpc.ID{second, first} {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"pid":%d}}`+"\n", escapedID(id), os.Getpid())
+			}
 		}
 		if out.Flush() != nil {
 			return 1, true
 		}
 	}
 	return 0, true
+}
+
+// escapedID is the text of id written differently: a string with every
+// byte escaped as \u00XX, the integer 0 as -0 (other integers unchanged).
+func escapedID(id jsonrpc.ID) string {
+	if v, ok := id.StringValue(); ok {
+		var b strings.Builder
+		b.WriteByte('"')
+		for i := range len(v) {
+			fmt.Fprintf(&b, `\u%04x`, v[i])
+		}
+		b.WriteByte('"')
+		return b.String()
+	}
+	if n, ok := id.Int64(); ok && n == 0 {
+		return "-0"
+	}
+	return id.String()
 }
 
 // pair sends requests a and b from two callers at once and returns what
@@ -196,4 +221,38 @@ func TestStdioPipelinedCancelOne(t *testing.T) {
 	_, errC, _, errD := pair(t, s, context.Background(), "d", "e")
 	require.NoError(t, errC)
 	require.NoError(t, errD)
+}
+
+// TestStdioPipelinedEscapedIDs: responses are matched to the requests
+// outstanding by the value of their id, not its text: a string id written
+// with escapes and the integer 0 written as -0 reach their callers, in
+// reverse order, round after round on the same child.
+func TestStdioPipelinedEscapedIDs(t *testing.T) {
+	var stderr syncBuffer
+	s := stdioWith(t, "pairesc", transport.StdioOptions{Stderr: &stderr})
+	for i := range 4 {
+		a, errA, b, errB := pair(t, s, context.Background(), fmt.Sprint("a", i), fmt.Sprint("b", i))
+		require.NoError(t, errA)
+		require.NoError(t, errB)
+		require.Equal(t, fmt.Sprint("a", i), a.ID)
+		require.Equal(t, fmt.Sprint("b", i), b.ID)
+	}
+	intReq := func(n int64) transport.Message {
+		return transport.Message{ID: jsonrpc.IntID(n), Method: jsonrpc.MethodIntercept,
+			Body: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"hooks/intercept","params":{}}`, n)}
+	}
+	for range 2 {
+		var wg sync.WaitGroup
+		var got0, got7 []byte
+		var err0, err7 error
+		wg.Go(func() { got0, err0 = s.Exchange(context.Background(), intReq(0)) })
+		wg.Go(func() { got7, err7 = s.Exchange(context.Background(), intReq(7)) })
+		wg.Wait()
+		require.NoError(t, err0)
+		require.NoError(t, err7)
+		require.Contains(t, string(got0), `"id":-0,`)
+		require.Contains(t, string(got7), `"id":7,`)
+	}
+	require.NoError(t, s.Close())
+	require.Equal(t, 1, strings.Count(stderr.String(), "start "), "the child was kept")
 }
