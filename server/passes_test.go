@@ -38,6 +38,38 @@ func largeInput() string {
 // bytes' worth of work.
 func BenchmarkLargeRequestPasses(b *testing.B) {
 	body := withInput(b, largeInput())
+	benchmarkPasses(b, body)
+}
+
+// largeMessages is a model.request.before intercept request of about 68
+// KiB: 48 user messages of 1.3 KiB of text each, the shape of a large
+// request whose target is a message list.
+func largeMessages(b *testing.B) []byte {
+	text := strings.Repeat("All work and no play. ", 60)
+	return mutate(b, interceptBase(b), func(m map[string]any) {
+		items := make([]any, 48)
+		for i := range items {
+			id := strconv.Itoa(i)
+			items[i] = map[string]any{"id": "m" + id, "role": "user", "parts": []any{map[string]any{
+				"id": "p" + id, "kind": "text", "mediaType": "text/plain", "selection": "body", "text": text}}}
+		}
+		params(m)["event"] = map[string]any{
+			"id": event(m)["id"], "source": "urn:test:harness", "time": "2026-09-15T12:00:00Z", "type": "model.request.before",
+			"model": map[string]any{"id": "m", "provider": "p"}, "attempt": map[string]any{"id": "a1", "number": 1},
+			"params": map[string]any{}, "items": items,
+		}
+	})
+}
+
+// BenchmarkLargeMessagesRequestPasses is BenchmarkLargeRequestPasses of
+// largeMessages: a message-list target, which settlement encodes only for
+// an effect that modifies it.
+func BenchmarkLargeMessagesRequestPasses(b *testing.B) {
+	benchmarkPasses(b, largeMessages(b))
+}
+
+// benchmarkPasses runs the cases of BenchmarkLargeRequestPasses on body.
+func benchmarkPasses(b *testing.B, body []byte) {
 	if len(body) < 60<<10 || len(body) > 72<<10 {
 		b.Fatalf("body is %d bytes", len(body))
 	}

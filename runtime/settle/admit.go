@@ -152,16 +152,16 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	// An interrupted stage's rejection is reported as the interruption
 	// by ApplyContext: its reason does not matter.
 	interrupted := func(i int) (committed, *Rejection) { return committed{}, reject(i, ReasonInvalidEffect) }
-	if o.lazyInput != nil {
-		// The effective input is needed only to merge into it and to
-		// compare it with a modified one.
-		for i := range effects {
-			if effects[i].ModifyInput != nil {
-				if o.loadInput() != nil {
-					return interrupted(i)
-				}
-				break
-			}
+	// The effective input or list target of an occurrence of a validated
+	// event is needed only to merge into it and to compare it with a
+	// modified one. Neither can fail to load from such an event; loading
+	// the input fails only when the stop flag interrupts it.
+	for i := range effects {
+		if effects[i].ModifyInput != nil && o.loadInput() != nil {
+			return interrupted(i)
+		}
+		if (effects[i].ModifyMessages != nil || effects[i].ModifyText != nil) && o.loadList() != nil {
+			return committed{}, reject(i, ReasonInvalidValue)
 		}
 	}
 

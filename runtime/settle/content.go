@@ -117,6 +117,53 @@ func encodeMessages(ms []gen.CanonicalMessage, known *partSet) ([]json.RawMessag
 	return out, info, nil
 }
 
+// classifyMessages is encodeMessages without the encoding of each
+// message: it records the non-text parts in known and reports whether any
+// part withholds content. It fails where encodeMessages fails but for an
+// encoding failure of a whole message, which a message decoded from a
+// canonically validated document cannot have.
+func classifyMessages(ms []gen.CanonicalMessage, known *partSet) (listInfo, error) {
+	var info listInfo
+	for i := range ms {
+		for j := range ms[i].Parts {
+			body, withheld, ok := contentPart(&ms[i].Parts[j])
+			if !ok {
+				return info, errMalformed
+			}
+			info.hidden = info.hidden || withheld
+			if !body {
+				pb, err := ms[i].Parts[j].MarshalJSON()
+				if err != nil {
+					return info, err
+				}
+				known.add(pb)
+			}
+		}
+	}
+	return info, nil
+}
+
+// classifyTextParts is classifyMessages of a text-part list: only the parts
+// that are not inline text are encoded (and recorded).
+func classifyTextParts(ps gen.TextParts, known *partSet) (listInfo, error) {
+	var info listInfo
+	for i := range ps {
+		body, withheld, ok := textPart(&ps[i])
+		if !body && ok {
+			b, err := ps[i].MarshalJSON()
+			if err != nil {
+				return info, err
+			}
+			known.add(b)
+		}
+		if !ok {
+			return info, errMalformed
+		}
+		info.hidden = info.hidden || withheld
+	}
+	return info, nil
+}
+
 // encodeTextParts encodes each text part like encodeMessages.
 func encodeTextParts(ps gen.TextParts, known *partSet) ([]json.RawMessage, listInfo, error) {
 	out := make([]json.RawMessage, len(ps))

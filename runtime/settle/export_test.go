@@ -5,10 +5,11 @@ import "github.com/agenthooks/agenthooks-go/gen"
 // StageBoth stages effects for event under granted in two admission-only
 // occurrences, one set up as Admit sets it up and one as AdmitValidated
 // does, and returns the error and the state each would commit. The state
-// of the validated occurrence holds the effective tool input only when an
-// effect needed it (a modification of the input): inputNeeded reports
-// whether one did, and without it the inputs of the two states are left out
-// of them.
+// of the validated occurrence holds the effective tool input and list
+// target only when an effect needed them (a modification of the input, of
+// the list): inputNeeded reports whether one modified the input; the
+// inputs (lists) of both states are left out of them when no effect
+// needed them.
 func StageBoth(event *gen.Event, granted gen.Capabilities, effects []gen.Effect) (eagerErr, validatedErr error, eager, validated any, inputNeeded bool) {
 	var a, b Occurrence
 	b.validated = true
@@ -29,11 +30,16 @@ func StageBoth(event *gen.Event, granted gen.Capabilities, effects []gen.Effect)
 	if rb != nil {
 		validatedErr = rb
 	}
+	listNeeded := false
 	for i := range effects {
 		inputNeeded = inputNeeded || effects[i].ModifyInput != nil
+		listNeeded = listNeeded || effects[i].ModifyMessages != nil || effects[i].ModifyText != nil
 	}
 	if !inputNeeded {
 		na.input, nb.input = nil, nil
+	}
+	if !listNeeded {
+		na.list, nb.list = nil, nil
 	}
 	return eagerErr, validatedErr, na, nb, inputNeeded
 }

@@ -257,16 +257,29 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		info listInfo
 		err  error
 	)
+	// An admission-only occurrence of a validated event encodes the list
+	// only when an effect modifies it (loadList).
+	lazy := o.validated && !o.hostContext
 	if isText {
 		if text != nil {
-			list, info, err = encodeTextParts(text, &o.known)
+			if lazy {
+				info, err = classifyTextParts(text, &o.known)
+				o.lazyText, o.lazyList = text, true
+			} else {
+				list, info, err = encodeTextParts(text, &o.known)
+			}
 			o.cur.listPresent = true
 		}
 	} else {
 		if msgs == nil {
 			msgs = []gen.CanonicalMessage{}
 		}
-		list, info, err = encodeMessages(msgs, &o.known)
+		if lazy {
+			info, err = classifyMessages(msgs, &o.known)
+			o.lazyMsgs, o.lazyList = msgs, true
+		} else {
+			list, info, err = encodeMessages(msgs, &o.known)
+		}
 		o.cur.listPresent = true
 		if err == nil && o.b.role != "" {
 			for i := range msgs {
@@ -291,9 +304,36 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 
 // knownMessages records the non-text parts of a message list.
 func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
-	if _, _, err := encodeMessages(ms, &o.known); err != nil {
+	var err error
+	if o.validated {
+		_, err = classifyMessages(ms, &o.known)
+	} else {
+		_, _, err = encodeMessages(ms, &o.known)
+	}
+	if err != nil {
 		return invalidAt("event items", "/items", err)
 	}
+	return nil
+}
+
+// loadList encodes the list target that extract left to be encoded when
+// needed (lazyList) into cur.list, as extract would have.
+func (o *Occurrence) loadList() error {
+	if !o.lazyList {
+		return nil
+	}
+	var list []json.RawMessage
+	var err error
+	if o.lazyMsgs != nil {
+		list, _, err = encodeMessages(o.lazyMsgs, nil)
+	} else {
+		list, _, err = encodeTextParts(o.lazyText, nil)
+	}
+	if err != nil {
+		return err
+	}
+	o.cur.list = list
+	o.lazyList, o.lazyMsgs, o.lazyText = false, nil, nil
 	return nil
 }
 

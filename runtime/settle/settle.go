@@ -271,7 +271,12 @@ type Occurrence struct {
 	// lazyInput, when not nil, is the event's tool input, not yet split into
 	// cur.input: an admission-only occurrence of a validated event splits it
 	// only when an effect modifies the input (see loadInput).
-	lazyInput   json.RawMessage
+	lazyInput json.RawMessage
+	// lazyList reports a list target (lazyMsgs or lazyText) not yet
+	// encoded into cur.list, for the same reason (see loadList).
+	lazyList    bool
+	lazyMsgs    []gen.CanonicalMessage
+	lazyText    gen.TextParts
 	hidden      bool // the list target withholds content: no whole replacement
 	known       partSet
 	elicit      *elicitCtx

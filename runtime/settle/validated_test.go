@@ -2,6 +2,7 @@ package settle_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,6 +77,7 @@ func validatedGrants(t testing.TB, name gen.EventName) []gen.Capabilities {
 // the same (its tool input whenever an effect needs it).
 func requireValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabilities, lists [][]gen.Effect) {
 	t.Helper()
+	lists = append(slices.Clip(lists), ownTargetEffects(t, ev)...)
 	require.Equal(t, settle.CheckEvent(ev), settle.CheckValidated(ev), "CheckValidated")
 	for gi, g := range grants {
 		for li, es := range lists {
@@ -86,6 +88,31 @@ func requireValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabiliti
 			require.Equal(t, eager, validated, "staged state, grant %d, effects %d", gi, li)
 		}
 	}
+}
+
+// ownTargetEffects returns effects that supply the event's own targets
+// back (merged, replaced, injected), so that the parts the event
+// establishes (attachments, withheld text) are repeated by a response.
+func ownTargetEffects(t testing.TB, ev *gen.Event) [][]gen.Effect {
+	t.Helper()
+	o, err := settle.New(ev, settle.Initial{})
+	if err != nil {
+		return nil
+	}
+	var out [][]gen.Effect
+	add := func(effect string) {
+		var e gen.Effect
+		if e.UnmarshalJSON([]byte(effect)) == nil { // an inject of text parts does not decode
+			out = append(out, []gen.Effect{e})
+		}
+	}
+	for target, raw := range o.State().Targets {
+		for _, op := range []string{"merge", "replace"} {
+			add(`{"type":"modify","target":"` + string(target) + `","operation":"` + op + `","value":` + string(raw) + `}`)
+		}
+		add(`{"type":"inject","target":"context","operation":"append","deliverAt":"now","value":` + string(raw) + `}`)
+	}
+	return out
 }
 
 // parsedEffectLists decodes validatedEffects with the lossless codec,
