@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/fixtures"
+	"github.com/agenthooks/agenthooks-go/internal/perf/roundtrip"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
@@ -160,5 +161,54 @@ func BenchmarkParseLargeAnswer(b *testing.B) {
 			return errors.New("invalid")
 		}
 		return nil
+	})
+}
+
+// BenchmarkDecodeToolBeforeRequest measures decoding the request of the
+// HTTP and stdio round trips (internal/perf/roundtrip: a native tool.before
+// with the deny and allow grants), beside an encoding/json baseline on the
+// same bytes: what package server does with it (validate.Scan, then
+// gen.ParseInterceptRequestDoc, which validates and decodes the tokens), the
+// decoding of the tokens alone (gen.DecodeAt) and of the bytes alone
+// (UnmarshalJSON).
+func BenchmarkDecodeToolBeforeRequest(b *testing.B) {
+	ctx := context.Background()
+	data, err := roundtrip.Request(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(name string, f func() error) {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	run("Scan+ParseInterceptRequestDoc", func() error {
+		doc := validate.Scan(ctx, data)
+		defer doc.Release()
+		_, err := gen.ParseInterceptRequestDoc(ctx, doc)
+		return err
+	})
+	doc := validate.Scan(ctx, data)
+	defer doc.Release()
+	run("stage=DecodeAt", func() error {
+		var req gen.InterceptRequest
+		return gen.DecodeAt(doc, 0, &req)
+	})
+	run("stage=UnmarshalJSON", func() error {
+		var req gen.InterceptRequest
+		return req.UnmarshalJSON(data)
+	})
+	run("baseline=json.Unmarshal-map", func() error {
+		var m map[string]any
+		return json.Unmarshal(data, &m)
 	})
 }

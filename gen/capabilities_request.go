@@ -14,7 +14,7 @@ type CapabilitiesRequestParams struct {
 	ProtocolVersion string `json:"protocolVersion"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s CapabilitiesRequestParams) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -40,7 +40,7 @@ func (s *CapabilitiesRequestParams) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *CapabilitiesRequestParams) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -60,7 +60,7 @@ type CapabilitiesRequest struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s CapabilitiesRequest) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -107,7 +107,7 @@ func (s *CapabilitiesRequest) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *CapabilitiesRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

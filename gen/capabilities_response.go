@@ -19,7 +19,7 @@ type CapabilitiesResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s CapabilitiesResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -50,7 +50,7 @@ func (s *CapabilitiesResponseResult) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *CapabilitiesResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -80,7 +80,7 @@ type StaticCapabilityManifest struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s StaticCapabilityManifest) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -216,7 +216,7 @@ func (s *StaticCapabilityManifest) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifest) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -234,7 +234,7 @@ type StaticCapabilityManifestEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s StaticCapabilityManifestEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -283,7 +283,7 @@ func (s *StaticCapabilityManifestEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -403,7 +403,7 @@ type Gap struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Gap) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -434,7 +434,7 @@ func (s *Gap) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Gap) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -500,7 +500,7 @@ type StaticCapabilityManifestLimits struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s StaticCapabilityManifestLimits) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -551,7 +551,7 @@ func (s *StaticCapabilityManifestLimits) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestLimits) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -567,7 +567,7 @@ type StaticCapabilityManifestManagedPolicy struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s StaticCapabilityManifestManagedPolicy) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -609,7 +609,7 @@ func (s *StaticCapabilityManifestManagedPolicy) decode(b *input, i int) (int, er
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *StaticCapabilityManifestManagedPolicy) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -651,7 +651,7 @@ type CapabilitiesResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s CapabilitiesResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -690,7 +690,7 @@ func (s *CapabilitiesResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *CapabilitiesResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -42,7 +42,7 @@ type ConfigChangeBeforeEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ConfigChangeBeforeEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -155,7 +155,7 @@ func (s *ConfigChangeBeforeEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -171,7 +171,7 @@ type Turn struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Turn) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -205,7 +205,7 @@ func (s *Turn) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Turn) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -243,7 +243,7 @@ type ConfigChangeAfterEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ConfigChangeAfterEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -356,7 +356,7 @@ func (s *ConfigChangeAfterEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ConfigChangeAfterEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -445,7 +445,7 @@ type UserAttentionEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserAttentionEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -558,7 +558,7 @@ func (s *UserAttentionEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserAttentionEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -596,7 +596,7 @@ type UserElicitationRequestEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserElicitationRequestEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -709,7 +709,7 @@ func (s *UserElicitationRequestEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserElicitationRequestEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -747,7 +747,7 @@ type UserElicitationResultEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserElicitationResultEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -860,7 +860,7 @@ func (s *UserElicitationResultEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserElicitationResultEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -898,7 +898,7 @@ type UserMessageInboundEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageInboundEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1011,7 +1011,7 @@ func (s *UserMessageInboundEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageInboundEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1049,7 +1049,7 @@ type UserMessageOutboundEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageOutboundEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1162,7 +1162,7 @@ func (s *UserMessageOutboundEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageOutboundEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1209,7 +1209,7 @@ type HookFailureEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s HookFailureEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1319,7 +1319,7 @@ func (s *HookFailureEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *HookFailureEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1386,6 +1386,68 @@ type CatalogueEvent struct {
 }
 
 var catalogueEventArms = []unionArm{{schema: "catalogue-event.schema.json#/$defs/config.change.before", discs: []unionDisc{{key: "type", values: []string{"config.change.before"}}}, needed: []string{"id", "source", "time", "type", "change"}}, {schema: "catalogue-event.schema.json#/$defs/config.change.after", discs: []unionDisc{{key: "type", values: []string{"config.change.after"}}}, needed: []string{"id", "source", "time", "type", "change"}}, {schema: "catalogue-event.schema.json#/$defs/turn.start", discs: []unionDisc{{key: "type", values: []string{"turn.start"}}, {key: "trigger", values: []string{"user", "continuation", "hook", "external"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "trigger"}}, {schema: "catalogue-event.schema.json#/$defs/turn.finish.before", discs: []unionDisc{{key: "type", values: []string{"turn.finish.before"}}, {key: "outcome", values: []string{"completed", "failed", "cancelled", "max_iterations"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "outcome", "continuationCount"}}, {schema: "catalogue-event.schema.json#/$defs/turn.end", discs: []unionDisc{{key: "type", values: []string{"turn.end"}}, {key: "outcome", values: []string{"completed", "failed", "cancelled", "max_iterations"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "outcome", "continuationCount"}}, {schema: "catalogue-event.schema.json#/$defs/turn.progress", discs: []unionDisc{{key: "type", values: []string{"turn.progress"}}}, needed: []string{"id", "source", "time", "turn", "type", "item", "delta", "final"}}, {schema: "catalogue-event.schema.json#/$defs/model.request.before", discs: []unionDisc{{key: "type", values: []string{"model.request.before"}}}, needed: []string{"id", "source", "time", "items", "type", "model", "attempt", "params"}}, {schema: "catalogue-event.schema.json#/$defs/model.response.after", discs: []unionDisc{{key: "type", values: []string{"model.response.after"}}}, needed: []string{"id", "source", "time", "items", "type", "model", "attempt", "execution", "finishReason"}}, {schema: "catalogue-event.schema.json#/$defs/model.error", discs: []unionDisc{{key: "type", values: []string{"model.error"}}}, needed: []string{"id", "source", "time", "type", "model", "attempt", "execution", "error"}}, {schema: "catalogue-event.schema.json#/$defs/model.switch.before", discs: []unionDisc{{key: "type", values: []string{"model.switch.before"}}}, needed: []string{"id", "source", "time", "type", "current", "proposed", "reason"}}, {schema: "catalogue-event.schema.json#/$defs/model.switch.after", discs: []unionDisc{{key: "type", values: []string{"model.switch.after"}}}, needed: []string{"id", "source", "time", "type", "previous", "current", "reason"}}, {schema: "catalogue-event.schema.json#/$defs/tool.permission.request", discs: []unionDisc{{key: "type", values: []string{"tool.permission.request"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "suggestions", "sandboxBypass"}}, {schema: "catalogue-event.schema.json#/$defs/tool.permission.resolved", discs: []unionDisc{{key: "type", values: []string{"tool.permission.resolved"}}, {key: "decision", values: []string{"allow", "deny"}}, {key: "decidedBy", values: []string{"user", "policy", "hook", "auto", "classifier"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "decision", "decidedBy"}}, {schema: "catalogue-event.schema.json#/$defs/tool.progress", discs: []unionDisc{{key: "type", values: []string{"tool.progress"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "partialOutput", "backgrounded"}}, {schema: "catalogue-event.schema.json#/$defs/tool.batch.after", discs: []unionDisc{{key: "type", values: []string{"tool.batch.after"}}}, needed: []string{"id", "source", "time", "type", "batch", "calls"}}, {schema: "catalogue-event.schema.json#/$defs/context.compact.before", discs: []unionDisc{{key: "type", values: []string{"context.compact.before"}}, {key: "trigger", values: []string{"auto", "manual", "hook"}}}, needed: []string{"id", "source", "time", "items", "type", "trigger"}}, {schema: "catalogue-event.schema.json#/$defs/context.compact.after", discs: []unionDisc{{key: "type", values: []string{"context.compact.after"}}}, needed: []string{"id", "source", "time", "type", "summary", "removed", "execution"}}, {schema: "catalogue-event.schema.json#/$defs/task.change.before", discs: []unionDisc{{key: "type", values: []string{"task.change.before"}}}, needed: []string{"id", "source", "time", "type", "task"}}, {schema: "catalogue-event.schema.json#/$defs/task.change.after", discs: []unionDisc{{key: "type", values: []string{"task.change.after"}}}, needed: []string{"id", "source", "time", "type", "task"}}, {schema: "catalogue-event.schema.json#/$defs/user.attention", discs: []unionDisc{{key: "type", values: []string{"user.attention"}}}, needed: []string{"id", "source", "time", "type", "attention"}}, {schema: "catalogue-event.schema.json#/$defs/user.elicitation.request", discs: []unionDisc{{key: "type", values: []string{"user.elicitation.request"}}}, needed: []string{"id", "source", "time", "type", "elicitation"}}, {schema: "catalogue-event.schema.json#/$defs/user.elicitation.result", discs: []unionDisc{{key: "type", values: []string{"user.elicitation.result"}}}, needed: []string{"id", "source", "time", "type", "elicitation"}}, {schema: "catalogue-event.schema.json#/$defs/user.message.inbound", discs: []unionDisc{{key: "type", values: []string{"user.message.inbound"}}}, needed: []string{"id", "source", "time", "type", "message"}}, {schema: "catalogue-event.schema.json#/$defs/user.message.outbound", discs: []unionDisc{{key: "type", values: []string{"user.message.outbound"}}}, needed: []string{"id", "source", "time", "type", "message"}}, {schema: "catalogue-event.schema.json#/$defs/workspace.change.before", discs: []unionDisc{{key: "type", values: []string{"workspace.change.before"}}}, needed: []string{"id", "source", "time", "type", "workspace"}}, {schema: "catalogue-event.schema.json#/$defs/workspace.change.after", discs: []unionDisc{{key: "type", values: []string{"workspace.change.after"}}}, needed: []string{"id", "source", "time", "type", "workspace"}}, {schema: "catalogue-event.schema.json#/$defs/file.changed", discs: []unionDisc{{key: "type", values: []string{"file.changed"}}}, needed: []string{"id", "source", "time", "type", "changes"}}, {schema: "catalogue-event.schema.json#/$defs/hook.failure", discs: []unionDisc{{key: "type", values: []string{"hook.failure"}}}, needed: []string{"id", "source", "time", "type", "failure", "parentEventId"}}}
+
+func catalogueEventTag(v []byte) uint64 {
+	switch string(v) {
+	case "config.change.before":
+		return 0x1
+	case "config.change.after":
+		return 0x2
+	case "turn.start":
+		return 0x4
+	case "turn.finish.before":
+		return 0x8
+	case "turn.end":
+		return 0x10
+	case "turn.progress":
+		return 0x20
+	case "model.request.before":
+		return 0x40
+	case "model.response.after":
+		return 0x80
+	case "model.error":
+		return 0x100
+	case "model.switch.before":
+		return 0x200
+	case "model.switch.after":
+		return 0x400
+	case "tool.permission.request":
+		return 0x800
+	case "tool.permission.resolved":
+		return 0x1000
+	case "tool.progress":
+		return 0x2000
+	case "tool.batch.after":
+		return 0x4000
+	case "context.compact.before":
+		return 0x8000
+	case "context.compact.after":
+		return 0x10000
+	case "task.change.before":
+		return 0x20000
+	case "task.change.after":
+		return 0x40000
+	case "user.attention":
+		return 0x80000
+	case "user.elicitation.request":
+		return 0x100000
+	case "user.elicitation.result":
+		return 0x200000
+	case "user.message.inbound":
+		return 0x400000
+	case "user.message.outbound":
+		return 0x800000
+	case "workspace.change.before":
+		return 0x1000000
+	case "workspace.change.after":
+		return 0x2000000
+	case "file.changed":
+		return 0x4000000
+	case "hook.failure":
+		return 0x8000000
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u CatalogueEvent) MarshalJSON() ([]byte, error) {
@@ -1466,7 +1528,7 @@ func (u *CatalogueEvent) decode(b *input, i int) (int, error) {
 }
 func (u *CatalogueEvent) pick(m *unionMembers) error {
 	*u = CatalogueEvent{}
-	idx, err := m.selectArm(catalogueEventArms)
+	idx, err := m.selectTagged(catalogueEventArms, "type", catalogueEventTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.ConfigChangeBefore).member)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -1382,6 +1383,36 @@ func (m *unionMembers) selectArm(arms []unionArm) (int, error) {
 			cand = append(cand, i)
 		}
 	}
+	return m.choose(arms, cand)
+}
+
+// selectTagged is selectArm for a union whose arms a string member, key,
+// tells apart: tag maps a value of key (without its quotes) to the arms it
+// leaves open (bit n for arms[n]), which include every arm without that
+// discriminator. When the last member called key is a string without
+// escapes, only those arms are tried, in order, and the pick and the error
+// are selectArm's, since every other arm fails on that member; otherwise
+// selectArm decides.
+func (m *unionMembers) selectTagged(arms []unionArm, key string, tag func(v []byte) uint64) (int, error) {
+	v, ok := m.lookup(key)
+	if !ok || len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return m.selectArm(arms)
+	}
+	var candBuf [8]int
+	cand := candBuf[:0]
+	var discs discCache
+	for open := tag(v[1 : len(v)-1]); open != 0; open &= open - 1 {
+		if i := bits.TrailingZeros64(open); armMatches(&arms[i], m, &discs) {
+			cand = append(cand, i)
+		}
+	}
+	return m.choose(arms, cand)
+}
+
+// choose returns the arm among the candidates cand (indexes into arms, in
+// order) that the collected object is decoded as: the only one, or the
+// first one whose schema the object is valid for.
+func (m *unionMembers) choose(arms []unionArm, cand []int) (int, error) {
 	switch len(cand) {
 	case 0:
 		return -1, decodeErr("oneOf", "no union arm matches")
@@ -1424,8 +1455,30 @@ func armMatches(a *unionArm, m *unionMembers, c *discCache) bool {
 			return false
 		}
 	}
-	for _, k := range a.needed {
-		if _, ok := m.lookup(k); !ok {
+	return m.hasAll(a.needed)
+}
+
+// hasAll reports whether every name in names is a member. Each name is
+// looked for from just after the member where the previous one was found,
+// around the object: members mostly come in the order of their schema,
+// which an arm's required names follow, so that this takes about one
+// comparison per member rather than one per member and name.
+func (m *unionMembers) hasAll(names []string) bool {
+	total := m.n + len(m.moreKeys)
+	at := 0
+	for _, k := range names {
+		found := false
+		for range total {
+			key, _ := m.at(at)
+			if at++; at == total {
+				at = 0
+			}
+			if string(key) == k {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return false
 		}
 	}

@@ -28,7 +28,7 @@ type TextBodyPart struct {
 	Text string `json:"text"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TextBodyPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -96,7 +96,7 @@ func (s *TextBodyPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TextBodyPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -124,7 +124,7 @@ type TextGapPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TextGapPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -206,7 +206,7 @@ func (s *TextGapPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TextGapPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -220,7 +220,7 @@ type GapPartGap struct {
 	Path *string `json:"path,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s GapPartGap) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -253,7 +253,7 @@ func (s *GapPartGap) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *GapPartGap) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -279,7 +279,7 @@ type TextMetadataPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TextMetadataPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -357,7 +357,7 @@ func (s *TextMetadataPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TextMetadataPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -383,7 +383,7 @@ type TextOmittedPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TextOmittedPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -461,7 +461,7 @@ func (s *TextOmittedPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TextOmittedPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -485,7 +485,7 @@ type AttachmentBodyPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AttachmentBodyPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -549,7 +549,7 @@ func (s *AttachmentBodyPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AttachmentBodyPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -577,7 +577,7 @@ type AttachmentGapPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AttachmentGapPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -655,7 +655,7 @@ func (s *AttachmentGapPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AttachmentGapPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -681,7 +681,7 @@ type AttachmentMetadataPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AttachmentMetadataPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -755,7 +755,7 @@ func (s *AttachmentMetadataPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AttachmentMetadataPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -781,7 +781,7 @@ type AttachmentOmittedPart struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AttachmentOmittedPart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -855,7 +855,7 @@ func (s *AttachmentOmittedPart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AttachmentOmittedPart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -882,6 +882,16 @@ type ContentItem struct {
 }
 
 var contentItemArms = []unionArm{{schema: "content-item.schema.json#/$defs/textBodyPart", discs: []unionDisc{{key: "kind", values: []string{"text"}}, {key: "mediaType", values: []string{"text/plain"}}, {key: "selection", values: []string{"body"}}}, needed: []string{"id", "kind", "mediaType", "selection", "text"}}, {schema: "content-item.schema.json#/$defs/textGapPart", discs: []unionDisc{{key: "kind", values: []string{"text"}}, {key: "mediaType", values: []string{"text/plain"}}, {key: "selection", values: []string{"body"}}}, needed: []string{"id", "kind", "mediaType", "selection", "gap"}}, {schema: "content-item.schema.json#/$defs/textMetadataPart", discs: []unionDisc{{key: "kind", values: []string{"text"}}, {key: "mediaType", values: []string{"text/plain"}}, {key: "selection", values: []string{"metadata"}}}, needed: []string{"id", "kind", "mediaType", "selection"}}, {schema: "content-item.schema.json#/$defs/textOmittedPart", discs: []unionDisc{{key: "kind", values: []string{"text"}}, {key: "mediaType", values: []string{"text/plain"}}, {key: "selection", values: []string{"omit"}}}, needed: []string{"id", "kind", "mediaType", "selection"}}, {schema: "content-item.schema.json#/$defs/attachmentBodyPart", discs: []unionDisc{{key: "kind", values: []string{"attachment"}}, {key: "selection", values: []string{"body"}}}, needed: []string{"id", "kind", "mediaType", "selection", "body"}}, {schema: "content-item.schema.json#/$defs/attachmentGapPart", discs: []unionDisc{{key: "kind", values: []string{"attachment"}}, {key: "selection", values: []string{"body"}}}, needed: []string{"id", "kind", "mediaType", "selection", "gap"}}, {schema: "content-item.schema.json#/$defs/attachmentMetadataPart", discs: []unionDisc{{key: "kind", values: []string{"attachment"}}, {key: "selection", values: []string{"metadata"}}}, needed: []string{"id", "kind", "mediaType", "selection"}}, {schema: "content-item.schema.json#/$defs/attachmentOmittedPart", discs: []unionDisc{{key: "kind", values: []string{"attachment"}}, {key: "selection", values: []string{"omit"}}}, needed: []string{"id", "kind", "mediaType", "selection"}}}
+
+func contentItemTag(v []byte) uint64 {
+	switch string(v) {
+	case "text":
+		return 0xf
+	case "attachment":
+		return 0xf0
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ContentItem) MarshalJSON() ([]byte, error) {
@@ -922,7 +932,7 @@ func (u *ContentItem) decode(b *input, i int) (int, error) {
 }
 func (u *ContentItem) pick(m *unionMembers) error {
 	*u = ContentItem{}
-	idx, err := m.selectArm(contentItemArms)
+	idx, err := m.selectTagged(contentItemArms, "kind", contentItemTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.TextBodyPart).member)
@@ -1092,7 +1102,7 @@ type CanonicalMessage struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s CanonicalMessage) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1144,7 +1154,7 @@ func (s *CanonicalMessage) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *CanonicalMessage) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -23,7 +23,7 @@ type ContentUpload struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContentUpload) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -65,7 +65,7 @@ func (s *ContentUpload) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContentUpload) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -19,7 +19,7 @@ type ContentUploadReceipt struct {
 	SHA256 string `json:"sha256"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContentUploadReceipt) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -53,7 +53,7 @@ func (s *ContentUploadReceipt) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContentUploadReceipt) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -21,7 +21,7 @@ type DenyEffect struct {
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s DenyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -68,7 +68,7 @@ func (s *DenyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *DenyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

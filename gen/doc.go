@@ -7,7 +7,10 @@ change the generator or the schemas and run go generate ./...
 
 Every object type keeps members its schema does not name (Unknown) and
 re-emits them after the known members; numbers keep their exact text
-(json.Number); absent, null and zero stay distinct. Parse functions validate
+(json.Number); absent, null and zero stay distinct. The MarshalJSON method of
+an object type writes its known members in schema order, then its unknown
+members in their original order; UnmarshalJSON methods keep unknown members
+and exact number text and do not validate. Parse functions validate
 against the canonical schema before decoding; Encode functions write compact
 JSON without validating. For a document a peer sent, Parse<Root>Context
 validates in time linear in its size and stops, validation and decoding

@@ -16,7 +16,7 @@ type AllowEffect struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AllowEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -46,7 +46,7 @@ func (s *AllowEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AllowEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -58,7 +58,7 @@ type AskEffect struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AskEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -88,7 +88,7 @@ func (s *AskEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AskEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -106,7 +106,7 @@ type ModifyMessagesEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModifyMessagesEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -148,7 +148,7 @@ func (s *ModifyMessagesEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModifyMessagesEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -216,7 +216,7 @@ type ModifyTextEffect struct {
 	Value TextParts `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModifyTextEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -258,7 +258,7 @@ func (s *ModifyTextEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModifyTextEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -298,7 +298,7 @@ type ModifyWorkspaceEffect struct {
 	Value WorkspaceChange `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModifyWorkspaceEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -344,7 +344,7 @@ func (s *ModifyWorkspaceEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModifyWorkspaceEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -362,7 +362,7 @@ type ModifyFormEffect struct {
 	Value OrderedMap[FormAnswerValue] `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModifyFormEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -408,7 +408,7 @@ func (s *ModifyFormEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModifyFormEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -426,7 +426,7 @@ type ModifyInputEffect struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModifyInputEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -472,7 +472,7 @@ func (s *ModifyInputEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModifyInputEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -486,7 +486,7 @@ type MessageEffect struct {
 	Text string `json:"text"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MessageEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -520,7 +520,7 @@ func (s *MessageEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MessageEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -534,7 +534,7 @@ type ReturnToolEffect struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ReturnToolEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -568,7 +568,7 @@ func (s *ReturnToolEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ReturnToolEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -584,7 +584,7 @@ type StopFlowEffect struct {
 	Reason string `json:"reason"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s StopFlowEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -626,7 +626,7 @@ func (s *StopFlowEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *StopFlowEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -642,7 +642,7 @@ type ContinueFlowEffect struct {
 	Instruction *string `json:"instruction,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContinueFlowEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -687,7 +687,7 @@ func (s *ContinueFlowEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContinueFlowEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -707,7 +707,7 @@ type InjectEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InjectEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -761,7 +761,7 @@ func (s *InjectEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InjectEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -798,6 +798,28 @@ type Effect struct {
 }
 
 var effectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "effect.schema.json#/$defs/AllowEffect", discs: []unionDisc{{key: "type", values: []string{"allow"}}}, needed: []string{"type"}}, {schema: "effect.schema.json#/$defs/AskEffect", discs: []unionDisc{{key: "type", values: []string{"ask"}}}, needed: []string{"type"}}, {schema: "effect.schema.json#/$defs/ModifyMessagesEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"prompt", "request", "response", "output", "content"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/ModifyTextEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"instructions", "summary"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/ModifyWorkspaceEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"workspace"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/ModifyFormEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"content"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/ModifyInputEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"input"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}, {schema: "effect.schema.json#/$defs/ReturnToolEffect", discs: []unionDisc{{key: "type", values: []string{"return"}}}, needed: []string{"type", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/ContinueFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"continue"}}}, needed: []string{"type", "operation"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}}
+
+func effectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "allow":
+		return 0x2
+	case "ask":
+		return 0x4
+	case "modify":
+		return 0xf8
+	case "message":
+		return 0x100
+	case "return":
+		return 0x200
+	case "flow":
+		return 0xc00
+	case "inject":
+		return 0x1000
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Effect) MarshalJSON() ([]byte, error) {
@@ -848,7 +870,7 @@ func (u *Effect) decode(b *input, i int) (int, error) {
 }
 func (u *Effect) pick(m *unionMembers) error {
 	*u = Effect{}
-	idx, err := m.selectArm(effectArms)
+	idx, err := m.selectTagged(effectArms, "type", effectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -966,7 +988,7 @@ type ReturnMessagesEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ReturnMessagesEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1000,7 +1022,7 @@ func (s *ReturnMessagesEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ReturnMessagesEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1014,7 +1036,7 @@ type ReturnTextEffect struct {
 	Value TextParts `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ReturnTextEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1048,7 +1070,7 @@ func (s *ReturnTextEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ReturnTextEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1062,7 +1084,7 @@ type ReturnElicitResultEffect struct {
 	Value MCPElicitationElicitResult `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ReturnElicitResultEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1096,7 +1118,7 @@ func (s *ReturnElicitResultEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ReturnElicitResultEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -79,6 +79,76 @@ type Event struct {
 
 var eventArms = []unionArm{{schema: "tool-before.schema.json", discs: []unionDisc{{key: "type", values: []string{"tool.before"}}}, needed: []string{"id", "source", "type", "time", "tool", "call", "path"}}, {schema: "tool-after.schema.json", discs: []unionDisc{{key: "type", values: []string{"tool.after"}}, {key: "outcome", values: []string{"ok", "error", "denied", "cancelled", "timeout"}}}, needed: []string{"id", "source", "type", "time", "tool", "items", "outcome", "execution", "call", "path"}}, {schema: "session-start.schema.json", discs: []unionDisc{{key: "type", values: []string{"session.start"}}, {key: "trigger", values: []string{"startup", "resume", "clear", "compact", "fork"}}}, needed: []string{"id", "source", "type", "time", "session", "items", "trigger", "permissionMode", "harness", "manifest"}}, {schema: "session-end.schema.json", discs: []unionDisc{{key: "type", values: []string{"session.end"}}, {key: "outcome", values: []string{"completed", "cancelled", "error", "unknown"}}}, needed: []string{"id", "source", "type", "time", "session", "outcome", "reason"}}, {schema: "catalogue-event.schema.json#/$defs/config.change.before", discs: []unionDisc{{key: "type", values: []string{"config.change.before"}}}, needed: []string{"id", "source", "time", "type", "change"}}, {schema: "catalogue-event.schema.json#/$defs/config.change.after", discs: []unionDisc{{key: "type", values: []string{"config.change.after"}}}, needed: []string{"id", "source", "time", "type", "change"}}, {schema: "catalogue-event.schema.json#/$defs/turn.start", discs: []unionDisc{{key: "type", values: []string{"turn.start"}}, {key: "trigger", values: []string{"user", "continuation", "hook", "external"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "trigger"}}, {schema: "catalogue-event.schema.json#/$defs/turn.finish.before", discs: []unionDisc{{key: "type", values: []string{"turn.finish.before"}}, {key: "outcome", values: []string{"completed", "failed", "cancelled", "max_iterations"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "outcome", "continuationCount"}}, {schema: "catalogue-event.schema.json#/$defs/turn.end", discs: []unionDisc{{key: "type", values: []string{"turn.end"}}, {key: "outcome", values: []string{"completed", "failed", "cancelled", "max_iterations"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "outcome", "continuationCount"}}, {schema: "catalogue-event.schema.json#/$defs/turn.progress", discs: []unionDisc{{key: "type", values: []string{"turn.progress"}}}, needed: []string{"id", "source", "time", "turn", "type", "item", "delta", "final"}}, {schema: "catalogue-event.schema.json#/$defs/model.request.before", discs: []unionDisc{{key: "type", values: []string{"model.request.before"}}}, needed: []string{"id", "source", "time", "items", "type", "model", "attempt", "params"}}, {schema: "catalogue-event.schema.json#/$defs/model.response.after", discs: []unionDisc{{key: "type", values: []string{"model.response.after"}}}, needed: []string{"id", "source", "time", "items", "type", "model", "attempt", "execution", "finishReason"}}, {schema: "catalogue-event.schema.json#/$defs/model.error", discs: []unionDisc{{key: "type", values: []string{"model.error"}}}, needed: []string{"id", "source", "time", "type", "model", "attempt", "execution", "error"}}, {schema: "catalogue-event.schema.json#/$defs/model.switch.before", discs: []unionDisc{{key: "type", values: []string{"model.switch.before"}}}, needed: []string{"id", "source", "time", "type", "current", "proposed", "reason"}}, {schema: "catalogue-event.schema.json#/$defs/model.switch.after", discs: []unionDisc{{key: "type", values: []string{"model.switch.after"}}}, needed: []string{"id", "source", "time", "type", "previous", "current", "reason"}}, {schema: "catalogue-event.schema.json#/$defs/tool.permission.request", discs: []unionDisc{{key: "type", values: []string{"tool.permission.request"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "suggestions", "sandboxBypass"}}, {schema: "catalogue-event.schema.json#/$defs/tool.permission.resolved", discs: []unionDisc{{key: "type", values: []string{"tool.permission.resolved"}}, {key: "decision", values: []string{"allow", "deny"}}, {key: "decidedBy", values: []string{"user", "policy", "hook", "auto", "classifier"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "decision", "decidedBy"}}, {schema: "catalogue-event.schema.json#/$defs/tool.progress", discs: []unionDisc{{key: "type", values: []string{"tool.progress"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "partialOutput", "backgrounded"}}, {schema: "catalogue-event.schema.json#/$defs/tool.batch.after", discs: []unionDisc{{key: "type", values: []string{"tool.batch.after"}}}, needed: []string{"id", "source", "time", "type", "batch", "calls"}}, {schema: "catalogue-event.schema.json#/$defs/context.compact.before", discs: []unionDisc{{key: "type", values: []string{"context.compact.before"}}, {key: "trigger", values: []string{"auto", "manual", "hook"}}}, needed: []string{"id", "source", "time", "items", "type", "trigger"}}, {schema: "catalogue-event.schema.json#/$defs/context.compact.after", discs: []unionDisc{{key: "type", values: []string{"context.compact.after"}}}, needed: []string{"id", "source", "time", "type", "summary", "removed", "execution"}}, {schema: "catalogue-event.schema.json#/$defs/task.change.before", discs: []unionDisc{{key: "type", values: []string{"task.change.before"}}}, needed: []string{"id", "source", "time", "type", "task"}}, {schema: "catalogue-event.schema.json#/$defs/task.change.after", discs: []unionDisc{{key: "type", values: []string{"task.change.after"}}}, needed: []string{"id", "source", "time", "type", "task"}}, {schema: "catalogue-event.schema.json#/$defs/user.attention", discs: []unionDisc{{key: "type", values: []string{"user.attention"}}}, needed: []string{"id", "source", "time", "type", "attention"}}, {schema: "catalogue-event.schema.json#/$defs/user.elicitation.request", discs: []unionDisc{{key: "type", values: []string{"user.elicitation.request"}}}, needed: []string{"id", "source", "time", "type", "elicitation"}}, {schema: "catalogue-event.schema.json#/$defs/user.elicitation.result", discs: []unionDisc{{key: "type", values: []string{"user.elicitation.result"}}}, needed: []string{"id", "source", "time", "type", "elicitation"}}, {schema: "catalogue-event.schema.json#/$defs/user.message.inbound", discs: []unionDisc{{key: "type", values: []string{"user.message.inbound"}}}, needed: []string{"id", "source", "time", "type", "message"}}, {schema: "catalogue-event.schema.json#/$defs/user.message.outbound", discs: []unionDisc{{key: "type", values: []string{"user.message.outbound"}}}, needed: []string{"id", "source", "time", "type", "message"}}, {schema: "catalogue-event.schema.json#/$defs/workspace.change.before", discs: []unionDisc{{key: "type", values: []string{"workspace.change.before"}}}, needed: []string{"id", "source", "time", "type", "workspace"}}, {schema: "catalogue-event.schema.json#/$defs/workspace.change.after", discs: []unionDisc{{key: "type", values: []string{"workspace.change.after"}}}, needed: []string{"id", "source", "time", "type", "workspace"}}, {schema: "catalogue-event.schema.json#/$defs/file.changed", discs: []unionDisc{{key: "type", values: []string{"file.changed"}}}, needed: []string{"id", "source", "time", "type", "changes"}}, {schema: "catalogue-event.schema.json#/$defs/hook.failure", discs: []unionDisc{{key: "type", values: []string{"hook.failure"}}}, needed: []string{"id", "source", "time", "type", "failure", "parentEventId"}}}
 
+func eventTag(v []byte) uint64 {
+	switch string(v) {
+	case "tool.before":
+		return 0x1
+	case "tool.after":
+		return 0x2
+	case "session.start":
+		return 0x4
+	case "session.end":
+		return 0x8
+	case "config.change.before":
+		return 0x10
+	case "config.change.after":
+		return 0x20
+	case "turn.start":
+		return 0x40
+	case "turn.finish.before":
+		return 0x80
+	case "turn.end":
+		return 0x100
+	case "turn.progress":
+		return 0x200
+	case "model.request.before":
+		return 0x400
+	case "model.response.after":
+		return 0x800
+	case "model.error":
+		return 0x1000
+	case "model.switch.before":
+		return 0x2000
+	case "model.switch.after":
+		return 0x4000
+	case "tool.permission.request":
+		return 0x8000
+	case "tool.permission.resolved":
+		return 0x10000
+	case "tool.progress":
+		return 0x20000
+	case "tool.batch.after":
+		return 0x40000
+	case "context.compact.before":
+		return 0x80000
+	case "context.compact.after":
+		return 0x100000
+	case "task.change.before":
+		return 0x200000
+	case "task.change.after":
+		return 0x400000
+	case "user.attention":
+		return 0x800000
+	case "user.elicitation.request":
+		return 0x1000000
+	case "user.elicitation.result":
+		return 0x2000000
+	case "user.message.inbound":
+		return 0x4000000
+	case "user.message.outbound":
+		return 0x8000000
+	case "workspace.change.before":
+		return 0x10000000
+	case "workspace.change.after":
+		return 0x20000000
+	case "file.changed":
+		return 0x40000000
+	case "hook.failure":
+		return 0x80000000
+	}
+	return 0x0
+}
+
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Event) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
@@ -166,7 +236,7 @@ func (u *Event) decode(b *input, i int) (int, error) {
 }
 func (u *Event) pick(m *unionMembers) error {
 	*u = Event{}
-	idx, err := m.selectArm(eventArms)
+	idx, err := m.selectTagged(eventArms, "type", eventTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.ToolBefore).member)

@@ -45,7 +45,7 @@ type ExecutionEventTurnStart struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTurnStart) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -164,7 +164,7 @@ func (s *ExecutionEventTurnStart) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnStart) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -178,7 +178,7 @@ type ExecutionEventTurn struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTurn) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -211,7 +211,7 @@ func (s *ExecutionEventTurn) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTurn) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -281,7 +281,7 @@ type ExecutionEventTurnFinishBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTurnFinishBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -411,7 +411,7 @@ func (s *ExecutionEventTurnFinishBefore) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnFinishBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -451,7 +451,7 @@ type LastAssistantItem struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s LastAssistantItem) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -484,7 +484,7 @@ func (s *LastAssistantItem) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *LastAssistantItem) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -512,7 +512,7 @@ type ExecutionEventUsage struct {
 	Cost *ExecutionEventUsageCost `json:"cost,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventUsage) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -585,7 +585,7 @@ func (s *ExecutionEventUsage) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventUsage) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -693,7 +693,7 @@ type ExecutionEventUsageCost struct {
 	Basis ExecutionEventUsageCostBasis `json:"basis"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventUsageCost) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -727,7 +727,7 @@ func (s *ExecutionEventUsageCost) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventUsageCost) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -800,7 +800,7 @@ type ExecutionEventTurnEnd struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTurnEnd) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -937,7 +937,7 @@ func (s *ExecutionEventTurnEnd) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnEnd) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -957,7 +957,7 @@ type ExecutionEventError struct {
 	Native json.RawMessage `json:"native,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventError) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1006,7 +1006,7 @@ func (s *ExecutionEventError) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventError) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1111,7 +1111,7 @@ type ExecutionEventTurnProgress struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTurnProgress) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1229,7 +1229,7 @@ func (s *ExecutionEventTurnProgress) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgress) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1243,7 +1243,7 @@ type ExecutionEventTurnProgressItem struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTurnProgressItem) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1276,7 +1276,7 @@ func (s *ExecutionEventTurnProgressItem) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTurnProgressItem) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1318,7 +1318,7 @@ type ExecutionEventModelRequestBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelRequestBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1441,7 +1441,7 @@ func (s *ExecutionEventModelRequestBefore) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelRequestBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1455,7 +1455,7 @@ type ExecutionEventModel struct {
 	Provider string `json:"provider"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModel) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1485,7 +1485,7 @@ func (s *ExecutionEventModel) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModel) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1501,7 +1501,7 @@ type ExecutionEventAttempt struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventAttempt) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1538,7 +1538,7 @@ func (s *ExecutionEventAttempt) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventAttempt) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1586,7 +1586,7 @@ type ExecutionEventModelResponseAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelResponseAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1727,7 +1727,7 @@ func (s *ExecutionEventModelResponseAfter) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelResponseAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1739,7 +1739,7 @@ type ExecutionEventExecutionExecuted struct {
 	Status string `json:"status"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventExecutionExecuted) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1769,7 +1769,7 @@ func (s *ExecutionEventExecutionExecuted) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionExecuted) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1783,7 +1783,7 @@ type ExecutionEventExecutionSkippedSuppliedResult struct {
 	Reason string `json:"reason"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventExecutionSkippedSuppliedResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1821,7 +1821,7 @@ func (s *ExecutionEventExecutionSkippedSuppliedResult) decode(b *input, i int) (
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedSuppliedResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1837,7 +1837,7 @@ type ExecutionEventExecutionSkippedPolicy struct {
 	Detail *string `json:"detail,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventExecutionSkippedPolicy) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1882,7 +1882,7 @@ func (s *ExecutionEventExecutionSkippedPolicy) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedPolicy) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1898,7 +1898,7 @@ type ExecutionEventExecutionSkippedCancelled struct {
 	Detail *string `json:"detail,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventExecutionSkippedCancelled) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1943,7 +1943,7 @@ func (s *ExecutionEventExecutionSkippedCancelled) decode(b *input, i int) (int, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedCancelled) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1959,7 +1959,7 @@ type ExecutionEventExecutionSkippedTimeout struct {
 	Detail *string `json:"detail,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventExecutionSkippedTimeout) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2004,7 +2004,7 @@ func (s *ExecutionEventExecutionSkippedTimeout) decode(b *input, i int) (int, er
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedTimeout) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2020,7 +2020,7 @@ type ExecutionEventExecutionSkippedOther struct {
 	Detail *string `json:"detail,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventExecutionSkippedOther) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2065,7 +2065,7 @@ func (s *ExecutionEventExecutionSkippedOther) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventExecutionSkippedOther) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2088,6 +2088,16 @@ type ExecutionEventExecution struct {
 }
 
 var executionEventExecutionArms = []unionArm{{schema: "execution-event.schema.json#/$defs/execution/oneOf/0", discs: []unionDisc{{key: "status", values: []string{"executed"}}}, needed: []string{"status"}}, {schema: "execution-event.schema.json#/$defs/execution/oneOf/1", discs: []unionDisc{{key: "status", values: []string{"skipped"}}, {key: "reason", values: []string{"supplied_result"}}}, needed: []string{"status", "reason"}}, {schema: "execution-event.schema.json#/$defs/execution/oneOf/2", discs: []unionDisc{{key: "status", values: []string{"skipped"}}, {key: "reason", values: []string{"policy"}}}, needed: []string{"status", "reason"}}, {schema: "execution-event.schema.json#/$defs/execution/oneOf/3", discs: []unionDisc{{key: "status", values: []string{"skipped"}}, {key: "reason", values: []string{"cancelled"}}}, needed: []string{"status", "reason"}}, {schema: "execution-event.schema.json#/$defs/execution/oneOf/4", discs: []unionDisc{{key: "status", values: []string{"skipped"}}, {key: "reason", values: []string{"timeout"}}}, needed: []string{"status", "reason"}}, {schema: "execution-event.schema.json#/$defs/execution/oneOf/5", discs: []unionDisc{{key: "status", values: []string{"skipped"}}, {key: "reason", values: []string{"other"}}}, needed: []string{"status", "reason"}}}
+
+func executionEventExecutionTag(v []byte) uint64 {
+	switch string(v) {
+	case "executed":
+		return 0x1
+	case "skipped":
+		return 0x3e
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ExecutionEventExecution) MarshalJSON() ([]byte, error) {
@@ -2124,7 +2134,7 @@ func (u *ExecutionEventExecution) decode(b *input, i int) (int, error) {
 }
 func (u *ExecutionEventExecution) pick(m *unionMembers) error {
 	*u = ExecutionEventExecution{}
-	idx, err := m.selectArm(executionEventExecutionArms)
+	idx, err := m.selectTagged(executionEventExecutionArms, "status", executionEventExecutionTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Executed).member)
@@ -2239,7 +2249,7 @@ type ExecutionEventModelError struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelError) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2385,7 +2395,7 @@ func (s *ExecutionEventModelError) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelError) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2399,7 +2409,7 @@ type ExecutionEventModelErrorExecution struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelErrorExecution) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2429,7 +2439,7 @@ func (s *ExecutionEventModelErrorExecution) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelErrorExecution) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2473,7 +2483,7 @@ type ExecutionEventModelSwitchBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelSwitchBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2601,7 +2611,7 @@ func (s *ExecutionEventModelSwitchBefore) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2617,7 +2627,7 @@ type ExecutionEventModelSwitchBeforePricing struct {
 	OutputPerMillionTokens *json.Number `json:"outputPerMillionTokens,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelSwitchBeforePricing) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2657,7 +2667,7 @@ func (s *ExecutionEventModelSwitchBeforePricing) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchBeforePricing) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2699,7 +2709,7 @@ type ExecutionEventModelSwitchAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventModelSwitchAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2820,7 +2830,7 @@ func (s *ExecutionEventModelSwitchAfter) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventModelSwitchAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2868,7 +2878,7 @@ type ExecutionEventToolPermissionRequest struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventToolPermissionRequest) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3015,7 +3025,7 @@ func (s *ExecutionEventToolPermissionRequest) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3029,7 +3039,7 @@ type Call struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Call) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3062,7 +3072,7 @@ func (s *Call) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Call) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3082,7 +3092,7 @@ type ExecutionEventTool struct {
 	MCP *ExecutionEventMCP `json:"mcp,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTool) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3130,7 +3140,7 @@ func (s *ExecutionEventTool) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTool) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3170,7 +3180,7 @@ type ExecutionEventMCP struct {
 	Connection ExecutionEventMCPConnection `json:"connection"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCP) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3208,7 +3218,7 @@ func (s *ExecutionEventMCP) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCP) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3222,7 +3232,7 @@ type ExecutionEventMCPServer struct {
 	Name *string `json:"name,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCPServer) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3255,7 +3265,7 @@ func (s *ExecutionEventMCPServer) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPServer) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3293,7 +3303,7 @@ type ExecutionEventMCPConnectionHTTP struct {
 	Gaps []ExecutionEventMCPConnectionGap `json:"gaps,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCPConnectionHTTP) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3343,7 +3353,7 @@ func (s *ExecutionEventMCPConnectionHTTP) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionHTTP) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3357,7 +3367,7 @@ type ExecutionEventMCPConnectionGap struct {
 	Reason string `json:"reason"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCPConnectionGap) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3387,7 +3397,7 @@ func (s *ExecutionEventMCPConnectionGap) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionGap) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3403,7 +3413,7 @@ type ExecutionEventMCPConnectionSSE struct {
 	Gaps []ExecutionEventMCPConnectionGap `json:"gaps,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCPConnectionSSE) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3453,7 +3463,7 @@ func (s *ExecutionEventMCPConnectionSSE) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionSSE) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3473,7 +3483,7 @@ type ExecutionEventMCPConnectionStdio struct {
 	Gaps []ExecutionEventMCPConnectionGap `json:"gaps,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCPConnectionStdio) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3543,7 +3553,7 @@ func (s *ExecutionEventMCPConnectionStdio) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionStdio) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3561,7 +3571,7 @@ type ExecutionEventMCPConnectionExtension struct {
 	Gaps []ExecutionEventMCPConnectionGap `json:"gaps,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventMCPConnectionExtension) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3614,7 +3624,7 @@ func (s *ExecutionEventMCPConnectionExtension) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventMCPConnectionExtension) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3633,6 +3643,18 @@ type ExecutionEventMCPConnection struct {
 }
 
 var executionEventMCPConnectionArms = []unionArm{{schema: "execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/0", discs: []unionDisc{{key: "transport", values: []string{"http"}}}, needed: []string{"transport"}}, {schema: "execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/1", discs: []unionDisc{{key: "transport", values: []string{"sse"}}}, needed: []string{"transport"}}, {schema: "execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/2", discs: []unionDisc{{key: "transport", values: []string{"stdio"}}}, needed: []string{"transport"}}, {schema: "execution-event.schema.json#/$defs/mcp/properties/connection/oneOf/3", discs: []unionDisc{}, needed: []string{"transport"}}}
+
+func executionEventMCPConnectionTag(v []byte) uint64 {
+	switch string(v) {
+	case "http":
+		return 0x9
+	case "sse":
+		return 0xa
+	case "stdio":
+		return 0xc
+	}
+	return 0x8
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ExecutionEventMCPConnection) MarshalJSON() ([]byte, error) {
@@ -3665,7 +3687,7 @@ func (u *ExecutionEventMCPConnection) decode(b *input, i int) (int, error) {
 }
 func (u *ExecutionEventMCPConnection) pick(m *unionMembers) error {
 	*u = ExecutionEventMCPConnection{}
-	idx, err := m.selectArm(executionEventMCPConnectionArms)
+	idx, err := m.selectTagged(executionEventMCPConnectionArms, "transport", executionEventMCPConnectionTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.HTTP).member)
@@ -3731,7 +3753,7 @@ type ExecutionEventBatch struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventBatch) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3779,7 +3801,7 @@ func (s *ExecutionEventBatch) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventBatch) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3827,7 +3849,7 @@ type ExecutionEventToolPermissionResolved struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventToolPermissionResolved) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3963,7 +3985,7 @@ func (s *ExecutionEventToolPermissionResolved) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventToolPermissionResolved) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4061,7 +4083,7 @@ type ExecutionEventToolProgress struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventToolProgress) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4197,7 +4219,7 @@ func (s *ExecutionEventToolProgress) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventToolProgress) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4237,7 +4259,7 @@ type ExecutionEventToolBatchAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventToolBatchAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4365,7 +4387,7 @@ func (s *ExecutionEventToolBatchAfter) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4379,7 +4401,7 @@ type ExecutionEventToolBatchAfterBatch struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventToolBatchAfterBatch) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4412,7 +4434,7 @@ func (s *ExecutionEventToolBatchAfterBatch) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterBatch) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4434,7 +4456,7 @@ type ExecutionEventToolBatchAfterCall struct {
 	Execution ExecutionEventExecution `json:"execution"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventToolBatchAfterCall) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4483,7 +4505,7 @@ func (s *ExecutionEventToolBatchAfterCall) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventToolBatchAfterCall) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4553,7 +4575,7 @@ type ExecutionEventContextCompactBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventContextCompactBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4681,7 +4703,7 @@ func (s *ExecutionEventContextCompactBefore) decode(b *input, i int) (int, error
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4719,7 +4741,7 @@ type ExecutionEventTokenCounts struct {
 	After *json.Number `json:"after,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventTokenCounts) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4755,7 +4777,7 @@ func (s *ExecutionEventTokenCounts) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventTokenCounts) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4799,7 +4821,7 @@ type ExecutionEventContextCompactAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventContextCompactAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4938,7 +4960,7 @@ func (s *ExecutionEventContextCompactAfter) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4950,7 +4972,7 @@ type ExecutionEventContextCompactAfterRemovedItem struct {
 	ID string `json:"id"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventContextCompactAfterRemovedItem) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4976,7 +4998,7 @@ func (s *ExecutionEventContextCompactAfterRemovedItem) decode(b *input, i int) (
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventContextCompactAfterRemovedItem) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4996,7 +5018,7 @@ type ExecutionEventFileChange struct {
 	After *ContentItem `json:"after,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ExecutionEventFileChange) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -5047,7 +5069,7 @@ func (s *ExecutionEventFileChange) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ExecutionEventFileChange) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -5115,6 +5137,42 @@ type ExecutionEvent struct {
 
 var executionEventArms = []unionArm{{schema: "execution-event.schema.json#/$defs/turn.start", discs: []unionDisc{{key: "type", values: []string{"turn.start"}}, {key: "trigger", values: []string{"user", "continuation", "hook", "external"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "trigger"}}, {schema: "execution-event.schema.json#/$defs/turn.finish.before", discs: []unionDisc{{key: "type", values: []string{"turn.finish.before"}}, {key: "outcome", values: []string{"completed", "failed", "cancelled", "max_iterations"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "outcome", "continuationCount"}}, {schema: "execution-event.schema.json#/$defs/turn.end", discs: []unionDisc{{key: "type", values: []string{"turn.end"}}, {key: "outcome", values: []string{"completed", "failed", "cancelled", "max_iterations"}}}, needed: []string{"id", "source", "time", "items", "turn", "type", "outcome", "continuationCount"}}, {schema: "execution-event.schema.json#/$defs/turn.progress", discs: []unionDisc{{key: "type", values: []string{"turn.progress"}}}, needed: []string{"id", "source", "time", "turn", "type", "item", "delta", "final"}}, {schema: "execution-event.schema.json#/$defs/model.request.before", discs: []unionDisc{{key: "type", values: []string{"model.request.before"}}}, needed: []string{"id", "source", "time", "items", "type", "model", "attempt", "params"}}, {schema: "execution-event.schema.json#/$defs/model.response.after", discs: []unionDisc{{key: "type", values: []string{"model.response.after"}}}, needed: []string{"id", "source", "time", "items", "type", "model", "attempt", "execution", "finishReason"}}, {schema: "execution-event.schema.json#/$defs/model.error", discs: []unionDisc{{key: "type", values: []string{"model.error"}}}, needed: []string{"id", "source", "time", "type", "model", "attempt", "execution", "error"}}, {schema: "execution-event.schema.json#/$defs/model.switch.before", discs: []unionDisc{{key: "type", values: []string{"model.switch.before"}}}, needed: []string{"id", "source", "time", "type", "current", "proposed", "reason"}}, {schema: "execution-event.schema.json#/$defs/model.switch.after", discs: []unionDisc{{key: "type", values: []string{"model.switch.after"}}}, needed: []string{"id", "source", "time", "type", "previous", "current", "reason"}}, {schema: "execution-event.schema.json#/$defs/tool.permission.request", discs: []unionDisc{{key: "type", values: []string{"tool.permission.request"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "suggestions", "sandboxBypass"}}, {schema: "execution-event.schema.json#/$defs/tool.permission.resolved", discs: []unionDisc{{key: "type", values: []string{"tool.permission.resolved"}}, {key: "decision", values: []string{"allow", "deny"}}, {key: "decidedBy", values: []string{"user", "policy", "hook", "auto", "classifier"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "decision", "decidedBy"}}, {schema: "execution-event.schema.json#/$defs/tool.progress", discs: []unionDisc{{key: "type", values: []string{"tool.progress"}}}, needed: []string{"id", "source", "time", "type", "call", "tool", "path", "partialOutput", "backgrounded"}}, {schema: "execution-event.schema.json#/$defs/tool.batch.after", discs: []unionDisc{{key: "type", values: []string{"tool.batch.after"}}}, needed: []string{"id", "source", "time", "type", "batch", "calls"}}, {schema: "execution-event.schema.json#/$defs/context.compact.before", discs: []unionDisc{{key: "type", values: []string{"context.compact.before"}}, {key: "trigger", values: []string{"auto", "manual", "hook"}}}, needed: []string{"id", "source", "time", "items", "type", "trigger"}}, {schema: "execution-event.schema.json#/$defs/context.compact.after", discs: []unionDisc{{key: "type", values: []string{"context.compact.after"}}}, needed: []string{"id", "source", "time", "type", "summary", "removed", "execution"}}}
 
+func executionEventTag(v []byte) uint64 {
+	switch string(v) {
+	case "turn.start":
+		return 0x1
+	case "turn.finish.before":
+		return 0x2
+	case "turn.end":
+		return 0x4
+	case "turn.progress":
+		return 0x8
+	case "model.request.before":
+		return 0x10
+	case "model.response.after":
+		return 0x20
+	case "model.error":
+		return 0x40
+	case "model.switch.before":
+		return 0x80
+	case "model.switch.after":
+		return 0x100
+	case "tool.permission.request":
+		return 0x200
+	case "tool.permission.resolved":
+		return 0x400
+	case "tool.progress":
+		return 0x800
+	case "tool.batch.after":
+		return 0x1000
+	case "context.compact.before":
+		return 0x2000
+	case "context.compact.after":
+		return 0x4000
+	}
+	return 0x0
+}
+
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ExecutionEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
@@ -5168,7 +5226,7 @@ func (u *ExecutionEvent) decode(b *input, i int) (int, error) {
 }
 func (u *ExecutionEvent) pick(m *unionMembers) error {
 	*u = ExecutionEvent{}
-	idx, err := m.selectArm(executionEventArms)
+	idx, err := m.selectTagged(executionEventArms, "type", executionEventTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.TurnStart).member)

@@ -20,7 +20,7 @@ type InteractionEventConfigChangeBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventConfigChangeBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -55,7 +55,7 @@ func (s *InteractionEventConfigChangeBefore) decode(b *input, i int) (int, error
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -75,7 +75,7 @@ type InteractionEventConfigChangeBeforeChange struct {
 	Path *string `json:"path,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventConfigChangeBeforeChange) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -131,7 +131,7 @@ func (s *InteractionEventConfigChangeBeforeChange) decode(b *input, i int) (int,
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeBeforeChange) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -147,7 +147,7 @@ type InteractionEventConfigChangeAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventConfigChangeAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -182,7 +182,7 @@ func (s *InteractionEventConfigChangeAfter) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -204,7 +204,7 @@ type InteractionEventConfigChangeAfterChange struct {
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventConfigChangeAfterChange) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -273,7 +273,7 @@ func (s *InteractionEventConfigChangeAfterChange) decode(b *input, i int) (int, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventConfigChangeAfterChange) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -289,7 +289,7 @@ type InteractionEventUserAttention struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserAttention) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -324,7 +324,7 @@ func (s *InteractionEventUserAttention) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttention) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -340,7 +340,7 @@ type InteractionEventUserAttentionAttention struct {
 	Title TextParts `json:"title"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserAttentionAttention) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -374,7 +374,7 @@ func (s *InteractionEventUserAttentionAttention) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserAttentionAttention) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -390,7 +390,7 @@ type InteractionEventUserElicitationRequest struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserElicitationRequest) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -425,7 +425,7 @@ func (s *InteractionEventUserElicitationRequest) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequest) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -441,7 +441,7 @@ type InteractionEventUserElicitationRequestElicitation struct {
 	Request *TextPart `json:"request,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserElicitationRequestElicitation) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -478,7 +478,7 @@ func (s *InteractionEventUserElicitationRequestElicitation) decode(b *input, i i
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationRequestElicitation) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -516,7 +516,7 @@ type InteractionEventUserElicitationResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserElicitationResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -551,7 +551,7 @@ func (s *InteractionEventUserElicitationResult) decode(b *input, i int) (int, er
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -569,7 +569,7 @@ type InteractionEventUserElicitationResultElicitation struct {
 	Action InteractionEventUserElicitationResultElicitationAction `json:"action"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserElicitationResultElicitation) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -610,7 +610,7 @@ func (s *InteractionEventUserElicitationResultElicitation) decode(b *input, i in
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserElicitationResultElicitation) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -650,7 +650,7 @@ type InteractionEventUserMessageInbound struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserMessageInbound) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -685,7 +685,7 @@ func (s *InteractionEventUserMessageInbound) decode(b *input, i int) (int, error
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInbound) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -701,7 +701,7 @@ type InteractionEventUserMessageInboundMessage struct {
 	Messages []CanonicalMessage `json:"messages"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserMessageInboundMessage) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -746,7 +746,7 @@ func (s *InteractionEventUserMessageInboundMessage) decode(b *input, i int) (int
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageInboundMessage) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -762,7 +762,7 @@ type InteractionEventUserMessageOutbound struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserMessageOutbound) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -797,7 +797,7 @@ func (s *InteractionEventUserMessageOutbound) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutbound) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -811,7 +811,7 @@ type InteractionEventUserMessageOutboundMessage struct {
 	Messages []CanonicalMessage `json:"messages"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventUserMessageOutboundMessage) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -852,7 +852,7 @@ func (s *InteractionEventUserMessageOutboundMessage) decode(b *input, i int) (in
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventUserMessageOutboundMessage) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -870,7 +870,7 @@ type InteractionEventHookFailure struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventHookFailure) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -909,7 +909,7 @@ func (s *InteractionEventHookFailure) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailure) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -925,7 +925,7 @@ type InteractionEventHookFailureFailure struct {
 	Policy InteractionEventHookFailureFailurePolicy `json:"policy"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InteractionEventHookFailureFailure) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -959,7 +959,7 @@ func (s *InteractionEventHookFailureFailure) decode(b *input, i int) (int, error
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InteractionEventHookFailureFailure) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1009,6 +1009,28 @@ type InteractionEvent struct {
 
 var interactionEventArms = []unionArm{{schema: "interaction-event.schema.json#/$defs/config.change.before", discs: []unionDisc{{key: "type", values: []string{"config.change.before"}}}, needed: []string{"type", "change"}}, {schema: "interaction-event.schema.json#/$defs/config.change.after", discs: []unionDisc{{key: "type", values: []string{"config.change.after"}}}, needed: []string{"type", "change"}}, {schema: "interaction-event.schema.json#/$defs/user.attention", discs: []unionDisc{{key: "type", values: []string{"user.attention"}}}, needed: []string{"type", "attention"}}, {schema: "interaction-event.schema.json#/$defs/user.elicitation.request", discs: []unionDisc{{key: "type", values: []string{"user.elicitation.request"}}}, needed: []string{"type", "elicitation"}}, {schema: "interaction-event.schema.json#/$defs/user.elicitation.result", discs: []unionDisc{{key: "type", values: []string{"user.elicitation.result"}}}, needed: []string{"type", "elicitation"}}, {schema: "interaction-event.schema.json#/$defs/user.message.inbound", discs: []unionDisc{{key: "type", values: []string{"user.message.inbound"}}}, needed: []string{"type", "message"}}, {schema: "interaction-event.schema.json#/$defs/user.message.outbound", discs: []unionDisc{{key: "type", values: []string{"user.message.outbound"}}}, needed: []string{"type", "message"}}, {schema: "interaction-event.schema.json#/$defs/hook.failure", discs: []unionDisc{{key: "type", values: []string{"hook.failure"}}}, needed: []string{"type", "failure", "parentEventId"}}}
 
+func interactionEventTag(v []byte) uint64 {
+	switch string(v) {
+	case "config.change.before":
+		return 0x1
+	case "config.change.after":
+		return 0x2
+	case "user.attention":
+		return 0x4
+	case "user.elicitation.request":
+		return 0x8
+	case "user.elicitation.result":
+		return 0x10
+	case "user.message.inbound":
+		return 0x20
+	case "user.message.outbound":
+		return 0x40
+	case "hook.failure":
+		return 0x80
+	}
+	return 0x0
+}
+
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u InteractionEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
@@ -1048,7 +1070,7 @@ func (u *InteractionEvent) decode(b *input, i int) (int, error) {
 }
 func (u *InteractionEvent) pick(m *unionMembers) error {
 	*u = InteractionEvent{}
-	idx, err := m.selectArm(interactionEventArms)
+	idx, err := m.selectTagged(interactionEventArms, "type", interactionEventTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.ConfigChangeBefore).member)

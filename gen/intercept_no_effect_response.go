@@ -21,7 +21,7 @@ type InterceptNoEffectResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InterceptNoEffectResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -67,7 +67,7 @@ func (s *InterceptNoEffectResponseResult) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InterceptNoEffectResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -85,7 +85,7 @@ type InterceptNoEffectResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InterceptNoEffectResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -124,7 +124,7 @@ func (s *InterceptNoEffectResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InterceptNoEffectResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -22,7 +22,7 @@ type InterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -68,7 +68,7 @@ func (s *InterceptResponseResult) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -86,7 +86,7 @@ type InterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -125,7 +125,7 @@ func (s *InterceptResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -140,6 +140,16 @@ type SessionStartEffect struct {
 }
 
 var sessionStartEffectArms = []unionArm{{schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func sessionStartEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "inject":
+		return 0x1
+	case "message":
+		return 0x2
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u SessionStartEffect) MarshalJSON() ([]byte, error) {
@@ -168,7 +178,7 @@ func (u *SessionStartEffect) decode(b *input, i int) (int, error) {
 }
 func (u *SessionStartEffect) pick(m *unionMembers) error {
 	*u = SessionStartEffect{}
-	idx, err := m.selectArm(sessionStartEffectArms)
+	idx, err := m.selectTagged(sessionStartEffectArms, "type", sessionStartEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Inject).member)
@@ -224,7 +234,7 @@ type SessionStartInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s SessionStartInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -270,7 +280,7 @@ func (s *SessionStartInterceptResponseResult) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -288,7 +298,7 @@ type SessionStartInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s SessionStartInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -327,7 +337,7 @@ func (s *SessionStartInterceptResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *SessionStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -342,6 +352,16 @@ type ConfigChangeBeforeEffect struct {
 }
 
 var configChangeBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func configChangeBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "message":
+		return 0x2
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ConfigChangeBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -370,7 +390,7 @@ func (u *ConfigChangeBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ConfigChangeBeforeEffect) pick(m *unionMembers) error {
 	*u = ConfigChangeBeforeEffect{}
-	idx, err := m.selectArm(configChangeBeforeEffectArms)
+	idx, err := m.selectTagged(configChangeBeforeEffectArms, "type", configChangeBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -426,7 +446,7 @@ type ConfigChangeBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ConfigChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -472,7 +492,7 @@ func (s *ConfigChangeBeforeInterceptResponseResult) decode(b *input, i int) (int
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -490,7 +510,7 @@ type ConfigChangeBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ConfigChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -529,7 +549,7 @@ func (s *ConfigChangeBeforeInterceptResponse) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ConfigChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -547,7 +567,7 @@ type TurnStartModifyEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TurnStartModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -593,7 +613,7 @@ func (s *TurnStartModifyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TurnStartModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -614,6 +634,22 @@ type TurnStartEffect struct {
 }
 
 var turnStartEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/TurnStartModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"prompt"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func turnStartEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "inject":
+		return 0x4
+	case "flow":
+		return 0x8
+	case "message":
+		return 0x10
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TurnStartEffect) MarshalJSON() ([]byte, error) {
@@ -648,7 +684,7 @@ func (u *TurnStartEffect) decode(b *input, i int) (int, error) {
 }
 func (u *TurnStartEffect) pick(m *unionMembers) error {
 	*u = TurnStartEffect{}
-	idx, err := m.selectArm(turnStartEffectArms)
+	idx, err := m.selectTagged(turnStartEffectArms, "type", turnStartEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -722,7 +758,7 @@ type TurnStartInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TurnStartInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -768,7 +804,7 @@ func (s *TurnStartInterceptResponseResult) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -786,7 +822,7 @@ type TurnStartInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TurnStartInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -825,7 +861,7 @@ func (s *TurnStartInterceptResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TurnStartInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -843,7 +879,7 @@ type TurnFinishBeforeModifyEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TurnFinishBeforeModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -889,7 +925,7 @@ func (s *TurnFinishBeforeModifyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -908,6 +944,18 @@ type TurnFinishBeforeEffect struct {
 }
 
 var turnFinishBeforeEffectArms = []unionArm{{schema: "intercept-response.schema.json#/$defs/TurnFinishBeforeModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"response"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/ContinueFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"continue"}}}, needed: []string{"type", "operation"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func turnFinishBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "modify":
+		return 0x1
+	case "flow":
+		return 0x6
+	case "message":
+		return 0x8
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TurnFinishBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -940,7 +988,7 @@ func (u *TurnFinishBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *TurnFinishBeforeEffect) pick(m *unionMembers) error {
 	*u = TurnFinishBeforeEffect{}
-	idx, err := m.selectArm(turnFinishBeforeEffectArms)
+	idx, err := m.selectTagged(turnFinishBeforeEffectArms, "type", turnFinishBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Modify).member)
@@ -1008,7 +1056,7 @@ type TurnFinishBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TurnFinishBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1054,7 +1102,7 @@ func (s *TurnFinishBeforeInterceptResponseResult) decode(b *input, i int) (int, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1072,7 +1120,7 @@ type TurnFinishBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TurnFinishBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1111,7 +1159,7 @@ func (s *TurnFinishBeforeInterceptResponse) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TurnFinishBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1129,7 +1177,7 @@ type ModelRequestBeforeModifyEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelRequestBeforeModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1175,7 +1223,7 @@ func (s *ModelRequestBeforeModifyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1198,6 +1246,24 @@ type ModelRequestBeforeEffect struct {
 }
 
 var modelRequestBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/ModelRequestBeforeModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"request"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/ReturnMessagesEffect", discs: []unionDisc{{key: "type", values: []string{"return"}}}, needed: []string{"type", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func modelRequestBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "inject":
+		return 0x4
+	case "return":
+		return 0x8
+	case "flow":
+		return 0x10
+	case "message":
+		return 0x20
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ModelRequestBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -1234,7 +1300,7 @@ func (u *ModelRequestBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ModelRequestBeforeEffect) pick(m *unionMembers) error {
 	*u = ModelRequestBeforeEffect{}
-	idx, err := m.selectArm(modelRequestBeforeEffectArms)
+	idx, err := m.selectTagged(modelRequestBeforeEffectArms, "type", modelRequestBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -1314,7 +1380,7 @@ type ModelRequestBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelRequestBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1360,7 +1426,7 @@ func (s *ModelRequestBeforeInterceptResponseResult) decode(b *input, i int) (int
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1378,7 +1444,7 @@ type ModelRequestBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelRequestBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1417,7 +1483,7 @@ func (s *ModelRequestBeforeInterceptResponse) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelRequestBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1437,6 +1503,18 @@ type ModelResponseAfterEffect struct {
 }
 
 var modelResponseAfterEffectArms = []unionArm{{schema: "intercept-response.schema.json#/$defs/ModelResponseAfterModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"response"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func modelResponseAfterEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "modify":
+		return 0x1
+	case "flow":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ModelResponseAfterEffect) MarshalJSON() ([]byte, error) {
@@ -1467,7 +1545,7 @@ func (u *ModelResponseAfterEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ModelResponseAfterEffect) pick(m *unionMembers) error {
 	*u = ModelResponseAfterEffect{}
-	idx, err := m.selectArm(modelResponseAfterEffectArms)
+	idx, err := m.selectTagged(modelResponseAfterEffectArms, "type", modelResponseAfterEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Modify).member)
@@ -1529,7 +1607,7 @@ type ModelResponseAfterInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelResponseAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1575,7 +1653,7 @@ func (s *ModelResponseAfterInterceptResponseResult) decode(b *input, i int) (int
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1593,7 +1671,7 @@ type ModelResponseAfterInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelResponseAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1632,7 +1710,7 @@ func (s *ModelResponseAfterInterceptResponse) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelResponseAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1649,6 +1727,18 @@ type ModelSwitchBeforeEffect struct {
 }
 
 var modelSwitchBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func modelSwitchBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "flow":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ModelSwitchBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -1679,7 +1769,7 @@ func (u *ModelSwitchBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ModelSwitchBeforeEffect) pick(m *unionMembers) error {
 	*u = ModelSwitchBeforeEffect{}
-	idx, err := m.selectArm(modelSwitchBeforeEffectArms)
+	idx, err := m.selectTagged(modelSwitchBeforeEffectArms, "type", modelSwitchBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -1741,7 +1831,7 @@ type ModelSwitchBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelSwitchBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1787,7 +1877,7 @@ func (s *ModelSwitchBeforeInterceptResponseResult) decode(b *input, i int) (int,
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1805,7 +1895,7 @@ type ModelSwitchBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ModelSwitchBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1844,7 +1934,7 @@ func (s *ModelSwitchBeforeInterceptResponse) decode(b *input, i int) (int, error
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ModelSwitchBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1874,6 +1964,28 @@ type ToolBeforeEffect struct {
 }
 
 var toolBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "effect.schema.json#/$defs/AllowEffect", discs: []unionDisc{{key: "type", values: []string{"allow"}}}, needed: []string{"type"}}, {schema: "effect.schema.json#/$defs/AskEffect", discs: []unionDisc{{key: "type", values: []string{"ask"}}}, needed: []string{"type"}}, {schema: "intercept-response.schema.json#/$defs/ToolBeforeModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"input"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/ReturnToolEffect", discs: []unionDisc{{key: "type", values: []string{"return"}}}, needed: []string{"type", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func toolBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "allow":
+		return 0x2
+	case "ask":
+		return 0x4
+	case "modify":
+		return 0x8
+	case "inject":
+		return 0x10
+	case "flow":
+		return 0x20
+	case "return":
+		return 0x40
+	case "message":
+		return 0x80
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -1914,7 +2026,7 @@ func (u *ToolBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ToolBeforeEffect) pick(m *unionMembers) error {
 	*u = ToolBeforeEffect{}
-	idx, err := m.selectArm(toolBeforeEffectArms)
+	idx, err := m.selectTagged(toolBeforeEffectArms, "type", toolBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -2006,7 +2118,7 @@ type ToolBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2052,7 +2164,7 @@ func (s *ToolBeforeInterceptResponseResult) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2070,7 +2182,7 @@ type ToolBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2109,7 +2221,7 @@ func (s *ToolBeforeInterceptResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2127,7 +2239,7 @@ type ToolAfterModifyEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolAfterModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2173,7 +2285,7 @@ func (s *ToolAfterModifyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2194,6 +2306,20 @@ type ToolAfterEffect struct {
 }
 
 var toolAfterEffectArms = []unionArm{{schema: "intercept-response.schema.json#/$defs/ToolAfterModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"output"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/ContinueFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"continue"}}}, needed: []string{"type", "operation"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func toolAfterEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "modify":
+		return 0x1
+	case "inject":
+		return 0x2
+	case "flow":
+		return 0xc
+	case "message":
+		return 0x10
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolAfterEffect) MarshalJSON() ([]byte, error) {
@@ -2228,7 +2354,7 @@ func (u *ToolAfterEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ToolAfterEffect) pick(m *unionMembers) error {
 	*u = ToolAfterEffect{}
-	idx, err := m.selectArm(toolAfterEffectArms)
+	idx, err := m.selectTagged(toolAfterEffectArms, "type", toolAfterEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Modify).member)
@@ -2302,7 +2428,7 @@ type ToolAfterInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2348,7 +2474,7 @@ func (s *ToolAfterInterceptResponseResult) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2366,7 +2492,7 @@ type ToolAfterInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2405,7 +2531,7 @@ func (s *ToolAfterInterceptResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2429,6 +2555,22 @@ type ToolPermissionRequestEffect struct {
 }
 
 var toolPermissionRequestEffectArms = []unionArm{{schema: "effect.schema.json#/$defs/AllowEffect", discs: []unionDisc{{key: "type", values: []string{"allow"}}}, needed: []string{"type"}}, {schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/ToolPermissionRequestModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"input"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func toolPermissionRequestEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "allow":
+		return 0x1
+	case "deny":
+		return 0x2
+	case "modify":
+		return 0x4
+	case "flow":
+		return 0x8
+	case "message":
+		return 0x10
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolPermissionRequestEffect) MarshalJSON() ([]byte, error) {
@@ -2463,7 +2605,7 @@ func (u *ToolPermissionRequestEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ToolPermissionRequestEffect) pick(m *unionMembers) error {
 	*u = ToolPermissionRequestEffect{}
-	idx, err := m.selectArm(toolPermissionRequestEffectArms)
+	idx, err := m.selectTagged(toolPermissionRequestEffectArms, "type", toolPermissionRequestEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Allow).member)
@@ -2537,7 +2679,7 @@ type ToolPermissionRequestInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolPermissionRequestInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2583,7 +2725,7 @@ func (s *ToolPermissionRequestInterceptResponseResult) decode(b *input, i int) (
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2601,7 +2743,7 @@ type ToolPermissionRequestInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolPermissionRequestInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2640,7 +2782,7 @@ func (s *ToolPermissionRequestInterceptResponse) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolPermissionRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2657,6 +2799,18 @@ type ToolBatchAfterEffect struct {
 }
 
 var toolBatchAfterEffectArms = []unionArm{{schema: "effect.schema.json#/$defs/StopFlowEffect", discs: []unionDisc{{key: "type", values: []string{"flow"}}, {key: "operation", values: []string{"stop"}}}, needed: []string{"type", "operation", "reason"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func toolBatchAfterEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "flow":
+		return 0x1
+	case "inject":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ToolBatchAfterEffect) MarshalJSON() ([]byte, error) {
@@ -2687,7 +2841,7 @@ func (u *ToolBatchAfterEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ToolBatchAfterEffect) pick(m *unionMembers) error {
 	*u = ToolBatchAfterEffect{}
-	idx, err := m.selectArm(toolBatchAfterEffectArms)
+	idx, err := m.selectTagged(toolBatchAfterEffectArms, "type", toolBatchAfterEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.StopFlow).member)
@@ -2749,7 +2903,7 @@ type ToolBatchAfterInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolBatchAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2795,7 +2949,7 @@ func (s *ToolBatchAfterInterceptResponseResult) decode(b *input, i int) (int, er
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2813,7 +2967,7 @@ type ToolBatchAfterInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ToolBatchAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2852,7 +3006,7 @@ func (s *ToolBatchAfterInterceptResponse) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ToolBatchAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2870,7 +3024,7 @@ type ContextCompactBeforeModifyEffect struct {
 	Value TextParts `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContextCompactBeforeModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -2916,7 +3070,7 @@ func (s *ContextCompactBeforeModifyEffect) decode(b *input, i int) (int, error) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -2937,6 +3091,22 @@ type ContextCompactBeforeEffect struct {
 }
 
 var contextCompactBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/ContextCompactBeforeModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"instructions"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/ReturnTextEffect", discs: []unionDisc{{key: "type", values: []string{"return"}}}, needed: []string{"type", "value"}}, {schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func contextCompactBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "return":
+		return 0x4
+	case "inject":
+		return 0x8
+	case "message":
+		return 0x10
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ContextCompactBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -2971,7 +3141,7 @@ func (u *ContextCompactBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ContextCompactBeforeEffect) pick(m *unionMembers) error {
 	*u = ContextCompactBeforeEffect{}
-	idx, err := m.selectArm(contextCompactBeforeEffectArms)
+	idx, err := m.selectTagged(contextCompactBeforeEffectArms, "type", contextCompactBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -3045,7 +3215,7 @@ type ContextCompactBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContextCompactBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3091,7 +3261,7 @@ func (s *ContextCompactBeforeInterceptResponseResult) decode(b *input, i int) (i
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3109,7 +3279,7 @@ type ContextCompactBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContextCompactBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3148,7 +3318,7 @@ func (s *ContextCompactBeforeInterceptResponse) decode(b *input, i int) (int, er
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContextCompactBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3166,7 +3336,7 @@ type ContextCompactAfterModifyEffect struct {
 	Value TextParts `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContextCompactAfterModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3212,7 +3382,7 @@ func (s *ContextCompactAfterModifyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContextCompactAfterModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3229,6 +3399,18 @@ type ContextCompactAfterEffect struct {
 }
 
 var contextCompactAfterEffectArms = []unionArm{{schema: "effect.schema.json#/$defs/InjectEffect", discs: []unionDisc{{key: "type", values: []string{"inject"}}, {key: "target", values: []string{"context"}}, {key: "operation", values: []string{"append"}}, {key: "deliverAt", values: []string{"now", "next_turn"}}}, needed: []string{"type", "target", "operation", "deliverAt", "value"}}, {schema: "intercept-response.schema.json#/$defs/ContextCompactAfterModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"summary"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func contextCompactAfterEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "inject":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u ContextCompactAfterEffect) MarshalJSON() ([]byte, error) {
@@ -3259,7 +3441,7 @@ func (u *ContextCompactAfterEffect) decode(b *input, i int) (int, error) {
 }
 func (u *ContextCompactAfterEffect) pick(m *unionMembers) error {
 	*u = ContextCompactAfterEffect{}
-	idx, err := m.selectArm(contextCompactAfterEffectArms)
+	idx, err := m.selectTagged(contextCompactAfterEffectArms, "type", contextCompactAfterEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Inject).member)
@@ -3321,7 +3503,7 @@ type ContextCompactAfterInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContextCompactAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3367,7 +3549,7 @@ func (s *ContextCompactAfterInterceptResponseResult) decode(b *input, i int) (in
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3385,7 +3567,7 @@ type ContextCompactAfterInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ContextCompactAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3424,7 +3606,7 @@ func (s *ContextCompactAfterInterceptResponse) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ContextCompactAfterInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3445,7 +3627,7 @@ type TaskChangeBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3491,7 +3673,7 @@ func (s *TaskChangeBeforeInterceptResponseResult) decode(b *input, i int) (int, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3509,7 +3691,7 @@ type TaskChangeBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3548,7 +3730,7 @@ func (s *TaskChangeBeforeInterceptResponse) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3565,6 +3747,18 @@ type UserElicitationRequestEffect struct {
 }
 
 var userElicitationRequestEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "effect.schema.json#/$defs/ReturnElicitResultEffect", discs: []unionDisc{{key: "type", values: []string{"return"}}}, needed: []string{"type", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func userElicitationRequestEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "return":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserElicitationRequestEffect) MarshalJSON() ([]byte, error) {
@@ -3595,7 +3789,7 @@ func (u *UserElicitationRequestEffect) decode(b *input, i int) (int, error) {
 }
 func (u *UserElicitationRequestEffect) pick(m *unionMembers) error {
 	*u = UserElicitationRequestEffect{}
-	idx, err := m.selectArm(userElicitationRequestEffectArms)
+	idx, err := m.selectTagged(userElicitationRequestEffectArms, "type", userElicitationRequestEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -3657,7 +3851,7 @@ type UserElicitationRequestInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserElicitationRequestInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3703,7 +3897,7 @@ func (s *UserElicitationRequestInterceptResponseResult) decode(b *input, i int) 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3721,7 +3915,7 @@ type UserElicitationRequestInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserElicitationRequestInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3760,7 +3954,7 @@ func (s *UserElicitationRequestInterceptResponse) decode(b *input, i int) (int, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserElicitationRequestInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3778,6 +3972,16 @@ type UserElicitationResultEffect struct {
 }
 
 var userElicitationResultEffectArms = []unionArm{{schema: "intercept-response.schema.json#/$defs/UserElicitationResultModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"content"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func userElicitationResultEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "modify":
+		return 0x1
+	case "message":
+		return 0x2
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserElicitationResultEffect) MarshalJSON() ([]byte, error) {
@@ -3806,7 +4010,7 @@ func (u *UserElicitationResultEffect) decode(b *input, i int) (int, error) {
 }
 func (u *UserElicitationResultEffect) pick(m *unionMembers) error {
 	*u = UserElicitationResultEffect{}
-	idx, err := m.selectArm(userElicitationResultEffectArms)
+	idx, err := m.selectTagged(userElicitationResultEffectArms, "type", userElicitationResultEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Modify).member)
@@ -3862,7 +4066,7 @@ type UserElicitationResultInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserElicitationResultInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3908,7 +4112,7 @@ func (s *UserElicitationResultInterceptResponseResult) decode(b *input, i int) (
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3926,7 +4130,7 @@ type UserElicitationResultInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserElicitationResultInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -3965,7 +4169,7 @@ func (s *UserElicitationResultInterceptResponse) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserElicitationResultInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -3985,6 +4189,18 @@ type UserMessageInboundEffect struct {
 }
 
 var userMessageInboundEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/UserMessageInboundModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"prompt"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func userMessageInboundEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserMessageInboundEffect) MarshalJSON() ([]byte, error) {
@@ -4015,7 +4231,7 @@ func (u *UserMessageInboundEffect) decode(b *input, i int) (int, error) {
 }
 func (u *UserMessageInboundEffect) pick(m *unionMembers) error {
 	*u = UserMessageInboundEffect{}
-	idx, err := m.selectArm(userMessageInboundEffectArms)
+	idx, err := m.selectTagged(userMessageInboundEffectArms, "type", userMessageInboundEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -4077,7 +4293,7 @@ type UserMessageInboundInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageInboundInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4123,7 +4339,7 @@ func (s *UserMessageInboundInterceptResponseResult) decode(b *input, i int) (int
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4141,7 +4357,7 @@ type UserMessageInboundInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageInboundInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4180,7 +4396,7 @@ func (s *UserMessageInboundInterceptResponse) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageInboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4198,7 +4414,7 @@ type UserMessageOutboundModifyEffect struct {
 	Value CanonicalMessages `json:"value"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageOutboundModifyEffect) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4244,7 +4460,7 @@ func (s *UserMessageOutboundModifyEffect) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageOutboundModifyEffect) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4261,6 +4477,18 @@ type UserMessageOutboundEffect struct {
 }
 
 var userMessageOutboundEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/UserMessageOutboundModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"content"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func userMessageOutboundEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u UserMessageOutboundEffect) MarshalJSON() ([]byte, error) {
@@ -4291,7 +4519,7 @@ func (u *UserMessageOutboundEffect) decode(b *input, i int) (int, error) {
 }
 func (u *UserMessageOutboundEffect) pick(m *unionMembers) error {
 	*u = UserMessageOutboundEffect{}
-	idx, err := m.selectArm(userMessageOutboundEffectArms)
+	idx, err := m.selectTagged(userMessageOutboundEffectArms, "type", userMessageOutboundEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -4353,7 +4581,7 @@ type UserMessageOutboundInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageOutboundInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4399,7 +4627,7 @@ func (s *UserMessageOutboundInterceptResponseResult) decode(b *input, i int) (in
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4417,7 +4645,7 @@ type UserMessageOutboundInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s UserMessageOutboundInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4456,7 +4684,7 @@ func (s *UserMessageOutboundInterceptResponse) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *UserMessageOutboundInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4476,6 +4704,18 @@ type WorkspaceChangeBeforeEffect struct {
 }
 
 var workspaceChangeBeforeEffectArms = []unionArm{{schema: "deny-effect.schema.json", discs: []unionDisc{{key: "type", values: []string{"deny"}}}, needed: []string{"type", "reason"}}, {schema: "intercept-response.schema.json#/$defs/WorkspaceChangeBeforeModifyEffect", discs: []unionDisc{{key: "type", values: []string{"modify"}}, {key: "target", values: []string{"workspace"}}, {key: "operation", values: []string{"replace", "merge"}}}, needed: []string{"type", "target", "operation", "value"}}, {schema: "effect.schema.json#/$defs/MessageEffect", discs: []unionDisc{{key: "type", values: []string{"message"}}}, needed: []string{"type", "text"}}}
+
+func workspaceChangeBeforeEffectTag(v []byte) uint64 {
+	switch string(v) {
+	case "deny":
+		return 0x1
+	case "modify":
+		return 0x2
+	case "message":
+		return 0x4
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u WorkspaceChangeBeforeEffect) MarshalJSON() ([]byte, error) {
@@ -4506,7 +4746,7 @@ func (u *WorkspaceChangeBeforeEffect) decode(b *input, i int) (int, error) {
 }
 func (u *WorkspaceChangeBeforeEffect) pick(m *unionMembers) error {
 	*u = WorkspaceChangeBeforeEffect{}
-	idx, err := m.selectArm(workspaceChangeBeforeEffectArms)
+	idx, err := m.selectTagged(workspaceChangeBeforeEffectArms, "type", workspaceChangeBeforeEffectTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Deny).member)
@@ -4568,7 +4808,7 @@ type WorkspaceChangeBeforeInterceptResponseResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s WorkspaceChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4614,7 +4854,7 @@ func (s *WorkspaceChangeBeforeInterceptResponseResult) decode(b *input, i int) (
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponseResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -4632,7 +4872,7 @@ type WorkspaceChangeBeforeInterceptResponse struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s WorkspaceChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -4671,7 +4911,7 @@ func (s *WorkspaceChangeBeforeInterceptResponse) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *WorkspaceChangeBeforeInterceptResponse) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -90,7 +90,7 @@ type MCPElicitationElicitResult struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationElicitResult) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -129,7 +129,7 @@ func (s *MCPElicitationElicitResult) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitResult) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -171,7 +171,7 @@ type MCPElicitationBooleanSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationBooleanSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -222,7 +222,7 @@ func (s *MCPElicitationBooleanSchema) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationBooleanSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -244,7 +244,7 @@ type MCPElicitationElicitRequestFormParams struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationElicitRequestFormParams) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -296,7 +296,7 @@ func (s *MCPElicitationElicitRequestFormParams) decode(b *input, i int) (int, er
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParams) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -310,7 +310,7 @@ type ParamsMeta struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ParamsMeta) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -339,7 +339,7 @@ func (s *ParamsMeta) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ParamsMeta) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -420,7 +420,7 @@ type MCPElicitationElicitRequestFormParamsRequestedSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -474,7 +474,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) decode(b *input, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -498,7 +498,7 @@ type MCPElicitationStringSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationStringSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -570,7 +570,7 @@ func (s *MCPElicitationStringSchema) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationStringSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -618,7 +618,7 @@ type MCPElicitationNumberSchema struct {
 	Type MCPElicitationNumberSchemaType `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationNumberSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -679,7 +679,7 @@ func (s *MCPElicitationNumberSchema) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationNumberSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -721,7 +721,7 @@ type MCPElicitationUntitledSingleSelectEnumSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationUntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -787,7 +787,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) decode(b *input, i int) (
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -807,7 +807,7 @@ type MCPElicitationTitledSingleSelectEnumSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationTitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -873,7 +873,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) decode(b *input, i int) (in
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -887,7 +887,7 @@ type MCPElicitationTitledSingleSelectEnumSchemaOneOfItem struct {
 	Title string `json:"title"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -917,7 +917,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) decode(b *input, i
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -941,7 +941,7 @@ type MCPElicitationUntitledMultiSelectEnumSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationUntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1016,7 +1016,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) decode(b *input, i int) (i
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1030,7 +1030,7 @@ type MCPElicitationUntitledMultiSelectEnumSchemaItems struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationUntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1075,7 +1075,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) decode(b *input, i in
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1099,7 +1099,7 @@ type MCPElicitationTitledMultiSelectEnumSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationTitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1174,7 +1174,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) decode(b *input, i int) (int
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1186,7 +1186,7 @@ type MCPElicitationTitledMultiSelectEnumSchemaItems struct {
 	AnyOf []MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem `json:"anyOf"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationTitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1223,7 +1223,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) decode(b *input, i int)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1237,7 +1237,7 @@ type MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 	Title string `json:"title"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1267,7 +1267,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) decode(b *inpu
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1289,7 +1289,7 @@ type MCPElicitationLegacyTitledEnumSchema struct {
 	Type string `json:"type"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationLegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1368,7 +1368,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationLegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1395,6 +1395,20 @@ type MCPElicitationPrimitiveSchemaDefinition struct {
 }
 
 var mcpElicitationPrimitiveSchemaDefinitionArms = []unionArm{{schema: "mcp-elicitation.schema.json#/$defs/StringSchema", discs: []unionDisc{{key: "type", values: []string{"string"}}}, needed: []string{"type"}}, {schema: "mcp-elicitation.schema.json#/$defs/NumberSchema", discs: []unionDisc{{key: "type", values: []string{"integer", "number"}}}, needed: []string{"type"}}, {schema: "mcp-elicitation.schema.json#/$defs/BooleanSchema", discs: []unionDisc{{key: "type", values: []string{"boolean"}}}, needed: []string{"type"}}, {schema: "mcp-elicitation.schema.json#/$defs/UntitledSingleSelectEnumSchema", discs: []unionDisc{{key: "type", values: []string{"string"}}}, needed: []string{"enum", "type"}}, {schema: "mcp-elicitation.schema.json#/$defs/TitledSingleSelectEnumSchema", discs: []unionDisc{{key: "type", values: []string{"string"}}}, needed: []string{"oneOf", "type"}}, {schema: "mcp-elicitation.schema.json#/$defs/UntitledMultiSelectEnumSchema", discs: []unionDisc{{key: "type", values: []string{"array"}}}, needed: []string{"items", "type"}}, {schema: "mcp-elicitation.schema.json#/$defs/TitledMultiSelectEnumSchema", discs: []unionDisc{{key: "type", values: []string{"array"}}}, needed: []string{"items", "type"}}, {schema: "mcp-elicitation.schema.json#/$defs/LegacyTitledEnumSchema", discs: []unionDisc{{key: "type", values: []string{"string"}}}, needed: []string{"enum", "type"}}}
+
+func mcpElicitationPrimitiveSchemaDefinitionTag(v []byte) uint64 {
+	switch string(v) {
+	case "string":
+		return 0x99
+	case "integer", "number":
+		return 0x2
+	case "boolean":
+		return 0x4
+	case "array":
+		return 0x60
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u MCPElicitationPrimitiveSchemaDefinition) MarshalJSON() ([]byte, error) {
@@ -1435,7 +1449,7 @@ func (u *MCPElicitationPrimitiveSchemaDefinition) decode(b *input, i int) (int, 
 }
 func (u *MCPElicitationPrimitiveSchemaDefinition) pick(m *unionMembers) error {
 	*u = MCPElicitationPrimitiveSchemaDefinition{}
-	idx, err := m.selectArm(mcpElicitationPrimitiveSchemaDefinitionArms)
+	idx, err := m.selectTagged(mcpElicitationPrimitiveSchemaDefinitionArms, "type", mcpElicitationPrimitiveSchemaDefinitionTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.StringSchema).member)
@@ -1497,7 +1511,7 @@ type MCPElicitationTaskMetadata struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationTaskMetadata) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1527,7 +1541,7 @@ func (s *MCPElicitationTaskMetadata) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationTaskMetadata) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1551,7 +1565,7 @@ type MCPElicitationElicitRequestURLParams struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s MCPElicitationElicitRequestURLParams) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1608,7 +1622,7 @@ func (s *MCPElicitationElicitRequestURLParams) decode(b *input, i int) (int, err
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *MCPElicitationElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1623,6 +1637,16 @@ type MCPElicitationElicitRequestParams struct {
 }
 
 var mcpElicitationElicitRequestParamsArms = []unionArm{{schema: "mcp-elicitation.schema.json#/$defs/ElicitRequestURLParams", discs: []unionDisc{{key: "mode", values: []string{"url"}}}, needed: []string{"elicitationId", "message", "mode", "url"}}, {schema: "mcp-elicitation.schema.json#/$defs/ElicitRequestFormParams", discs: []unionDisc{{key: "mode", values: []string{"form"}}}, needed: []string{"message", "requestedSchema"}}}
+
+func mcpElicitationElicitRequestParamsTag(v []byte) uint64 {
+	switch string(v) {
+	case "url":
+		return 0x1
+	case "form":
+		return 0x2
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u MCPElicitationElicitRequestParams) MarshalJSON() ([]byte, error) {
@@ -1651,7 +1675,7 @@ func (u *MCPElicitationElicitRequestParams) decode(b *input, i int) (int, error)
 }
 func (u *MCPElicitationElicitRequestParams) pick(m *unionMembers) error {
 	*u = MCPElicitationElicitRequestParams{}
-	idx, err := m.selectArm(mcpElicitationElicitRequestParamsArms)
+	idx, err := m.selectTagged(mcpElicitationElicitRequestParamsArms, "mode", mcpElicitationElicitRequestParamsTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.URL).member)

@@ -18,7 +18,7 @@ type ObserveNotificationParams struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ObserveNotificationParams) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -49,7 +49,7 @@ func (s *ObserveNotificationParams) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ObserveNotificationParams) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -67,7 +67,7 @@ type ObserveNotification struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ObserveNotification) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -110,7 +110,7 @@ func (s *ObserveNotification) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ObserveNotification) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

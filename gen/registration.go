@@ -22,7 +22,7 @@ type AuthenticationBearer struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AuthenticationBearer) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -67,7 +67,7 @@ func (s *AuthenticationBearer) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AuthenticationBearer) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -93,7 +93,7 @@ type AuthenticationOauth struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s AuthenticationOauth) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -160,7 +160,7 @@ func (s *AuthenticationOauth) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *AuthenticationOauth) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -198,6 +198,16 @@ type Authentication struct {
 
 var authenticationArms = []unionArm{{schema: "registration.schema.json#/$defs/authentication/anyOf/0", discs: []unionDisc{{key: "type", values: []string{"bearer"}}}, needed: []string{"type"}}, {schema: "registration.schema.json#/$defs/authentication/anyOf/1", discs: []unionDisc{{key: "type", values: []string{"oauth"}}, {key: "flow", values: []string{"authorization_code_pkce", "client_credentials"}}}, needed: []string{"type", "resource", "issuer", "clientId", "flow"}}}
 
+func authenticationTag(v []byte) uint64 {
+	switch string(v) {
+	case "bearer":
+		return 0x1
+	case "oauth":
+		return 0x2
+	}
+	return 0x0
+}
+
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Authentication) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
@@ -225,7 +235,7 @@ func (u *Authentication) decode(b *input, i int) (int, error) {
 }
 func (u *Authentication) pick(m *unionMembers) error {
 	*u = Authentication{}
-	idx, err := m.selectArm(authenticationArms)
+	idx, err := m.selectTagged(authenticationArms, "type", authenticationTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Bearer).member)
@@ -279,7 +289,7 @@ type Registration struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Registration) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -321,7 +331,7 @@ func (s *Registration) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Registration) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -341,7 +351,7 @@ type Backend struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Backend) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -394,7 +404,7 @@ func (s *Backend) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Backend) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -419,7 +429,7 @@ type StdioTransport struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s StdioTransport) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -478,7 +488,7 @@ func (s *StdioTransport) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *StdioTransport) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -516,7 +526,7 @@ type HTTPTransport struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s HTTPTransport) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -551,7 +561,7 @@ func (s *HTTPTransport) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *HTTPTransport) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -566,6 +576,16 @@ type Transport struct {
 }
 
 var transportArms = []unionArm{{schema: "registration.schema.json#/$defs/stdioTransport", discs: []unionDisc{{key: "type", values: []string{"stdio"}}, {key: "lifecycle", values: []string{"persistent", "per_event"}}}, needed: []string{"type", "command", "lifecycle"}}, {schema: "registration.schema.json#/$defs/httpTransport", discs: []unionDisc{{key: "type", values: []string{"http"}}}, needed: []string{"type", "url"}}}
+
+func transportTag(v []byte) uint64 {
+	switch string(v) {
+	case "stdio":
+		return 0x1
+	case "http":
+		return 0x2
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Transport) MarshalJSON() ([]byte, error) {
@@ -594,7 +614,7 @@ func (u *Transport) decode(b *input, i int) (int, error) {
 }
 func (u *Transport) pick(m *unionMembers) error {
 	*u = Transport{}
-	idx, err := m.selectArm(transportArms)
+	idx, err := m.selectTagged(transportArms, "type", transportTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Stdio).member)
@@ -664,7 +684,7 @@ type InterceptSubscription struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s InterceptSubscription) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -757,7 +777,7 @@ func (s *InterceptSubscription) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *InterceptSubscription) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -851,7 +871,7 @@ type SubscriptionFilters struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s SubscriptionFilters) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -900,7 +920,7 @@ func (s *SubscriptionFilters) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *SubscriptionFilters) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -952,7 +972,7 @@ type ObserveSubscription struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s ObserveSubscription) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1037,7 +1057,7 @@ func (s *ObserveSubscription) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *ObserveSubscription) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1135,6 +1155,16 @@ type Subscription struct {
 
 var subscriptionArms = []unionArm{{schema: "registration.schema.json#/$defs/interceptSubscription", discs: []unionDisc{{key: "mode", values: []string{"intercept"}}, {key: "failurePolicy", values: []string{"fail-open", "fail-closed"}}}, needed: []string{"events", "mode", "timeoutMs", "failurePolicy", "content"}}, {schema: "registration.schema.json#/$defs/observeSubscription", discs: []unionDisc{{key: "mode", values: []string{"observe"}}}, needed: []string{"events", "mode", "content"}}}
 
+func subscriptionTag(v []byte) uint64 {
+	switch string(v) {
+	case "intercept":
+		return 0x1
+	case "observe":
+		return 0x2
+	}
+	return 0x0
+}
+
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u Subscription) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
@@ -1162,7 +1192,7 @@ func (u *Subscription) decode(b *input, i int) (int, error) {
 }
 func (u *Subscription) pick(m *unionMembers) error {
 	*u = Subscription{}
-	idx, err := m.selectArm(subscriptionArms)
+	idx, err := m.selectTagged(subscriptionArms, "mode", subscriptionTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.Intercept).member)
@@ -1220,7 +1250,7 @@ type RegistrationContentReceiver struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s RegistrationContentReceiver) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1262,7 +1292,7 @@ func (s *RegistrationContentReceiver) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *RegistrationContentReceiver) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

@@ -49,7 +49,7 @@ type SessionStartEvent struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s SessionStartEvent) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -180,7 +180,7 @@ func (s *SessionStartEvent) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *SessionStartEvent) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -222,7 +222,7 @@ type SessionStartEventResumedFrom struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s SessionStartEventResumedFrom) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -255,7 +255,7 @@ func (s *SessionStartEventResumedFrom) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *SessionStartEventResumedFrom) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -269,7 +269,7 @@ type SessionStartEventHarness struct {
 	Version string `json:"version"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s SessionStartEventHarness) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -299,7 +299,7 @@ func (s *SessionStartEventHarness) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *SessionStartEventHarness) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))

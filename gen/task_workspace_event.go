@@ -42,7 +42,7 @@ type TaskWorkspaceEventTaskChangeBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskWorkspaceEventTaskChangeBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -155,7 +155,7 @@ func (s *TaskWorkspaceEventTaskChangeBefore) decode(b *input, i int) (int, error
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -177,7 +177,7 @@ type Task struct {
 	Synthesized *bool `json:"synthesized,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Task) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -231,7 +231,7 @@ func (s *Task) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Task) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -293,7 +293,7 @@ type TaskWorkspaceEventTaskChangeAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskWorkspaceEventTaskChangeAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -406,7 +406,7 @@ func (s *TaskWorkspaceEventTaskChangeAfter) decode(b *input, i int) (int, error)
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventTaskChangeAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -444,7 +444,7 @@ type TaskWorkspaceEventWorkspaceChangeBefore struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskWorkspaceEventWorkspaceChangeBefore) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -557,7 +557,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) decode(b *input, i int) (int, 
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -575,7 +575,7 @@ type Workspace struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s Workspace) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -619,7 +619,7 @@ func (s *Workspace) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *Workspace) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -657,7 +657,7 @@ type WorkspaceChange struct {
 	WorkspaceRoots []string `json:"workspaceRoots,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s WorkspaceChange) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -699,7 +699,7 @@ func (s *WorkspaceChange) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *WorkspaceChange) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -737,7 +737,7 @@ type TaskWorkspaceEventWorkspaceChangeAfter struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskWorkspaceEventWorkspaceChangeAfter) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -850,7 +850,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) decode(b *input, i int) (int, e
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -888,7 +888,7 @@ type TaskWorkspaceEventFileChanged struct {
 	Unknown []Member `json:"-"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskWorkspaceEventFileChanged) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1012,7 +1012,7 @@ func (s *TaskWorkspaceEventFileChanged) decode(b *input, i int) (int, error) {
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChanged) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1032,7 +1032,7 @@ type TaskWorkspaceEventFileChangedChange struct {
 	After *ContentItem `json:"after,omitempty"`
 }
 
-// MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.
+// MarshalJSON implements json.Marshaler (see the package documentation).
 func (s TaskWorkspaceEventFileChangedChange) MarshalJSON() ([]byte, error) {
 	e := getEncoder()
 	s.encode(e)
@@ -1080,7 +1080,7 @@ func (s *TaskWorkspaceEventFileChangedChange) decode(b *input, i int) (int, erro
 	return decObject(b, i, s.member)
 }
 
-// UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).
+// UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).
 func (s *TaskWorkspaceEventFileChangedChange) UnmarshalJSON(data []byte) error {
 	saved := *s
 	return restore(s, saved, decodeDoc(data, s.decode))
@@ -1101,6 +1101,22 @@ type TaskWorkspaceEvent struct {
 }
 
 var taskWorkspaceEventArms = []unionArm{{schema: "task-workspace-event.schema.json#/$defs/task.change.before", discs: []unionDisc{{key: "type", values: []string{"task.change.before"}}}, needed: []string{"id", "source", "time", "type", "task"}}, {schema: "task-workspace-event.schema.json#/$defs/task.change.after", discs: []unionDisc{{key: "type", values: []string{"task.change.after"}}}, needed: []string{"id", "source", "time", "type", "task"}}, {schema: "task-workspace-event.schema.json#/$defs/workspace.change.before", discs: []unionDisc{{key: "type", values: []string{"workspace.change.before"}}}, needed: []string{"id", "source", "time", "type", "workspace"}}, {schema: "task-workspace-event.schema.json#/$defs/workspace.change.after", discs: []unionDisc{{key: "type", values: []string{"workspace.change.after"}}}, needed: []string{"id", "source", "time", "type", "workspace"}}, {schema: "task-workspace-event.schema.json#/$defs/file.changed", discs: []unionDisc{{key: "type", values: []string{"file.changed"}}}, needed: []string{"id", "source", "time", "type", "changes"}}}
+
+func taskWorkspaceEventTag(v []byte) uint64 {
+	switch string(v) {
+	case "task.change.before":
+		return 0x1
+	case "task.change.after":
+		return 0x2
+	case "workspace.change.before":
+		return 0x4
+	case "workspace.change.after":
+		return 0x8
+	case "file.changed":
+		return 0x10
+	}
+	return 0x0
+}
 
 // MarshalJSON implements json.Marshaler by encoding the arm that is set.
 func (u TaskWorkspaceEvent) MarshalJSON() ([]byte, error) {
@@ -1135,7 +1151,7 @@ func (u *TaskWorkspaceEvent) decode(b *input, i int) (int, error) {
 }
 func (u *TaskWorkspaceEvent) pick(m *unionMembers) error {
 	*u = TaskWorkspaceEvent{}
-	idx, err := m.selectArm(taskWorkspaceEventArms)
+	idx, err := m.selectTagged(taskWorkspaceEventArms, "type", taskWorkspaceEventTag)
 	switch idx {
 	case 0:
 		return m.decode(newArm(&u.TaskChangeBefore).member)

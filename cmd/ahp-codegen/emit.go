@@ -289,7 +289,7 @@ func emitObject(f *jen.File, t *goType, where string) {
 	f.Type().Id(t.Name).Struct(fields...)
 
 	// MarshalJSON
-	f.Comment("MarshalJSON implements json.Marshaler: known members in schema order, then unknown members in their original order.")
+	f.Comment("MarshalJSON implements json.Marshaler (see the package documentation).")
 	f.Func().Params(jen.Id("s").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Id("e").Op(":=").Id("getEncoder").Call(),
 		jen.Id("s").Dot("encode").Call(jen.Id("e")),
@@ -374,7 +374,7 @@ func emitObject(f *jen.File, t *goType, where string) {
 		jen.Op("*").Id("s").Op("=").Id(t.Name).Values(),
 		jen.Return(jen.Id("decObject").Call(jen.Id("b"), jen.Id("i"), jen.Id("s").Dot("member"))),
 	)
-	emitUnmarshal(f, t.Name, "s", "UnmarshalJSON implements json.Unmarshaler. It keeps unknown members and exact number text; it does not validate (Parse functions do).")
+	emitUnmarshal(f, t.Name, "s", "UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).")
 }
 
 func omit(fl *field) string {
@@ -414,6 +414,23 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 		))
 	}
 	f.Var().Id(tableName).Op("=").Index().Id("unionArm").Values(arms...)
+	selectCall := jen.Id("m").Dot("selectArm").Call(jen.Id(tableName))
+	if key, groups, none := unionTag(t); key != "" {
+		tagName := lowerFirst(t.Name) + "Tag"
+		var cases []jen.Code
+		for _, g := range groups {
+			var vals []jen.Code
+			for _, v := range g.values {
+				vals = append(vals, jen.Lit(v))
+			}
+			cases = append(cases, jen.Case(vals...).Block(jen.Return(jen.Op(fmt.Sprintf("%#x", g.arms)))))
+		}
+		f.Func().Id(tagName).Params(jen.Id("v").Index().Byte()).Uint64().Block(
+			jen.Switch(jen.String().Call(jen.Id("v"))).Block(cases...),
+			jen.Return(jen.Op(fmt.Sprintf("%#x", none))),
+		)
+		selectCall = jen.Id("m").Dot("selectTagged").Call(jen.Id(tableName), jen.Lit(key), jen.Id(tagName))
+	}
 
 	f.Comment("MarshalJSON implements json.Marshaler by encoding the arm that is set.")
 	f.Func().Params(jen.Id("u").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
@@ -453,7 +470,7 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 	)
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("pick").Params(jen.Id("m").Op("*").Id("unionMembers")).Error().Block(
 		jen.Op("*").Id("u").Op("=").Id(t.Name).Values(),
-		jen.List(jen.Id("idx"), jen.Id("err")).Op(":=").Id("m").Dot("selectArm").Call(jen.Id(tableName)),
+		jen.List(jen.Id("idx"), jen.Id("err")).Op(":=").Add(selectCall),
 		jen.Switch(jen.Id("idx")).Block(decCases...),
 		jen.Return(jen.Id("err")),
 	)
@@ -484,6 +501,87 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 			jen.Return(zero),
 		)
 	}
+}
+
+// tagGroup is a set of values of a union's tag member that leave the same
+// arms open.
+type tagGroup struct {
+	values []string
+	arms   uint64 // bit n for arm n
+}
+
+// unionTag finds the member that tells the arms of union t apart with one
+// lookup: the string discriminator that the most arms have (the first such
+// in arm order). For each of its values, grouped, it returns the arms that a
+// member with that value leaves open (the arms listing the value, and the
+// arms without that discriminator, which any value leaves open), and in
+// none the arms left open by any other string. It returns "" when no value
+// narrows the choice, or when t has more than 64 arms.
+func unionTag(t *goType) (key string, groups []tagGroup, none uint64) {
+	if len(t.Arms) < 2 || len(t.Arms) > 64 {
+		return "", nil, 0
+	}
+	count := map[string]int{}
+	var keys []string
+	for _, a := range t.Arms {
+		for _, d := range a.Discs {
+			if count[d.Key] == 0 {
+				keys = append(keys, d.Key)
+			}
+			count[d.Key]++
+		}
+	}
+	for _, k := range keys {
+		if key == "" || count[k] > count[key] {
+			key = k
+		}
+	}
+	if key == "" {
+		return "", nil, 0
+	}
+	all := uint64(1)<<len(t.Arms) - 1
+	if len(t.Arms) == 64 {
+		all = ^uint64(0)
+	}
+	open := map[string]uint64{}
+	var values []string
+	for n, a := range t.Arms {
+		has := false
+		for _, d := range a.Discs {
+			if d.Key != key {
+				continue
+			}
+			has = true
+			for _, v := range d.Values {
+				if _, seen := open[v]; !seen {
+					values = append(values, v)
+				}
+				open[v] |= 1 << n
+			}
+		}
+		if !has {
+			none |= 1 << n
+		}
+	}
+	narrows := false
+	index := map[uint64]int{}
+	for _, v := range values {
+		set := open[v] | none
+		if set != all {
+			narrows = true
+		}
+		g, ok := index[set]
+		if !ok {
+			g = len(groups)
+			index[set] = g
+			groups = append(groups, tagGroup{arms: set})
+		}
+		groups[g].values = append(groups[g].values, v)
+	}
+	if !narrows {
+		return "", nil, 0
+	}
+	return key, groups, none
 }
 
 // commonStringFields lists required string members present in every arm with

@@ -108,11 +108,15 @@ func buildPackage(set *schemaSet) (map[string][]byte, *model, error) {
 	for _, file := range set.Files {
 		fileFor(file)
 	}
+	var tagged []*goType
 	for _, t := range b.ordered {
 		if !reach[t] || !t.named() {
 			continue
 		}
 		emitType(fileFor(t.File), t, schemaRef)
+		if key, _, _ := unionTag(t); t.Kind == kindUnion && key != "" {
+			tagged = append(tagged, t)
+		}
 	}
 	for _, r := range roots {
 		emitRoot(fileFor(r.File), r)
@@ -147,6 +151,11 @@ func buildPackage(set *schemaSet) (map[string][]byte, *model, error) {
 		return nil, nil, err
 	}
 	out["codec.go"] = support
+	armsTest, err := renderArmsTest(tagged)
+	if err != nil {
+		return nil, nil, err
+	}
+	out["arms_internal_test.go"] = armsTest
 	return out, &model{set: set, b: b, roots: roots, events: rows}, nil
 }
 
@@ -246,7 +255,10 @@ change the generator or the schemas and run go generate ./...
 
 Every object type keeps members its schema does not name (Unknown) and
 re-emits them after the known members; numbers keep their exact text
-(json.Number); absent, null and zero stay distinct. Parse functions validate
+(json.Number); absent, null and zero stay distinct. The MarshalJSON method of
+an object type writes its known members in schema order, then its unknown
+members in their original order; UnmarshalJSON methods keep unknown members
+and exact number text and do not validate. Parse functions validate
 against the canonical schema before decoding; Encode functions write compact
 JSON without validating. For a document a peer sent, Parse<Root>Context
 validates in time linear in its size and stops, validation and decoding
@@ -287,6 +299,31 @@ func renderSupport() ([]byte, error) {
 	out, err := format.Source(full)
 	if err != nil {
 		return nil, fmt.Errorf("format support code: %w", err)
+	}
+	return out, nil
+}
+
+// renderArmsTest emits the test that holds the tagged arm selection of
+// every union in tagged (selectTagged) to the selection by every arm
+// (selectArm): the test code of arms_test.go.tmpl and the table of those
+// unions.
+func renderArmsTest(tagged []*goType) ([]byte, error) {
+	src, err := ownSources.ReadFile("arms_test.go.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString("// " + genHeader + "\n\n")
+	buf.Write(src)
+	buf.WriteString("\n// taggedUnions lists every union that selectTagged selects the arm of.\nvar taggedUnions = []taggedUnion{\n")
+	for _, t := range tagged {
+		key, _, _ := unionTag(t)
+		fmt.Fprintf(&buf, "{%q, %sArms, %q, %sTag},\n", t.Name, lowerFirst(t.Name), key, lowerFirst(t.Name))
+	}
+	buf.WriteString("}\n")
+	out, err := format.Source(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("format arms test: %w", err)
 	}
 	return out, nil
 }
