@@ -116,6 +116,10 @@ type call struct {
 
 	offered   []*subscription // subscriptions whose responses went to Apply, in order
 	observers []*subscription // the matching observers
+	// oneChain and oneOffered hold the chain and offered while the
+	// occurrence goes to one interceptor (the common case), without an
+	// allocation.
+	oneChain, oneOffered [1]*subscription
 	// stateContent reports that the request state may carry content (a
 	// candidate or injections), which requestState projects per receiver.
 	stateContent bool
@@ -353,10 +357,14 @@ func (c *call) run(intercept bool) (*Result, error) {
 // matching observers; the uploads all of them select start first.
 func (c *call) chain(intercept bool) (chain, owed []*subscription) {
 	kind, path := eventFacts(c.base)
+	chain = c.oneChain[:0]
 	for _, s := range c.entry.interceptors {
 		if s.accepts(kind, path) {
 			chain = append(chain, s)
 		}
+	}
+	if len(chain) == 0 {
+		chain = nil
 	}
 	for _, s := range c.entry.observers {
 		if s.accepts(kind, path) {
@@ -574,6 +582,9 @@ func (c *call) admit(d *delivery, raw []byte, err error) (*gen.InterceptResponse
 // intercept.
 func (c *call) publish(d *delivery, result *gen.InterceptResponseResult) (stop, interrupted bool) {
 	s, dctx := d.s, d.dctx
+	if c.offered == nil {
+		c.offered = c.oneOffered[:0]
+	}
 	c.offered = append(c.offered, s)
 	var opts settle.ApplyOptions
 	if returns(result) { // only a returned result is recorded with provenance

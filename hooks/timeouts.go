@@ -1,11 +1,9 @@
 package hooks
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
@@ -36,7 +34,10 @@ type deliveryContext struct {
 	cancel          context.CancelCauseFunc
 	deadline        time.Time // zero: none of its own
 	fire            time.Time // when the timer must end it: deadline, or never (farFuture)
-	index           int       // in the timeouts heap; -1 when not in it (guarded by timeouts.mu)
+	// queue is the timeouts queue it is live in, nil once it is not;
+	// prev and next link it there (all guarded by timeouts.mu).
+	queue      *fireQueue
+	prev, next *deliveryContext
 }
 
 // farFuture is the fire time of a delivery the timer never ends: one
@@ -75,14 +76,50 @@ func (d *deliveryContext) String() string { return "hooks.deliveryContext" }
 // timeouts holds the live delivery contexts of one Hooks and the one timer
 // that enforces their deadlines. Its goroutine starts with the first
 // deadline and is joined by close.
+//
+// The live contexts are kept in one first-in first-out queue per timeout
+// duration (the subscriptions' timeoutMs and Config.ObserveTimeout: a few
+// values fixed at New), plus one for those the timer never ends: start
+// reads the clock under the lock, so within a queue the fire times follow
+// the queue's order, the earliest at its head, and start, release and
+// expiry cost O(1) whatever the number of calls in flight (no heap).
 type timeouts struct {
-	mu      sync.Mutex
-	pending deadlineHeap // every live delivery context, by fire time
-	timer   *time.Timer
-	armed   time.Time // when the timer fires; zero while it is stopped
-	ended   bool      // cancelAll or close ran: deliveries are born cancelled, the timer is not re-armed
-	stop    chan struct{}
-	done    chan struct{}
+	mu     sync.Mutex
+	queues map[time.Duration]*fireQueue // live contexts the timer ends, by their timeout
+	never  fireQueue                    // live contexts the timer never ends (fire is farFuture)
+	timer  *time.Timer
+	armed  time.Time // when the timer fires; zero while it is stopped
+	ended  bool      // cancelAll or close ran: deliveries are born cancelled, the timer is not re-armed
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// fireQueue is a doubly linked list of live delivery contexts in start
+// order (guarded by timeouts.mu).
+type fireQueue struct{ head, tail *deliveryContext }
+
+func (q *fireQueue) push(dc *deliveryContext) {
+	dc.queue, dc.prev, dc.next = q, q.tail, nil
+	if q.tail != nil {
+		q.tail.next = dc
+	} else {
+		q.head = dc
+	}
+	q.tail = dc
+}
+
+func (q *fireQueue) remove(dc *deliveryContext) {
+	if dc.prev != nil {
+		dc.prev.next = dc.next
+	} else {
+		q.head = dc.next
+	}
+	if dc.next != nil {
+		dc.next.prev = dc.prev
+	} else {
+		q.tail = dc.prev
+	}
+	dc.queue, dc.prev, dc.next = nil, nil, nil
 }
 
 // start returns a context that ends when parent ends, when d (if positive)
@@ -90,20 +127,33 @@ type timeouts struct {
 // t.release when the delivery is over.
 func (t *timeouts) start(parent context.Context, d time.Duration) *deliveryContext {
 	ctx, cancel := context.WithCancelCause(parent)
-	dc := &deliveryContext{Context: ctx, cancel: cancel, fire: farFuture, index: -1}
-	if d > 0 {
-		dc.deadline = time.Now().Add(d)
-		if pd, ok := parent.Deadline(); !ok || pd.After(dc.deadline) {
-			dc.fire = dc.deadline // otherwise the caller's deadline comes first
-		}
-	}
+	dc := &deliveryContext{Context: ctx, cancel: cancel, fire: farFuture}
+	pd, hasPD := parent.Deadline()
 	t.mu.Lock()
 	if t.ended {
 		t.mu.Unlock()
+		if d > 0 {
+			dc.deadline = time.Now().Add(d)
+		}
 		cancel(ErrClosed)
 		return dc
 	}
-	heap.Push(&t.pending, dc)
+	q := &t.never
+	if d > 0 {
+		// Read under the lock: fire times are then in queue order.
+		dc.deadline = time.Now().Add(d)
+		if !hasPD || pd.After(dc.deadline) {
+			dc.fire = dc.deadline // otherwise the caller's deadline comes first
+			if q = t.queues[d]; q == nil {
+				if t.queues == nil {
+					t.queues = map[time.Duration]*fireQueue{}
+				}
+				q = &fireQueue{}
+				t.queues[d] = q
+			}
+		}
+	}
+	q.push(dc)
 	if dc.fire != farFuture && (t.armed.IsZero() || dc.fire.Before(t.armed)) {
 		t.arm(dc.fire)
 	}
@@ -114,8 +164,8 @@ func (t *timeouts) start(parent context.Context, d time.Duration) *deliveryConte
 // release ends a delivery context that start returned.
 func (t *timeouts) release(dc *deliveryContext) {
 	t.mu.Lock()
-	if dc.index >= 0 {
-		heap.Remove(&t.pending, dc.index)
+	if dc.queue != nil {
+		dc.queue.remove(dc)
 	}
 	t.mu.Unlock()
 	dc.cancel(nil)
@@ -146,12 +196,20 @@ func (t *timeouts) run(fired <-chan time.Time, stop <-chan struct{}) {
 		var expired []*deliveryContext
 		t.mu.Lock()
 		now := time.Now()
-		for len(t.pending) > 0 && !t.pending[0].fire.After(now) {
-			expired = append(expired, heap.Pop(&t.pending).(*deliveryContext))
+		var next time.Time
+		for _, q := range t.queues {
+			for q.head != nil && !q.head.fire.After(now) {
+				dc := q.head
+				q.remove(dc)
+				expired = append(expired, dc)
+			}
+			if q.head != nil && (next.IsZero() || q.head.fire.Before(next)) {
+				next = q.head.fire
+			}
 		}
 		t.armed = time.Time{}
-		if len(t.pending) > 0 && t.pending[0].fire != farFuture && !t.ended {
-			t.arm(t.pending[0].fire)
+		if !next.IsZero() && !t.ended {
+			t.arm(next)
 		}
 		t.mu.Unlock()
 		for _, dc := range expired {
@@ -160,12 +218,26 @@ func (t *timeouts) run(fired <-chan time.Time, stop <-chan struct{}) {
 	}
 }
 
+// live returns every live delivery context. t.mu is held.
+func (t *timeouts) live() []*deliveryContext {
+	var out []*deliveryContext
+	for dc := t.never.head; dc != nil; dc = dc.next {
+		out = append(out, dc)
+	}
+	for _, q := range t.queues {
+		for dc := q.head; dc != nil; dc = dc.next {
+			out = append(out, dc)
+		}
+	}
+	return out
+}
+
 // cancelAll ends every live delivery with cause, and every later one at
 // its start.
 func (t *timeouts) cancelAll(cause error) {
 	t.mu.Lock()
 	t.ended = true
-	live := slices.Clone(t.pending)
+	live := t.live()
 	t.mu.Unlock()
 	for _, dc := range live {
 		dc.cancel(cause)
@@ -188,30 +260,4 @@ func (t *timeouts) close() {
 		close(stop)
 		<-done
 	}
-}
-
-// deadlineHeap orders pending deliveries by deadline (container/heap).
-type deadlineHeap []*deliveryContext
-
-func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].fire.Before(h[j].fire) }
-func (h deadlineHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-
-func (h *deadlineHeap) Push(x any) {
-	dc := x.(*deliveryContext)
-	dc.index = len(*h)
-	*h = append(*h, dc)
-}
-
-func (h *deadlineHeap) Pop() any {
-	old := *h
-	n := len(old)
-	dc := old[n-1]
-	old[n-1] = nil
-	dc.index = -1
-	*h = old[:n-1]
-	return dc
 }

@@ -50,7 +50,7 @@ func TestDeliveryTimeouts(t *testing.T) {
 	require.Equal(t, context.DeadlineExceeded, short.Err(), "the first cause stays the answer")
 
 	ts.mu.Lock()
-	require.Len(t, ts.pending, 1, "only the long delivery is still pending until released")
+	require.Len(t, ts.live(), 1, "only the long delivery is still pending until released")
 	ts.mu.Unlock()
 }
 
@@ -64,8 +64,8 @@ func TestDeliveryTimeoutAfterParentDeadline(t *testing.T) {
 	dc := ts.start(parent, time.Hour)
 	defer ts.release(dc)
 	ts.mu.Lock()
-	require.Len(t, ts.pending, 1, "live, for cancelAll")
-	require.Equal(t, farFuture, ts.pending[0].fire, "but never fired by the timer")
+	require.Len(t, ts.live(), 1, "live, for cancelAll")
+	require.Equal(t, farFuture, ts.live()[0].fire, "but never fired by the timer")
 	require.True(t, ts.armed.IsZero())
 	ts.mu.Unlock()
 	pd, _ := parent.Deadline()

@@ -307,7 +307,11 @@ func readResponse(ctx context.Context, status int, h http.Header, body io.Reader
 		e.Status = status
 		return nil, e
 	}
-	if !isJSONMediaType(h.Get("Content-Type")) {
+	var ct string // h.Get("Content-Type"), whose key is canonical already
+	if v := h["Content-Type"]; len(v) > 0 {
+		ct = v[0]
+	}
+	if !isJSONMediaType(ct) {
 		drain(body)
 		return nil, fail(CodeProtocolRejection, StageReceive, "content_type", ErrMalformed)
 	}

@@ -1,16 +1,21 @@
-// Command hosthttp is the host's share of the HTTP round trip: h.ToolBefore
-// N times (after one warm-up call) against a raw loopback backend that
-// drains the body and writes roundtrip.Response, the backend of
-// BenchmarkScaleHTTP. Beside httphost raw (a raw http.Client posting the
-// same bytes to the same kind of handler), the difference of their
-// instruction counts per call is what the host does beyond a raw client.
-// It prints the process's allocations per call of the N calls on stdout.
+// Command hosthttp is the HTTP scale comparison of BenchmarkScaleHTTP in a
+// form whose instructions callgrind can count: N calls (after one warm-up
+// call) from C concurrent callers (default 1) against a raw loopback
+// backend that drains the body and writes roundtrip.Response, either
 //
-//	hosthttp N
+//	hosthttp sdk N [C]  through h.ToolBefore with the client the host owns
+//	hosthttp raw N [C]  through a raw net/http client with a pool of 64
+//	                    posting the bytes the host sends for the same call
+//
+// Both sides share the backend's code, so the difference of their counts
+// per call is what the host does beyond a raw client. It prints the
+// process's allocations per call of the N calls on stdout.
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,27 +23,33 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agenthooks/agenthooks-go/internal/perf/roundtrip"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: hosthttp N")
+	if len(os.Args) != 3 && len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: hosthttp sdk|raw N [C]")
 		os.Exit(2)
 	}
-	n, err := strconv.Atoi(os.Args[1])
-	if err != nil || n < 0 {
-		fmt.Fprintln(os.Stderr, "hosthttp: bad N")
+	n, err := strconv.Atoi(os.Args[2])
+	c := 1
+	if err == nil && len(os.Args) == 4 {
+		c, err = strconv.Atoi(os.Args[3])
+	}
+	if err != nil || n < 0 || c < 1 {
+		fmt.Fprintln(os.Stderr, "hosthttp: bad N or C")
 		os.Exit(2)
 	}
-	if err := run(n); err != nil {
+	if err := run(os.Args[1], n, c); err != nil {
 		fmt.Fprintln(os.Stderr, "hosthttp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int) error {
+func run(mode string, n, c int) error {
 	resp := []byte(roundtrip.Response)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -46,21 +57,63 @@ func run(n int) error {
 		_, _ = w.Write(resp)
 	}))
 	defer srv.Close()
-	h, err := roundtrip.New(roundtrip.HTTPTransport(srv.URL))
-	if err != nil {
-		return err
-	}
-	defer h.Close()
 	ctx := context.Background()
-	if err := roundtrip.Call(ctx, h); err != nil { // warm-up
+	var call func() error
+	switch mode {
+	case "sdk":
+		h, err := roundtrip.New(roundtrip.HTTPTransport(srv.URL))
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		call = func() error { return roundtrip.Call(ctx, h) }
+	case "raw":
+		body, err := roundtrip.Request(ctx)
+		if err != nil {
+			return err
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost, tr.MaxIdleConns = 64, 64
+		client := &http.Client{Transport: tr}
+		defer client.CloseIdleConnections()
+		call = func() error {
+			res, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			data, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err == nil && len(data) == 0 {
+				err = errors.New("empty answer")
+			}
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown mode %q", mode)
+	}
+	if err := call(); err != nil { // warm-up
 		return err
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	for range n {
-		if err := roundtrip.Call(ctx, h); err != nil {
-			return err
-		}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if err := call(); err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		return *err
 	}
 	runtime.ReadMemStats(&after)
 	if n > 0 {
