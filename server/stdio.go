@@ -142,7 +142,8 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, h *Handler) error
 // what dispatching takes instead of starting a new one each time; there are
 // at most MaxConcurrency of them. Answers are written through a
 // framebatch.Writer: those finished while another is being written go out
-// together in one write.
+// together in one write, made by the goroutine writing, and their own
+// goroutines go on at once.
 type stdioServer struct {
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
@@ -321,9 +322,12 @@ func (s *stdioServer) settle() {
 	}
 }
 
-// write writes one answer; a write error ends serving.
+// write writes one answer, or queues it behind the write in progress,
+// whose goroutine writes it before it goes on: an answer finished while
+// another is being written costs its goroutine no wait and no wake-up. A
+// write error ends serving.
 func (s *stdioServer) write(b []byte) {
-	if err := s.fw.WriteFrame(b); err != nil {
+	if err := s.fw.Send(b); err != nil {
 		s.cancel(fmt.Errorf("server: stdio: %w", err))
 	}
 }

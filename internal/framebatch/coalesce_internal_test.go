@@ -3,6 +3,7 @@ package framebatch
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"runtime"
 	"strconv"
 	"sync"
@@ -82,4 +83,67 @@ func TestCoalescesWaitingFrames(t *testing.T) {
 		seen[l] = true
 	}
 	require.Len(t, rec.writes, 2, "the frames waiting behind the first write went out in one")
+}
+
+// Send returns without waiting while another goroutine's write is in
+// progress; that goroutine writes the frames queued meanwhile in one more
+// write before its own Send returns, each whole and exactly once. A failed
+// write fails the writing goroutine's Send, drops what is still queued and
+// every later call.
+func TestSendQueuesBehindWrite(t *testing.T) {
+	rec := &recorder{gate: make(chan struct{}), entered: make(chan struct{}, 16)}
+	w := New(rec)
+	first := make(chan error, 1)
+	go func() { first <- w.Send([]byte(`{"n":0}`)) }()
+	<-rec.entered // the first write is in progress and blocked
+	const queued = 8
+	for i := 1; i <= queued; i++ {
+		require.NoError(t, w.Send([]byte(`{"n":`+strconv.Itoa(i)+`}`))) // returns while the write is blocked
+	}
+	select {
+	case err := <-first:
+		t.Fatalf("the writing Send returned (%v) before its write ended", err)
+	default:
+	}
+	rec.gate <- struct{}{} // the first write ends: the queued frames go out in one more
+	<-rec.entered
+	rec.gate <- struct{}{}
+	require.NoError(t, <-first)
+	require.Len(t, rec.writes, 2)
+	require.Equal(t, `{"n":0}`+"\n", string(rec.writes[0]))
+	var want []byte
+	for i := 1; i <= queued; i++ {
+		want = append(want, `{"n":`+strconv.Itoa(i)+"}\n"...)
+	}
+	require.Equal(t, string(want), string(rec.writes[1]))
+
+	// A write that fails: the writing Send reports it, the frame queued
+	// behind it is dropped, later calls fail at once.
+	broken := errors.New("broken pipe")
+	fail := &failer{entered: make(chan struct{}, 1), gate: make(chan struct{}), err: broken}
+	w = New(fail)
+	go func() { first <- w.Send([]byte(`{"n":0}`)) }()
+	<-fail.entered
+	require.NoError(t, w.Send([]byte(`{"n":1}`)))
+	close(fail.gate)
+	require.ErrorIs(t, <-first, broken)
+	require.ErrorIs(t, w.Send([]byte(`{"n":2}`)), broken)
+	require.ErrorIs(t, w.WriteFrame([]byte(`{"n":3}`)), broken)
+	require.Equal(t, 1, fail.calls, "nothing is written after the failed write")
+}
+
+// failer fails every Write after announcing it on entered and waiting for
+// gate.
+type failer struct {
+	entered chan struct{}
+	gate    chan struct{}
+	err     error
+	calls   int
+}
+
+func (f *failer) Write(p []byte) (int, error) {
+	f.calls++
+	f.entered <- struct{}{}
+	<-f.gate
+	return 0, f.err
 }

@@ -2,7 +2,9 @@
 // messages) from concurrent goroutines to one stream, coalescing the frames
 // that are waiting while a write is in progress into the next single Write
 // call, so that pipelined messages cost one system call per batch rather
-// than one each.
+// than one each. The goroutine that writes a batch writes the batches
+// queued meanwhile too, until none is left, so that a frame queued with
+// Send needs no goroutine to wait for its write.
 package framebatch
 
 import (
@@ -20,7 +22,9 @@ const maxRetained = 64 << 10
 // Writer writes frames to a stream. It is safe for concurrent use: frames
 // are never interleaved or split across batches, each is written exactly
 // once, and the frames of one goroutine are written in the order it wrote
-// them. WriteFrame returns once its frame has been handed to the stream.
+// them. WriteFrame returns once its frame has been handed to the stream;
+// Send returns once its frame is queued behind a write in progress, or
+// written.
 //
 // A write error (a short write included) ends the stream: the frames of
 // the failed write and every later one fail with it, wrapped.
@@ -70,12 +74,55 @@ func (x *Writer) WriteFrame(msg []byte) error {
 			x.cond.Wait()
 			continue
 		}
-		x.flushLocked()
+		x.flushAllLocked()
 	}
 	if x.err != nil && mine >= x.failed {
 		return x.err
 	}
 	return nil
+}
+
+// Send queues msg, checked as WriteFrame checks it, to be written with the
+// frames waiting at the same time. If another goroutine is writing, that
+// goroutine writes msg before its own call returns, and Send returns at
+// once, without waiting: a failure of that write ends the stream (the
+// writing goroutine and every later call see it). Otherwise Send writes
+// msg itself, with the frames queued meanwhile, and returns the error of
+// any write it made.
+func (x *Writer) Send(msg []byte) error {
+	if len(msg) == 0 {
+		return jsonrpc.ErrEmptyFrame
+	}
+	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
+		return jsonrpc.ErrNewlineInFrame
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
+		return x.err
+	}
+	x.queue = append(append(x.queue, msg...), '\n')
+	x.queued++
+	if x.writing {
+		return nil // the goroutine writing writes it
+	}
+	x.flushAllLocked()
+	return x.err
+}
+
+// flushAllLocked writes batches until none is queued, so that no frame is
+// left queued once no write is in progress; after a failed write, the
+// frames still queued fail with it, unwritten. x.mu is held and no write
+// is in progress.
+func (x *Writer) flushAllLocked() {
+	for x.done < x.queued && x.err == nil {
+		x.flushLocked()
+	}
+	if x.err != nil && x.done < x.queued {
+		x.done = x.queued
+		x.queue = x.queue[:0]
+		x.cond.Broadcast()
+	}
 }
 
 // flushLocked writes the queued frames in one Write, with x.mu released
