@@ -83,16 +83,14 @@ func Admit(req *gen.InterceptRequest, res InterceptResult) error {
 	if err := id.UnmarshalJSON([]byte(req.ID)); err != nil {
 		return &AdmissionError{Event: info.Name, Index: -1, Reason: "the request id is invalid", Err: err}
 	}
-	_, err := admit(id, info, &req.Params.Event, &req.Params.Capabilities, res, false)
+	_, err := admit(id, info, admission{granted: &req.Params.Capabilities, event: &req.Params.Event}, res)
 	return err
 }
 
 // admit builds the response to an intercept request and returns its bytes
-// only if it is admissible. event and granted may be nil when res carries
-// no effects. validated reports an event decoded from a request that
-// passed canonical validation (the dispatcher's snapshot), whose tool input
-// settlement need not check again.
-func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Capabilities, res InterceptResult, validated bool) ([]byte, error) {
+// only if it is admissible against a. a may be the zero admission when res
+// carries no effects.
+func admit(id jsonrpc.ID, info gen.EventInfo, a admission, res InterceptResult) ([]byte, error) {
 	effects := res.Effects
 	if effects == nil {
 		effects = []gen.Effect{}
@@ -134,7 +132,7 @@ func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Cap
 	// answer uses none and cannot break a boundary rule (the event itself
 	// was checked before the callback ran).
 	if len(effects) > 0 {
-		if err := checkGrants(info, granted, effects); err != nil {
+		if err := checkGrants(info, a.granted, effects); err != nil {
 			return nil, err
 		}
 	}
@@ -161,7 +159,7 @@ func admit(id jsonrpc.ID, info gen.EventInfo, event *gen.Event, granted *gen.Cap
 	if len(effects) == 0 {
 		return body, nil
 	}
-	if err := boundaryAdmit(event, *granted, effects, validated); err != nil {
+	if err := boundaryAdmit(a, info.Name, effects); err != nil {
 		index, family := -1, gen.EffectFamily("")
 		if i, ok := rejectedIndex(err); ok && i >= 0 && i < len(effects) {
 			index = i

@@ -385,18 +385,24 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	// Admission runs against what the request said, not against req, which
 	// the callback may have changed: decode a fresh snapshot from the
 	// request bytes (which req does not alias). An answer without effects
-	// needs no event or grants to be admitted.
-	var granted *gen.Capabilities
-	var event *gen.Event
+	// needs no event or grants to be admitted; the event is decoded only
+	// for effects that read more of it than its type (see admission), but
+	// on the byte path.
+	var a admission
 	if len(out.Effects) > 0 {
-		granted, event, err = rq.snapshot()
+		if rq.doc != nil {
+			a.rq = rq
+			a.granted, err = rq.grants()
+		} else {
+			a.granted, a.event, err = rq.snapshot()
+		}
 		if err != nil {
 			h.logAttrs(ctx, slog.LevelError, "ahp server: cannot snapshot the request capabilities",
 				slog.String("id", rq.env.ID.String()), slog.Any("err", err))
 			return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 		}
 	}
-	body, err := admit(rq.env.ID, info, event, granted, out, rq.doc != nil)
+	body, err := admit(rq.env.ID, info, a, out)
 	if err != nil {
 		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept response not admitted; sent backend_internal_error instead",
 			slog.String("event", string(info.Name)), slog.String("id", rq.env.ID.String()), slog.Any("err", err))
@@ -443,6 +449,56 @@ func (h *Handler) supported(name gen.EventName) (info gen.EventInfo, why string)
 		return info, "event not in InterceptEvents"
 	}
 	return info, ""
+}
+
+// grants decodes a detached copy of the request's capabilities: from the
+// tokens of the message when it has them.
+func (rq *request) grants() (*gen.Capabilities, error) {
+	if rq.params < 0 {
+		rawCaps, ok := jsonrpc.Member(rq.env.Params, "capabilities")
+		if !ok {
+			return nil, errors.New("server: params.capabilities missing after validation")
+		}
+		var granted gen.Capabilities
+		if err := granted.UnmarshalJSON(rawCaps); err != nil {
+			return nil, fmt.Errorf("server: decode capabilities: %w", err)
+		}
+		return &granted, nil
+	}
+	at, ok := rq.doc.Member(rq.params, "capabilities")
+	if !ok {
+		return nil, errors.New("server: params.capabilities missing after validation")
+	}
+	var granted gen.Capabilities
+	if err := gen.DecodeAt(rq.doc, at, &granted); err != nil {
+		return nil, fmt.Errorf("server: decode capabilities: %w", err)
+	}
+	return &granted, nil
+}
+
+// event decodes a detached copy of the request's event: from the tokens of
+// the message when it has them.
+func (rq *request) event() (*gen.Event, error) {
+	if rq.params < 0 {
+		rawEvent, ok := jsonrpc.Member(rq.env.Params, "event")
+		if !ok {
+			return nil, errors.New("server: params.event missing after validation")
+		}
+		var event gen.Event
+		if err := event.UnmarshalJSON(rawEvent); err != nil {
+			return nil, fmt.Errorf("server: decode event: %w", err)
+		}
+		return &event, nil
+	}
+	at, ok := rq.doc.Member(rq.params, "event")
+	if !ok {
+		return nil, errors.New("server: params.event missing after validation")
+	}
+	var event gen.Event
+	if err := gen.DecodeAt(rq.doc, at, &event); err != nil {
+		return nil, fmt.Errorf("server: decode event: %w", err)
+	}
+	return &event, nil
 }
 
 // snapshot decodes detached copies of the request's capabilities and

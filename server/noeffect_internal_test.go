@@ -43,7 +43,7 @@ func TestNoEffectResponse(t *testing.T) {
 				fast, ok := noEffectResponse(id)
 				require.True(t, ok)
 				for _, res := range []InterceptResult{{}, {Effects: []gen.Effect{}}} {
-					full, err := admit(id, info, nil, nil, res, true)
+					full, err := admit(id, info, admission{}, res)
 					require.NoError(t, err)
 					require.Equal(t, string(full), string(fast))
 				}

@@ -7,16 +7,36 @@ import (
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 )
 
+// admission is what admit checks an answer's effects against: the
+// request's capabilities and its event.
+type admission struct {
+	granted *gen.Capabilities
+	// event is the event of a request a caller of [Admit] holds, or the
+	// byte path's snapshot (see dispatchDoc); settle.Admit checks it in
+	// full.
+	event *gen.Event
+	// rq, when not nil, is the dispatcher's request, which passed
+	// canonical validation: its event is decoded from the message only for
+	// effects that read more of it than its type (settle.AdmitType), and
+	// settled with settle.AdmitValidated.
+	rq *request
+}
+
 // boundaryAdmit applies runtime/settle's admission rules, the boundary
 // checks shared with the harness (base/composition.md,
-// base/capabilities.md). validated reports an event decoded from the
-// request the dispatcher validated (settle.AdmitValidated), rather than one
-// a caller of [Admit] holds.
-func boundaryAdmit(event *gen.Event, granted gen.Capabilities, effects []gen.Effect, validated bool) error {
-	if validated {
-		return settle.AdmitValidated(event, granted, effects)
+// base/capabilities.md), to effects at the event name.
+func boundaryAdmit(a admission, name gen.EventName, effects []gen.Effect) error {
+	if a.rq == nil {
+		return settle.Admit(a.event, *a.granted, effects)
 	}
-	return settle.Admit(event, granted, effects)
+	if handled, err := settle.AdmitType(name, *a.granted, effects); handled {
+		return err
+	}
+	event, err := a.rq.event()
+	if err != nil {
+		return err
+	}
+	return settle.AdmitValidated(event, *a.granted, effects)
 }
 
 // checkEvent reports an event that runtime/settle cannot settle (invalid

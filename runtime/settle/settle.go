@@ -354,6 +354,35 @@ func AdmitValidated(event *gen.Event, granted gen.Capabilities, effects []gen.Ef
 	return nil
 }
 
+// AdmitType is [AdmitValidated] for effects whose admission reads nothing
+// of the event but its type: denials, approvals, asks, messages and flow
+// operations (and effects without an arm or with several). It admits them
+// at an occurrence of the event name and returns AdmitValidated's result
+// for any canonically validated event of that type for which
+// [CheckValidated] reports nil, with handled set. For effects that may
+// read the event (a modification, a supplied result, an injection) it
+// checks nothing and returns handled false: call AdmitValidated then.
+func AdmitType(name gen.EventName, granted gen.Capabilities, effects []gen.Effect) (handled bool, err error) {
+	for i := range effects {
+		e := &effects[i]
+		if e.ModifyInput != nil || e.ModifyMessages != nil || e.ModifyText != nil || e.ModifyWorkspace != nil ||
+			e.ModifyForm != nil || e.ReturnTool != nil || e.Inject != nil {
+			return false, nil
+		}
+	}
+	b, known := boundaryFor(name)
+	if !known {
+		return true, invalid("event is not interceptable", nil)
+	}
+	o := Occurrence{b: b, validated: true}
+	o.cur.perm = gen.PermissionNone
+	o.cur.flow = gen.FlowStateNone
+	if _, rej := o.stage(&granted, effects, nil); rej != nil {
+		return true, rej
+	}
+	return true, nil
+}
+
 // Admit checks, without applying, whether effects are admissible for event
 // under granted, with the same code as Apply's admission and staging. It
 // returns nil, a *Rejection, or an error wrapping ErrInvalidEvent. Checks

@@ -83,6 +83,11 @@ func requireValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabiliti
 		for li, es := range lists {
 			want := settle.Admit(ev, g, es)
 			require.Equal(t, want, settle.AdmitValidated(ev, g, es), "AdmitValidated, grant %d, effects %d", gi, li)
+			if settle.CheckEvent(ev) == nil {
+				if handled, err := settle.AdmitType(gen.EventName(ev.Type()), g, es); handled {
+					require.Equal(t, want, err, "AdmitType, grant %d, effects %d", gi, li)
+				}
+			}
 			eagerErr, validatedErr, eager, validated, _ := settle.StageBoth(ev, g, es)
 			require.Equal(t, eagerErr, validatedErr, "staging, grant %d, effects %d", gi, li)
 			require.Equal(t, eager, validated, "staged state, grant %d, effects %d", gi, li)
