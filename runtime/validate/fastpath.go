@@ -157,10 +157,13 @@ type fastNode struct {
 	// allOfRest and switches replace allOf: some of its entries may form
 	// dispatch switches (the program's schemaprog.Dispatch tables).
 	allOfRest []*fastNode
-	switches  []*dispatchSwitch
-	guard     *dispatchGuard // replaces anyOf when set (the program's guard)
-	anyOf     []*fastNode
-	oneOf     []*fastNode
+	// allOfRun is allOfRest as the interpreter runs it: an entry that only
+	// applies if/then/else or not is applied without a visit of its own.
+	allOfRun []allOfEntry
+	switches []*dispatchSwitch
+	guard    *dispatchGuard // replaces anyOf when set (the program's guard)
+	anyOf    []*fastNode
+	oneOf    []*fastNode
 
 	ifN, thenN, elseN *fastNode
 
@@ -196,6 +199,14 @@ type fastNode struct {
 	exMinimum, exMaximum, multi *bound
 }
 
+// allOfEntry is an entry of fastNode.allOfRun: a node to visit, or else
+// the if/then/else or the not of an entry that has nothing else.
+type allOfEntry struct {
+	node              *fastNode
+	ifN, thenN, elseN *fastNode
+	not               *fastNode
+}
+
 // Bits of fastNode.ops. The bits of the keywords that apply to one kind
 // of instance are that kind's type bit shifted by opKindShift, so that
 // ops&(kind<<opKindShift) tells whether any applies to an instance of that
@@ -206,7 +217,7 @@ const (
 	opFormat
 	opRef
 	opNot
-	opAllOf // allOfRest
+	opAllOf // allOfRun
 	opSwitch
 	opGuard
 	opKindShift = 8
@@ -247,7 +258,14 @@ func (n *fastNode) setOps() {
 	set(n.format != nil, opFormat)
 	set(n.ref != nil, opRef)
 	set(n.not != nil, opNot)
-	set(len(n.allOfRest) > 0, opAllOf)
+	if n.allOfRun == nil && len(n.allOfRest) > 0 {
+		// A node built by hand: every entry is visited.
+		n.allOfRun = make([]allOfEntry, len(n.allOfRest))
+		for k, m := range n.allOfRest {
+			n.allOfRun[k].node = m
+		}
+	}
+	set(len(n.allOfRun) > 0, opAllOf)
 	set(len(n.switches) > 0, opSwitch)
 	set(n.guard != nil, opGuard)
 	set(n.guard == nil && len(n.anyOf) > 0, opAnyOf)

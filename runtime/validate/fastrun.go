@@ -252,8 +252,32 @@ func (r *fastRun) after(n *fastNode, i uint32, ops uint32) bool {
 	if ops&opNot != 0 && r.valid(n.not, i) {
 		return false
 	}
-	for _, s := range n.allOfRest {
-		if !r.valid(s, i) {
+	for k := range n.allOfRun {
+		e := &n.allOfRun[k]
+		if e.node != nil {
+			if !r.valid(e.node, i) {
+				return false
+			}
+			continue
+		}
+		// The visit of an entry that only applies if/then/else or not,
+		// without its frame (its depth counts as the visit's would; a
+		// number here passed scanNumber in n's visit already).
+		if r.depth++; r.depth > maxFastDepth {
+			r.abort = true
+		}
+		ok := !r.abort
+		switch {
+		case !ok:
+		case e.not != nil:
+			ok = !r.valid(e.not, i)
+		case r.valid(e.ifN, i):
+			ok = e.thenN == nil || r.valid(e.thenN, i)
+		default:
+			ok = e.elseN == nil || r.valid(e.elseN, i)
+		}
+		r.depth--
+		if !ok || r.abort {
 			return false
 		}
 	}

@@ -122,7 +122,7 @@ func fastURI(b []byte) bool {
 		return false
 	}
 	i := 1
-	for i < len(b) && (isAlpha(b[i]) || isDigit(b[i]) || b[i] == '+' || b[i] == '-' || b[i] == '.') {
+	for i < len(b) && uriClass[b[i]]&uriScheme != 0 {
 		i++
 	}
 	if i == len(b) || b[i] != ':' {
@@ -133,7 +133,7 @@ func fastURI(b []byte) bool {
 		rest = rest[2:]
 		h := 0
 		for h < len(rest) && rest[h] != '/' {
-			if c := rest[h]; !isAlpha(c) && !isDigit(c) && c != '.' && c != '-' && c != '_' && c != '~' {
+			if uriClass[rest[h]]&uriHost == 0 {
 				return false
 			}
 			h++
@@ -144,12 +144,36 @@ func fastURI(b []byte) bool {
 		rest = rest[h:]
 	}
 	for _, c := range rest {
-		if !uriPathByte(c) {
+		if uriClass[c]&uriPath == 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// Classes of bytes in fastURI, as bits of uriClass.
+const (
+	uriScheme = 1 << iota // after the first byte of a scheme
+	uriHost               // in the authority
+	uriPath               // uriPathByte
+)
+
+// uriClass has the fastURI classes of each byte.
+var uriClass = func() (a [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		if isAlpha(b) || isDigit(b) || b == '+' || b == '-' || b == '.' {
+			a[c] |= uriScheme
+		}
+		if isAlpha(b) || isDigit(b) || b == '.' || b == '-' || b == '_' || b == '~' {
+			a[c] |= uriHost
+		}
+		if uriPathByte(b) {
+			a[c] |= uriPath
+		}
+	}
+	return a
+}()
 
 func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 

@@ -38,6 +38,10 @@ func TestSchemaCompiledOncePerRef(t *testing.T) {
 	require.Equal(t, ref, key1)
 	require.Equal(t, ref, key2)
 	require.Same(t, s1, s2)
+	key3, s3, err := v.schema(ref) // from the cache of references as given
+	require.NoError(t, err)
+	require.Equal(t, ref, key3)
+	require.Same(t, s1, s3)
 
 	// Nothing is laid out before its first use.
 	for _, name := range schemas.Documents() {
@@ -49,6 +53,8 @@ func TestSchemaCompiledOncePerRef(t *testing.T) {
 	_, _, err = v.schema("effect.schema.json#/$defs/Nope")
 	require.ErrorIs(t, err, ErrUnknownSchema)
 	_, ok := v.fast.Load("effect.schema.json#/$defs/Nope")
+	require.False(t, ok)
+	_, ok = v.refs.Load("effect.schema.json#/$defs/Nope")
 	require.False(t, ok)
 }
 

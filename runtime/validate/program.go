@@ -475,8 +475,50 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 			return err
 		}
 	}
+	n.allOfRun = c.allOfRun(n.allOfRest)
 	n.setOps()
 	return nil
+}
+
+// allOfRun returns the entries of an allOf as fastNode.allOfRun runs them:
+// an entry whose program node applies only if/then/else, or only not (and
+// has no dispatch tables), becomes those subschemas. An entry whose
+// subschemas cannot be made stays a node, which its visit finds broken.
+// c.mu must be held.
+func (c *fastCompiler) allOfRun(l []*fastNode) []allOfEntry {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]allOfEntry, len(l))
+	for k, m := range l {
+		out[k].node = m
+		s := c.raw(m.id)
+		if s.Bool != 0 || s.Types != 0 || s.Const != "" || s.Enum != "" || s.Format != "" || s.Ref != 0 ||
+			len(s.AllOf) > 0 || len(s.AnyOf) > 0 || len(s.OneOf) > 0 ||
+			rawObject(s) || rawArray(s) || rawString(s) || rawNumber(s) || c.dispatchOf(m.id) != nil {
+			continue
+		}
+		var e allOfEntry
+		var err error
+		switch {
+		case s.If != 0 && s.Not == 0:
+			e.ifN, err = c.shell(s.If)
+			if err == nil {
+				e.thenN, err = c.shell(s.Then)
+			}
+			if err == nil {
+				e.elseN, err = c.shell(s.Else)
+			}
+		case s.Not != 0 && s.If == 0:
+			e.not, err = c.shell(s.Not)
+		default:
+			continue
+		}
+		if err == nil {
+			out[k] = e
+		}
+	}
+	return out
 }
 
 // arms makes the nodes of l, a dispatchSwitch's arms, on their first

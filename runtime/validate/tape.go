@@ -262,7 +262,9 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 		t.toks[i].end, t.toks[i].stop = i+1, uint32(p+1)
 		return p + 1, true
 	}
-	var seen uint64 // one bit per key hash, to spot possible duplicates
+	// One bit per key hash in each of seen and seen2 (from different bits
+	// of the hash), to spot possible duplicates.
+	var seen, seen2 uint64
 	var bloom uint32
 	var n uint32
 	for {
@@ -284,8 +286,8 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 		h := keyHash(key)
 		kt.hash = h
 		if n < maxPairwiseKeys {
-			bit := uint64(1) << (h & 63)
-			if seen&bit != 0 {
+			bit, bit2 := uint64(1)<<(h&63), uint64(1)<<(h>>6&63)
+			if seen&bit != 0 && seen2&bit2 != 0 {
 				// The earlier keys of this object are complete on the
 				// tape: compare those of the same hash.
 				for c := i + 1; c < k; c = t.toks[c+1].end {
@@ -296,13 +298,27 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 				}
 			}
 			seen |= bit
+			seen2 |= bit2
 		}
 		bloom |= keyBloom(h)
 		p = skipSpace(src, p)
 		if p >= len(src) || src[p] != ':' {
 			return p, false
 		}
-		if p, ok = t.scanValue(skipSpace(src, p+1), depth+1); !ok {
+		if p = skipSpace(src, p+1); p < len(src) && src[p] == '"' {
+			// The common value, without the dispatch of scanValue (whose
+			// look at done is repeated here).
+			if t.done != nil {
+				if t.steps++; t.steps%pollEvery == 0 && closed(t.done) {
+					t.stopped = true
+					return p, false
+				}
+			}
+			p, ok = t.scanString(p)
+		} else {
+			p, ok = t.scanValue(p, depth+1)
+		}
+		if !ok {
 			return p, false
 		}
 		n++
@@ -461,18 +477,35 @@ var plainByte = func() (a [256]bool) {
 // scanString scans the string whose opening quote is at src[p].
 func (t *tape) scanString(p int) (int, bool) {
 	src := t.src
-	start := p + 1
-	i := start
-	for {
-		// Plain bytes eight at a time, then one at a time up to the
-		// first byte that is not plain.
-		for i+8 <= len(src) {
-			if m := notPlain8(binary.LittleEndian.Uint64(src[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
+	i := p + 1
+	// Plain bytes eight at a time, then one at a time up to the first
+	// byte that is not plain; a closing quote there ends the common
+	// string, anything else goes to stringRest.
+	for i+8 <= len(src) {
+		if m := notPlain8(binary.LittleEndian.Uint64(src[i : i+8])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			goto stop
 		}
+		i += 8
+	}
+	for i < len(src) && plainByte[src[i]] {
+		i++
+	}
+stop:
+	if i < len(src) && src[i] == '"' {
+		k := t.push()
+		k.kind, k.flags, k.hash = tString, 0, 0
+		k.off, k.n, k.end, k.pos, k.stop = uint32(p+1), uint32(i-p-1), uint32(len(t.toks)), uint32(p), uint32(i+1)
+		return i + 1, true
+	}
+	return t.stringRest(p, i)
+}
+
+// stringRest finishes scanning the string whose opening quote is at
+// src[p], from its first byte at src[i] that is not plainByte.
+func (t *tape) stringRest(p, i int) (int, bool) {
+	src := t.src
+	for {
 		for i < len(src) && plainByte[src[i]] {
 			i++
 		}
@@ -483,7 +516,7 @@ func (t *tape) scanString(p int) (int, bool) {
 		case c == '"':
 			k := t.push()
 			k.kind, k.flags, k.hash = tString, 0, 0
-			k.off, k.n, k.end, k.pos, k.stop = uint32(start), uint32(i-start), uint32(len(t.toks)), uint32(p), uint32(i+1)
+			k.off, k.n, k.end, k.pos, k.stop = uint32(p+1), uint32(i-p-1), uint32(len(t.toks)), uint32(p), uint32(i+1)
 			return i + 1, true
 		case c == '\\':
 			return t.escapedString(p, i)

@@ -34,6 +34,7 @@ type Validator struct {
 	docs map[string]bool // embedded document names
 
 	fast sync.Map // canonical reference -> *fastSchema (see fastpath.go)
+	refs sync.Map // reference as given -> *resolved, for the references that exist
 
 	mu    sync.Mutex    // guards fastc
 	fastc *fastCompiler // shared by every reference, so common subschemas are laid out once
@@ -267,6 +268,12 @@ func (v *Validator) ValidateValue(ref string, value any) error {
 	return judge(key, fs, t)
 }
 
+// resolved is a reference that exists: its canonical form and program.
+type resolved struct {
+	key string
+	fs  *fastSchema
+}
+
 // schema returns the canonical short reference and program for ref.
 func (v *Validator) schema(ref string) (string, *fastSchema, error) {
 	if v == nil {
@@ -275,6 +282,23 @@ func (v *Validator) schema(ref string) (string, *fastSchema, error) {
 	if v.err != nil {
 		return "", nil, fmt.Errorf("ahp: validator unavailable: %w", v.err)
 	}
+	// Only references that exist are remembered, each as given: a few
+	// spellings (with or without schemas.BaseURI, with or without an
+	// empty fragment) per location of the program.
+	if r, ok := v.refs.Load(ref); ok {
+		r := r.(*resolved)
+		return r.key, r.fs, nil
+	}
+	key, fs, err := v.lookup(ref)
+	if err != nil {
+		return "", nil, err
+	}
+	v.refs.Store(ref, &resolved{key: key, fs: fs})
+	return key, fs, nil
+}
+
+// lookup is schema without the cache of references as given.
+func (v *Validator) lookup(ref string) (string, *fastSchema, error) {
 	key, err := v.canonical(ref)
 	if err != nil {
 		return "", nil, err
