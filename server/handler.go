@@ -223,25 +223,20 @@ type request struct {
 // dispatch handles one complete message and returns the reply or, for a
 // notification, how it was handled. It never panics.
 func (h *Handler) dispatch(ctx context.Context, msg []byte) result {
-	// One scan of the message serves every later step. A message the scan
-	// does not model (not JSON, invalid UTF-8, escaped lone surrogates,
-	// deep nesting) or that the context interrupted is classified from its
-	// bytes instead, with the same result.
-	doc := validate.Scan(ctx, msg)
-	defer doc.Release()
-	return h.dispatchDoc(ctx, msg, doc)
+	return h.dispatchDoc(ctx, msg, validate.Scan)
 }
 
-// dispatchDoc is dispatch of msg, which doc holds scanned. A nil doc
+// dispatchDoc is dispatch of msg, which scan tokenizes once. A nil scan
 // selects the byte path the package tests compare the one-scan path with:
 // every step reads msg itself (classification, validation, decoding, the
 // grant snapshot), and settlement checks the event as it checks any event
 // (settle.CheckEvent, settle.Admit).
-func (h *Handler) dispatchDoc(ctx context.Context, msg []byte, doc *validate.Doc) (res result) {
+func (h *Handler) dispatchDoc(ctx context.Context, msg []byte, scan func(context.Context, []byte) *validate.Doc) (res result) {
 	notify := false
 	defer func() {
 		// Callbacks are guarded separately; this only catches a bug in the
-		// dispatcher itself.
+		// dispatcher itself, the scan and the release of its document
+		// included.
 		if p := recover(); p != nil {
 			h.logAttrs(ctx, slog.LevelError, "ahp server: internal error while dispatching a message",
 				slog.String("panic_type", fmt.Sprintf("%T", p)), slog.String("stack", string(debug.Stack())))
@@ -253,6 +248,15 @@ func (h *Handler) dispatchDoc(ctx context.Context, msg []byte, doc *validate.Doc
 		}
 	}()
 
+	// One scan of the message serves every later step. A message the scan
+	// does not model (not JSON, invalid UTF-8, escaped lone surrogates,
+	// deep nesting) or that the context interrupted is classified from its
+	// bytes instead, with the same result.
+	var doc *validate.Doc
+	if scan != nil {
+		doc = scan(ctx, msg)
+		defer doc.Release()
+	}
 	var env jsonrpc.Envelope
 	var err error
 	if doc != nil && doc.Tokens() {
