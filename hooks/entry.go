@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -59,7 +60,7 @@ const (
 	kindUnknown fieldKind = iota // unknown members: covered only when empty
 	kindString
 	kindBool
-	kindRaw    // []byte-shaped raw JSON
+	kindRaw    // raw JSON (json.RawMessage)
 	kindObject // a struct with a plan of its own
 	kindOpaque // not covered: only its absence (omitted zero value) is
 )
@@ -124,8 +125,17 @@ var (
 	numberType  = reflect.TypeFor[json.Number]()
 	memberType  = reflect.TypeFor[[]gen.Member]()
 	marshalType = reflect.TypeFor[json.Marshaler]()
+	textType    = reflect.TypeFor[encoding.TextMarshaler]()
 	eventType   = reflect.TypeFor[gen.Event]()
 )
+
+// ownEncoding reports whether values of t are encoded by a method of their
+// own (MarshalJSON or MarshalText, on t or *t) rather than as the plan
+// reads them at their offset.
+func ownEncoding(t reflect.Type) bool {
+	return t.Implements(marshalType) || reflect.PointerTo(t).Implements(marshalType) ||
+		t.Implements(textType) || reflect.PointerTo(t).Implements(textType)
+}
 
 // newEntryPlan returns the entry plan of the payload of info, nil when the
 // payload schema is not one the plan covers.
@@ -228,6 +238,11 @@ func (p *planner) object(t reflect.Type, ids []schemaprog.ID, depth int) *objPla
 	if !ok || depth > 8 || t.Kind() != reflect.Struct || t.NumField() > 64 {
 		return nil
 	}
+	if t.PkgPath() != eventType.PkgPath() && ownEncoding(t) {
+		// A struct that encodes itself; the generated types' MarshalJSON
+		// is the generated encoder, which follows the tags.
+		return nil
+	}
 	o := &objPlan{names: map[string]uint64{}, byName: map[string]*fieldPlan{}}
 	props := map[string][]schemaprog.ID{}
 	// closers are the subschemas with additionalProperties: false; each
@@ -324,7 +339,7 @@ func (p *planner) field(fp *fieldPlan, t reflect.Type, pids []schemaprog.ID, dep
 	}
 	switch {
 	case t == numberType:
-	case t.Kind() == reflect.String && !t.Implements(marshalType) && !reflect.PointerTo(t).Implements(marshalType):
+	case t.Kind() == reflect.String && !ownEncoding(t):
 		if sp := stringPlan(nodes); sp != nil {
 			fp.kind, fp.str = kindString, sp
 			known := true
@@ -341,7 +356,7 @@ func (p *planner) field(fp *fieldPlan, t reflect.Type, pids []schemaprog.ID, dep
 				sp.formats = formats
 			}
 		}
-	case t.Kind() == reflect.Bool:
+	case t.Kind() == reflect.Bool && !ownEncoding(t):
 		for _, n := range nodes {
 			if n.Bool == 1 {
 				continue
@@ -352,10 +367,9 @@ func (p *planner) field(fp *fieldPlan, t reflect.Type, pids []schemaprog.ID, dep
 			}
 		}
 		fp.kind = kindBool
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
-		if t != rawMsgType && !t.ConvertibleTo(rawMsgType) {
-			return
-		}
+	case t == rawMsgType:
+		// Only json.RawMessage is written as the bytes it holds: another
+		// []byte-shaped type is written in base64 or by its own method.
 		if len(pids) == 0 {
 			return
 		}
