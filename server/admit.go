@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,13 +138,18 @@ func admit(id jsonrpc.ID, info gen.EventInfo, a admission, res InterceptResult) 
 		}
 	}
 
-	// Canonical schemas: the generic response, then the event's own.
+	// Canonical schemas: the generic response, then the event's own, from
+	// one scan of the response (ValidateDoc gives Validate's verdict and
+	// errors).
 	v := validate.Default()
+	doc := validate.Scan(context.Background(), body)
 	for _, ref := range []string{"intercept-response.schema.json", info.ResponseSchema} {
 		if ref == "" {
 			continue
 		}
-		if err := v.Validate(ref, body); err != nil {
+		if err := v.ValidateDoc(ref, doc); err != nil {
+			// The error may hold memory of doc, which is left to the
+			// collector rather than released.
 			index, family := -1, gen.EffectFamily("")
 			if verr, ok := errors.AsType[*validate.Error](err); ok {
 				if i, ok := effectIndex(verr.Pointer); ok && i < len(effects) {
@@ -154,6 +160,7 @@ func admit(id jsonrpc.ID, info gen.EventInfo, a admission, res InterceptResult) 
 			return nil, fail(index, family, "the response is not valid against "+ref, err)
 		}
 	}
+	doc.Release()
 
 	// Boundary rules shared with the harness.
 	if len(effects) == 0 {
