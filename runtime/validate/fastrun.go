@@ -17,9 +17,10 @@ import (
 // to, matched on bytes directly. It is compiled on first use (the generator
 // has checked that it compiles).
 type matcher struct {
-	src  string
-	once sync.Once
-	re   *regexp.Regexp
+	src   string
+	known uint8 // a known pattern (patterns.go), matched without regexp
+	once  sync.Once
+	re    *regexp.Regexp
 }
 
 // regexpSyntaxOK reports whether src parses as a Go regular expression,
@@ -32,6 +33,9 @@ func regexpSyntaxOK(src string) bool {
 func (m *matcher) ok() bool { return m != nil }
 
 func (m *matcher) match(b []byte) bool {
+	if m.known != patRegexp {
+		return matchKnown(m.known, b)
+	}
 	m.once.Do(func() { m.re = regexp.MustCompile(m.src) })
 	return m.re.Match(b)
 }

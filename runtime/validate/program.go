@@ -598,7 +598,7 @@ func (c *fastCompiler) matcher(src string) (*matcher, error) {
 	if !c.trusted && !regexpSyntaxOK(src) {
 		return nil, fmt.Errorf("%w: pattern %q", errFastUnsupported, src)
 	}
-	return &matcher{src: src}, nil
+	return &matcher{src: src, known: knownPattern(src)}, nil
 }
 
 // locate returns the ID of the node at location key ("name" or
