@@ -327,7 +327,7 @@ func (s *stdioServer) settle() {
 // another is being written costs its goroutine no wait and no wake-up. A
 // write error ends serving.
 func (s *stdioServer) write(b []byte) {
-	if err := s.fw.Send(b); err != nil {
+	if _, err := s.fw.Send(b); err != nil {
 		s.cancel(fmt.Errorf("server: stdio: %w", err))
 	}
 }

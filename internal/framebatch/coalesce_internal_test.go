@@ -94,11 +94,15 @@ func TestSendQueuesBehindWrite(t *testing.T) {
 	rec := &recorder{gate: make(chan struct{}), entered: make(chan struct{}, 16)}
 	w := New(rec)
 	first := make(chan error, 1)
-	go func() { first <- w.Send([]byte(`{"n":0}`)) }()
+	go func() { _, err := w.Send([]byte(`{"n":0}`)); first <- err }()
 	<-rec.entered // the first write is in progress and blocked
 	const queued = 8
+	var seqs []uint64
 	for i := 1; i <= queued; i++ {
-		require.NoError(t, w.Send([]byte(`{"n":`+strconv.Itoa(i)+`}`))) // returns while the write is blocked
+		seq, err := w.Send([]byte(`{"n":` + strconv.Itoa(i) + `}`)) // returns while the write is blocked
+		require.NoError(t, err)
+		require.False(t, w.Sent(seq))
+		seqs = append(seqs, seq)
 	}
 	select {
 	case err := <-first:
@@ -109,6 +113,9 @@ func TestSendQueuesBehindWrite(t *testing.T) {
 	<-rec.entered
 	rec.gate <- struct{}{}
 	require.NoError(t, <-first)
+	for _, seq := range seqs {
+		require.True(t, w.Sent(seq))
+	}
 	require.Len(t, rec.writes, 2)
 	require.Equal(t, `{"n":0}`+"\n", string(rec.writes[0]))
 	var want []byte
@@ -122,12 +129,16 @@ func TestSendQueuesBehindWrite(t *testing.T) {
 	broken := errors.New("broken pipe")
 	fail := &failer{entered: make(chan struct{}, 1), gate: make(chan struct{}), err: broken}
 	w = New(fail)
-	go func() { first <- w.Send([]byte(`{"n":0}`)) }()
+	go func() { _, err := w.Send([]byte(`{"n":0}`)); first <- err }()
 	<-fail.entered
-	require.NoError(t, w.Send([]byte(`{"n":1}`)))
+	seq, err := w.Send([]byte(`{"n":1}`))
+	require.NoError(t, err)
 	close(fail.gate)
 	require.ErrorIs(t, <-first, broken)
-	require.ErrorIs(t, w.Send([]byte(`{"n":2}`)), broken)
+	require.False(t, w.Sent(seq), "a frame dropped after a failed write was not sent")
+	require.False(t, w.Sent(1), "nor was the frame of the failed write")
+	_, err = w.Send([]byte(`{"n":2}`))
+	require.ErrorIs(t, err, broken)
 	require.ErrorIs(t, w.WriteFrame([]byte(`{"n":3}`)), broken)
 	require.Equal(t, 1, fail.calls, "nothing is written after the failed write")
 }

@@ -83,31 +83,42 @@ func (x *Writer) WriteFrame(msg []byte) error {
 }
 
 // Send queues msg, checked as WriteFrame checks it, to be written with the
-// frames waiting at the same time. If another goroutine is writing, that
+// frames waiting at the same time, and returns its number (Sent reports
+// whether it has been written). If another goroutine is writing, that
 // goroutine writes msg before its own call returns, and Send returns at
 // once, without waiting: a failure of that write ends the stream (the
 // writing goroutine and every later call see it). Otherwise Send writes
 // msg itself, with the frames queued meanwhile, and returns the error of
 // any write it made.
-func (x *Writer) Send(msg []byte) error {
+func (x *Writer) Send(msg []byte) (uint64, error) {
 	if len(msg) == 0 {
-		return jsonrpc.ErrEmptyFrame
+		return 0, jsonrpc.ErrEmptyFrame
 	}
 	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
-		return jsonrpc.ErrNewlineInFrame
+		return 0, jsonrpc.ErrNewlineInFrame
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
-		return x.err
+		return 0, x.err
 	}
 	x.queue = append(append(x.queue, msg...), '\n')
 	x.queued++
+	seq := x.queued
 	if x.writing {
-		return nil // the goroutine writing writes it
+		return seq, nil // the goroutine writing writes it
 	}
 	x.flushAllLocked()
-	return x.err
+	return seq, x.err
+}
+
+// Sent reports whether the frame that Send numbered seq has been handed to
+// the stream: false while it is queued or being written, and for good once
+// the write carrying it failed (or it was dropped after a failed write).
+func (x *Writer) Sent(seq uint64) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.done >= seq && (x.err == nil || seq < x.failed)
 }
 
 // flushAllLocked writes batches until none is queued, so that no frame is

@@ -28,9 +28,10 @@ import (
 // wait for the pipe needs its cancellation armed (context.AfterFunc, about
 // two thousand instructions and three allocations): the reader arms its own
 // when stdout has nothing to read yet, and a write that finds stdin full
-// arms that of every message being written (writeBlocked). Under load
-// most exchanges find their response read by another and their request
-// written at once, and arm nothing.
+// arms that of every message being written or queued (writeBlocked).
+// Under load most exchanges find their response read by another and their
+// request written at once, or queued behind a write that another makes,
+// and arm nothing.
 type child struct {
 	*proc
 	w            *framebatch.Writer // coalesces the requests of concurrent Exchanges
@@ -60,7 +61,7 @@ type child struct {
 	abandoned []jsonrpc.ID // recent ids whose late responses are dropped
 	free      []*waiter    // multiplexed waiters of ended exchanges, reused
 	notifying []*waiter    // notifications being written
-	blocked   int          // writes to stdin waiting for room
+	blocked   atomic.Int32 // writes to stdin waiting for room; changed with mu held
 
 	// afterWrite, set only by tests, runs once a message has been written,
 	// before its interrupt is stopped.
@@ -88,6 +89,7 @@ type waiter struct {
 	key   string
 	exact bool
 	reply chan reply // multiplexed only: the reader's answer, sent at most once
+	seq   uint64     // its request's number in c.w (framebatch.Writer.Send); 0: none
 
 	mu          sync.Mutex
 	state       waitState
@@ -167,7 +169,7 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 		return nil, fail(CodeTransport, StageSend, "duplicate_id", ErrMalformed)
 	}
 	defer c.finish(w)
-	if err := c.write(w, msg.Body); err != nil {
+	if err := c.write(w, msg.Body, true); err != nil {
 		return nil, c.writeFailed(ctx, err)
 	}
 	for {
@@ -175,7 +177,7 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 		case r := <-w.reply:
 			return r.frame, r.err
 		case <-ctx.Done():
-			return nil, ctxFail(ctx, StageReceive)
+			return nil, ctxFail(ctx, c.cancelStage(w))
 		case c.reading <- struct{}{}:
 			frame, err := c.read(ctx, w)
 			<-c.reading
@@ -186,11 +188,22 @@ func (c *child) exchange(ctx context.Context, msg Message) ([]byte, error) {
 
 // write writes body for w, which is in stateWriting, and leaves that
 // state: an interrupt kills the child while the write is in progress, and
-// not once it has ended.
-func (c *child) write(w *waiter, body []byte) error {
-	err := c.w.WriteFrame(body)
+// not once it has ended. A request (queue) is only queued when another
+// goroutine is writing (framebatch.Writer.Send), which writes it without
+// this one waiting: until it has been written, w counts as writing
+// (unsent), for interrupts and writeBlocked. A notification waits for its
+// write, so that notifications, which take no in-flight slot, never pile
+// up in the queue.
+func (c *child) write(w *waiter, body []byte, queue bool) error {
+	var err error
+	var seq uint64
+	if queue {
+		seq, err = c.w.Send(body)
+	} else {
+		err = c.w.WriteFrame(body)
+	}
 	w.mu.Lock()
-	w.state = stateIdle
+	w.state, w.seq = stateIdle, seq
 	w.mu.Unlock()
 	if c.afterWrite != nil {
 		c.afterWrite()
@@ -222,13 +235,13 @@ func (c *child) register(ctx context.Context, id jsonrpc.ID) *waiter {
 		w = c.newWaiter()
 		w.reply = make(chan reply, 1)
 	}
-	w.id, w.key, w.exact = id, key, exact
+	w.id, w.key, w.exact, w.seq = id, key, exact, 0
 	w.state, w.interrupted = stateWriting, false
 	c.pending = append(c.pending, w)
 	if ctx.Done() != nil {
 		w.mu.Lock()
 		w.ctx = ctx
-		if c.blocked > 0 {
+		if c.blocked.Load() > 0 {
 			w.arm()
 		}
 		w.mu.Unlock()
@@ -254,10 +267,10 @@ func (c *child) newWaiter() *waiter {
 // writeUnblocked.
 func (c *child) writeBlocked() {
 	c.mu.Lock()
-	c.blocked++
+	c.blocked.Add(1)
 	arm := func(w *waiter) {
 		w.mu.Lock()
-		if w.state == stateWriting {
+		if w.state == stateWriting || c.unsent(w) {
 			w.arm()
 		}
 		w.mu.Unlock()
@@ -275,10 +288,26 @@ func (c *child) writeBlocked() {
 	}
 }
 
+// cancelStage is the stage at which w's exchange ends when its context
+// does: StageSend while its request is still queued (or its write failed),
+// StageReceive once it has been written. It is called by w's exchange.
+func (c *child) cancelStage(w *waiter) Stage {
+	if w.seq != 0 && !c.w.Sent(w.seq) {
+		return StageSend
+	}
+	return StageReceive
+}
+
+// unsent reports whether w's request was queued behind another write and
+// has not been written yet. w.mu is held.
+func (c *child) unsent(w *waiter) bool {
+	return w.state == stateIdle && w.seq != 0 && !c.w.Sent(w.seq)
+}
+
 // writeUnblocked runs when a write that called writeBlocked has ended.
 func (c *child) writeUnblocked() {
 	c.mu.Lock()
-	c.blocked--
+	c.blocked.Add(-1)
 	c.mu.Unlock()
 }
 
@@ -335,6 +364,13 @@ func (c *child) interrupt(w *waiter) {
 	case stateReading:
 		c.stdout.interrupt()
 		w.interrupted = true
+		if w.seq != 0 && c.blocked.Load() > 0 && !c.w.Sent(w.seq) {
+			c.kill() // its request is still queued behind a blocked write
+		}
+	default:
+		if c.unsent(w) {
+			c.kill() // its request is still queued behind a blocked write
+		}
 	}
 	w.mu.Unlock()
 	if w.fired != nil {
@@ -353,7 +389,7 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 	w.mu.Lock()
 	if ctx.Err() != nil {
 		w.mu.Unlock()
-		return nil, ctxFail(ctx, StageReceive)
+		return nil, ctxFail(ctx, c.cancelStage(w))
 	}
 	w.state = stateReading
 	w.mu.Unlock()
@@ -374,7 +410,7 @@ func (c *child) read(ctx context.Context, w *waiter) ([]byte, error) {
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
-				return nil, ctxFail(ctx, StageReceive)
+				return nil, ctxFail(ctx, c.cancelStage(w))
 			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 				// The line was skipped: the stream is still in step.
 				return nil, c.fault(w, fail(CodeCapacity, StageReceive, "too_large", ErrTooLarge), false)
@@ -472,7 +508,7 @@ func (c *child) notify(ctx context.Context, body []byte) error {
 		w.ctx = ctx
 		c.mu.Lock()
 		c.notifying = append(c.notifying, w)
-		if c.blocked > 0 {
+		if c.blocked.Load() > 0 {
 			w.arm() // w is not shared yet
 		}
 		c.mu.Unlock()
@@ -483,7 +519,7 @@ func (c *child) notify(ctx context.Context, body []byte) error {
 			w.disarm()
 		}()
 	}
-	if err := c.write(w, body); err != nil {
+	if err := c.write(w, body, false); err != nil {
 		return c.writeFailed(ctx, err)
 	}
 	return nil
