@@ -120,6 +120,10 @@ type call struct {
 	// occurrence goes to one interceptor (the common case), without an
 	// allocation.
 	oneChain, oneOffered [1]*subscription
+	// oneDelivery is the call's first delivery (delivered: it is taken);
+	// each later one is allocated, so none is ever overwritten.
+	oneDelivery delivery
+	delivered   bool
 	// stateContent reports that the request state may carry content (a
 	// candidate or injections), which requestState projects per receiver.
 	stateContent bool
@@ -522,7 +526,12 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 			return nil, c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 		}
 	}
-	return &delivery{s: s, id: id, body: body, caps: caps, dctx: c.h.timeouts.start(c.ctx, s.timeout)}, false, false
+	d = new(delivery)
+	if !c.delivered {
+		d, c.delivered = &c.oneDelivery, true // the first delivery, without an allocation
+	}
+	*d = delivery{s: s, id: id, body: body, caps: caps, dctx: c.h.timeouts.start(c.ctx, s.timeout)}
+	return d, false, false
 }
 
 // givenFits reports whether the canonical request the call was begun from
@@ -956,6 +965,9 @@ func (c *call) result() *Result {
 			continue
 		}
 		s := c.offered[a.Index]
+		if r.Accepted == nil {
+			r.Accepted = r.oneAccepted[:0]
+		}
 		r.Accepted = append(r.Accepted, Accepted{BackendID: s.b.id, SubscriptionIndex: s.index, Effects: a.Effects})
 	}
 	if c.synthetic {

@@ -135,6 +135,7 @@ type Result struct {
 
 	event       *gen.Event
 	attachments *Attachments // nil when the call was given none
+	oneAccepted [1]Accepted  // backs Accepted when one response was accepted
 }
 
 // Event returns a detached copy of the effective canonical event: the event
