@@ -526,8 +526,9 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 			return nil, c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 		}
 	}
-	d = new(delivery)
-	if !c.delivered {
+	if c.delivered {
+		d = new(delivery)
+	} else {
 		d, c.delivered = &c.oneDelivery, true // the first delivery, without an allocation
 	}
 	*d = delivery{s: s, id: id, body: body, caps: caps, dctx: c.h.timeouts.start(c.ctx, s.timeout)}
