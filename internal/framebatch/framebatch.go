@@ -19,6 +19,12 @@ import (
 // maxRetained bounds the buffer a Writer keeps between writes.
 const maxRetained = 64 << 10
 
+// maxQueued bounds the bytes Send leaves queued behind a write in progress
+// without waiting: past it, Send waits for its frame's write as WriteFrame
+// does, so that what is queued does not grow with a peer that stopped
+// reading.
+const maxQueued = 64 << 10
+
 // Writer writes frames to a stream. It is safe for concurrent use: frames
 // are never interleaved or split across batches, each is written exactly
 // once, and the frames of one goroutine are written in the order it wrote
@@ -40,6 +46,9 @@ type Writer struct {
 	writing bool      // a goroutine is writing a batch
 	err     error     // set by the first failed write
 	failed  uint64    // the first frame of that write
+
+	// sendWait, set only by tests, runs when Send waits for its write.
+	sendWait func()
 }
 
 // New returns a Writer that writes to w.
@@ -87,7 +96,10 @@ func (x *Writer) WriteFrame(msg []byte) error {
 // whether it has been written). If another goroutine is writing, that
 // goroutine writes msg before its own call returns, and Send returns at
 // once, without waiting: a failure of that write ends the stream (the
-// writing goroutine and every later call see it). Otherwise Send writes
+// writing goroutine and every later call see it). Once more than
+// maxQueued bytes are queued so, Send waits for its frame's write as
+// WriteFrame does, so that the queue does not grow with a peer that has
+// stopped reading. Otherwise Send writes
 // msg itself, with the frames queued meanwhile, and returns the error of
 // any write it made.
 func (x *Writer) Send(msg []byte) (uint64, error) {
@@ -105,11 +117,28 @@ func (x *Writer) Send(msg []byte) (uint64, error) {
 	x.queue = append(append(x.queue, msg...), '\n')
 	x.queued++
 	seq := x.queued
-	if x.writing {
+	if !x.writing {
+		x.flushAllLocked()
+		return seq, x.err
+	}
+	if len(x.queue) <= maxQueued {
 		return seq, nil // the goroutine writing writes it
 	}
-	x.flushAllLocked()
-	return seq, x.err
+	// The peer is slow to read: wait, as WriteFrame does.
+	if x.sendWait != nil {
+		x.sendWait()
+	}
+	for x.done < seq {
+		if x.writing {
+			x.cond.Wait()
+			continue
+		}
+		x.flushAllLocked()
+	}
+	if x.err != nil && seq >= x.failed {
+		return seq, x.err
+	}
+	return seq, nil
 }
 
 // Sent reports whether the frame that Send numbered seq has been handed to
