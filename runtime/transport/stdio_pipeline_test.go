@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
@@ -30,6 +31,20 @@ import (
 func pipelineChild(mode string) (int, bool) {
 	switch mode {
 	case "pair", "pairdup", "paircrash", "pairesc":
+	case "flood":
+		// Never answer: once a request is read, write responses for an id
+		// never sent, without pause, until stdout breaks.
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, 4<<20)
+		if !sc.Scan() {
+			return 0, true
+		}
+		out := bufio.NewWriter(os.Stdout)
+		for {
+			if _, err := out.WriteString(`{"jsonrpc":"2.0","id":"never-sent","result":{}}` + "\n"); err != nil {
+				return 1, true
+			}
+		}
 	default:
 		return 0, false
 	}
@@ -255,4 +270,28 @@ func TestStdioPipelinedEscapedIDs(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 	require.Equal(t, 1, strings.Count(stderr.String(), "start "), "the child was kept")
+}
+
+// TestStdioFloodOutlivesNoDeadline: a child that never answers but keeps
+// stdout full of uncorrelated responses (skipped with DiscardUncorrelated)
+// must not keep the reading exchange past its context: the reader never
+// finds stdout empty, so cancellation armed only when a read must wait is
+// never armed, and the read loop must check the context between frames.
+func TestStdioFloodOutlivesNoDeadline(t *testing.T) {
+	s := stdioWith(t, "flood", transport.StdioOptions{DiscardUncorrelated: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Exchange(ctx, req("a"))
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		require.Error(t, err)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(30 * time.Second):
+		_ = s.Close()
+		t.Fatal("the exchange outlived its 300 ms deadline by 30 s while the child flooded stdout")
+	}
 }
