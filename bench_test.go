@@ -212,3 +212,39 @@ func BenchmarkDecodeToolBeforeRequest(b *testing.B) {
 		return json.Unmarshal(data, &m)
 	})
 }
+
+// BenchmarkEncodeToolBeforeEvent measures gen.EncodeEvent on the event of
+// the round-trip request (what the host encodes for every call), beside
+// json.Marshal of the same event decoded into a map.
+func BenchmarkEncodeToolBeforeEvent(b *testing.B) {
+	data, err := roundtrip.Request(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := gen.ParseInterceptRequest(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := &req.Params.Event
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		b.Fatal(err)
+	}
+	evMap := m["params"].(map[string]any)["event"]
+	b.Run("gen.EncodeEvent", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := gen.EncodeEvent(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("baseline=json.Marshal-map", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(evMap); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

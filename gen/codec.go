@@ -1138,11 +1138,44 @@ func (e *encoder) fail(err error) {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII returns the length of the longest prefix of s that a JSON
+// string holds as it is and that is ASCII: no control character, '"' or
+// '\\'. It looks at eight bytes at a time.
+func plainASCII(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	n := len(s)
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		q, bs := w^('"'*ones), w^('\\'*ones)
+		// A byte with its high bit set, below 0x20, or equal to '"' or
+		// '\\' (zero after the xor) sets its high bit in special.
+		special := w | (w-0x20*ones)&^w | (q-ones)&^q | (bs-ones)&^bs
+		if special&highs != 0 {
+			break
+		}
+		s = s[8:]
+	}
+	for len(s) > 0 {
+		if c := s[0]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			break
+		}
+		s = s[1:]
+	}
+	return n - len(s)
+}
+
 // str appends s as a JSON string.
 func (e *encoder) str(s string) {
 	e.buf = append(e.buf, '"')
+	i := plainASCII(s)
+	if i == len(s) {
+		e.buf = append(e.buf, s...)
+		e.buf = append(e.buf, '"')
+		return
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -1221,12 +1254,22 @@ func (e *encoder) raw(v []byte) {
 		e.buf = append(e.buf, b.Bytes()...)
 		return
 	}
-	if !json.Valid(v) {
+	if !validJSON(v) {
 		e.fail(fmt.Errorf("%w: invalid raw JSON", ErrInvalid))
 		e.buf = append(e.buf, "null"...)
 		return
 	}
 	e.buf = append(e.buf, v...)
+}
+
+// validJSON is json.Valid, by skipValue below 20,001 bytes, where the
+// nesting cannot pass encoding/json's limit of 10,000 levels.
+func validJSON(v []byte) bool {
+	if len(v) > 20000 {
+		return json.Valid(v)
+	}
+	j, err := skipValue(&input{b: v}, skipSpace(v, 0))
+	return err == nil && skipSpace(v, j) == len(v)
 }
 
 // key appends a member name, preceded by a comma unless it is the first.

@@ -37,7 +37,7 @@ const (
 // ownSources embeds the generator's own source so that its identity hash
 // does not depend on the working directory.
 //
-//go:embed *.go support.go.tmpl arms_test.go.tmpl
+//go:embed *.go support.go.tmpl codec_test.go.tmpl
 var ownSources embed.FS
 
 func main() {

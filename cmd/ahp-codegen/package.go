@@ -151,11 +151,11 @@ func buildPackage(set *schemaSet) (map[string][]byte, *model, error) {
 		return nil, nil, err
 	}
 	out["codec.go"] = support
-	armsTest, err := renderArmsTest(tagged)
+	codecTest, err := renderCodecTest(tagged)
 	if err != nil {
 		return nil, nil, err
 	}
-	out["arms_internal_test.go"] = armsTest
+	out["codec_internal_test.go"] = codecTest
 	return out, &model{set: set, b: b, roots: roots, events: rows}, nil
 }
 
@@ -303,12 +303,12 @@ func renderSupport() ([]byte, error) {
 	return out, nil
 }
 
-// renderArmsTest emits the test that holds the tagged arm selection of
-// every union in tagged (selectTagged) to the selection by every arm
-// (selectArm): the test code of arms_test.go.tmpl and the table of those
-// unions.
-func renderArmsTest(tagged []*goType) ([]byte, error) {
-	src, err := ownSources.ReadFile("arms_test.go.tmpl")
+// renderCodecTest emits the internal tests of the codec support code
+// (codec_test.go.tmpl: among them, that the tagged arm selection,
+// selectTagged, of every union in tagged picks what the selection by every
+// arm, selectArm, picks) and the table of the unions in tagged.
+func renderCodecTest(tagged []*goType) ([]byte, error) {
+	src, err := ownSources.ReadFile("codec_test.go.tmpl")
 	if err != nil {
 		return nil, err
 	}
