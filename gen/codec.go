@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
@@ -373,7 +374,7 @@ func (in *input) cloneAt(i int) (json.RawMessage, int, error) {
 	end := d.End(i)
 	raw := d.Raw(i)
 	if in.ctx == nil || end-i <= stopEvery {
-		return cloneRaw(raw), end, nil
+		return in.keep(raw), end, nil
 	}
 	out := make(json.RawMessage, len(raw))
 	base, from := d.Pos(i), 0
@@ -421,6 +422,42 @@ type input struct {
 	ctx     context.Context // nil: never stop
 	steps   int             // values since the last look at ctx
 	stopped error           // ctx.Err() once the decoding failed for that reason
+	chunk   []byte          // where keep copies short values
+}
+
+// Short strings and raw values of one decoding share chunks of chunkSize
+// bytes, so that the many small values of a document cost one allocation
+// per chunk rather than one each; a value longer than maxChunked bytes gets
+// its own, so that a value kept after decoding keeps at most chunkSize
+// bytes alive.
+const chunkSize, maxChunked = 128, 32
+
+// keep returns a copy of v. The copy's capacity is its length: appending to
+// it allocates rather than writing over the values after it in its chunk,
+// and the chunk's bytes past it are never written again.
+func (in *input) keep(v []byte) []byte {
+	if len(v) > maxChunked {
+		return cloneRaw(v)
+	}
+	if cap(in.chunk)-len(in.chunk) < len(v) {
+		in.chunk = make([]byte, 0, chunkSize)
+	}
+	start := len(in.chunk)
+	in.chunk = append(in.chunk, v...)
+	return in.chunk[start:len(in.chunk):len(in.chunk)]
+}
+
+// str returns v as a string, in a chunk when it is short: the bytes of a
+// chunk that keep has handed out are never written again.
+func (in *input) str(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	if len(v) > maxChunked {
+		return string(v)
+	}
+	c := in.keep(v)
+	return unsafe.String(&c[0], len(c))
 }
 
 // stopEvery is the number of values decoded between two looks at the
@@ -859,7 +896,7 @@ func decMap[T any](p *OrderedMap[T], in *input, i int) (int, error) {
 		if err != nil {
 			return j, err
 		}
-		out = append(out, MapEntry[T]{Name: string(k), Value: val})
+		out = append(out, MapEntry[T]{Name: in.str(k), Value: val})
 		return j, nil
 	})
 	if err != nil {
@@ -876,14 +913,14 @@ func decUnknown(p *[]Member, k []byte, b *input, i int) (int, error) {
 		if err != nil {
 			return j, err
 		}
-		*p = append(*p, Member{Name: string(k), Value: v})
+		*p = append(*p, Member{Name: b.str(k), Value: v})
 		return j, nil
 	}
 	j, err := skipValue(b, i)
 	if err != nil {
 		return j, err
 	}
-	*p = append(*p, Member{Name: string(k), Value: cloneRaw(b.b[i:j])})
+	*p = append(*p, Member{Name: b.str(k), Value: b.keep(b.b[i:j])})
 	return j, nil
 }
 
@@ -897,7 +934,7 @@ func decStrAt(p *string, in *input, i int) (int, error) {
 		if d.First(i) != '"' {
 			return i, decodeErr("type", "expected a string")
 		}
-		*p = string(d.Text(i))
+		*p = in.str(d.Text(i))
 		return i + 1, nil
 	}
 	b := in.b
@@ -909,7 +946,7 @@ func decStrAt(p *string, in *input, i int) (int, error) {
 		return end, err
 	}
 	if plain {
-		*p = string(b[i+1 : end-1])
+		*p = in.str(b[i+1 : end-1])
 		return end, nil
 	}
 	*p, err = unquote(b[i:end])
@@ -931,7 +968,7 @@ func decKnownAt[T ~string](p *T, in *input, i int, known ...T) (int, error) {
 				return i + 1, nil
 			}
 		}
-		*p = T(s)
+		*p = T(in.str(s))
 		return i + 1, nil
 	}
 	b := in.b
@@ -962,12 +999,12 @@ func decNumAt(p *json.Number, in *input, i int) (int, error) {
 		if c := d.First(i); c != '-' && (c < '0' || c > '9') {
 			return i, decodeErr("type", "expected a number")
 		}
-		*p = json.Number(d.Text(i))
+		*p = json.Number(in.str(d.Text(i)))
 		return i + 1, nil
 	}
 	j, err := numberEnd(in.b, i)
 	if err == nil {
-		*p = json.Number(in.b[i:j])
+		*p = json.Number(in.str(in.b[i:j]))
 	}
 	return j, err
 }
@@ -1006,7 +1043,7 @@ func decRawAt(p *json.RawMessage, in *input, i int) (int, error) {
 	}
 	j, err := skipValue(in, i)
 	if err == nil {
-		*p = cloneRaw(in.b[i:j])
+		*p = in.keep(in.b[i:j])
 	}
 	return j, err
 }
