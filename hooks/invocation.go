@@ -482,8 +482,9 @@ func (inv *Invocation) Reject() error {
 // further delivery, no observation, a retained response discarded
 // unpublished, an Acquire in flight cut short. A later Accept returns the
 // interrupted Result (Interrupted, permission deny) with an error matching
-// ErrCancelled and context.Canceled. Cancel after the invocation finished
-// does nothing.
+// ErrCancelled and context.Canceled. A response an Accept in progress
+// published before Cancel took effect stays listed in that Result's
+// Accepted. Cancel after the invocation finished does nothing.
 func (inv *Invocation) Cancel() {
 	inv.cancel(ErrCancelled)
 	inv.step <- struct{}{}

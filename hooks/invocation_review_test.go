@@ -85,7 +85,13 @@ func TestInvocationConcurrentSteps(t *testing.T) {
 			require.ErrorIs(t, err1, hooks.ErrCancelled)
 			require.True(t, res1.Interrupted)
 			require.Equal(t, gen.PermissionDeny, res1.Permission)
-			require.Empty(t, res1.Accepted, "nothing published by a cancelled invocation")
+			// Cancel sets its cause at once (so that it cuts an Acquire in
+			// flight short) and takes the step lock after: an Accept holding
+			// the lock may publish the response just before it sees the
+			// cause. That response is then listed, and the Result is still
+			// the interrupted one (deny); a response Cancel finds retained is
+			// never published.
+			require.LessOrEqual(t, len(res1.Accepted), 1, "at most the one response, published before the cancel")
 		} else {
 			require.Len(t, res1.Accepted, 1, "one response published, once")
 		}
