@@ -43,85 +43,62 @@ func appendPlainJSON(b []byte, v any, depth int) ([]byte, bool) {
 	case uint64:
 		return strconv.AppendUint(b, x, 10), true
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // json.Marshal's order: the member names' bytes
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendPlainString(b, k); !ok {
-				return b, false
-			}
-			b = append(b, ':')
-			if b, ok = appendPlainJSON(b, x[k], depth+1); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return appendPlainObject(b, x, func(b []byte, v any) ([]byte, bool) { return appendPlainJSON(b, v, depth+1) })
 	case []any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendPlainJSON(b, e, depth+1); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return appendPlainArray(b, x, func(b []byte, v any) ([]byte, bool) { return appendPlainJSON(b, v, depth+1) })
 	case map[string]string:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendPlainString(b, k); !ok {
-				return b, false
-			}
-			b = append(b, ':')
-			if b, ok = appendPlainString(b, x[k]); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return appendPlainObject(b, x, appendPlainString)
 	case []string:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendPlainString(b, e); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return appendPlainArray(b, x, appendPlainString)
 	}
 	return b, false
+}
+
+// appendPlainObject appends m with its members in json.Marshal's order (the
+// member names' bytes), each value written by elem; a nil map is null.
+func appendPlainObject[V any](b []byte, m map[string]V, elem func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = appendPlainString(b, k); !ok {
+			return b, false
+		}
+		b = append(b, ':')
+		if b, ok = elem(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendPlainArray appends s, each element written by elem; a nil slice is
+// null.
+func appendPlainArray[V any](b []byte, s []V, elem func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	if s == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '[')
+	for i, e := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = elem(b, e); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
 }
 
 // appendPlainString appends s quoted when json.Marshal writes it without
