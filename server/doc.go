@@ -45,6 +45,11 @@
 //     linear validator alone: its violations are logged without a pointer,
 //     and one it cannot decide (nesting deeper than 512 levels, escaped lone
 //     surrogates, numbers beyond its exact range) is rejected as unverified.
+//     The pointer and keyword of a violation are worked out only when
+//     [Handler.Logger] shows the record that names them (Debug for
+//     requests, Warn for notifications); otherwise validation gives only
+//     its verdict, without the second pass over the message that locates
+//     the violation.
 //  7. The callback. An error wrapping [ErrUnavailable], or any error once the
 //     request's context has ended, is -32003 backend_unavailable; any other
 //     error or a panic is -32004 backend_internal_error. The callback's text,

@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agenthooks/agenthooks-go/gen"
@@ -200,12 +201,50 @@ var supportedVersions = json.RawMessage(`{"supported":["` + gen.ProtocolVersion 
 // errorReply builds a JSON-RPC error response with the generic message of
 // code. A zero id is sent as null.
 func errorReply(id jsonrpc.ID, code int) result {
+	tail, ok := errorTails()[code]
+	if !ok {
+		return result{out: outReply, body: jsonrpc.AppendErrorResponse(nil, id, replyError(code))}
+	}
+	raw := "null"
+	if !id.IsZero() {
+		raw = id.String() // the id's JSON text
+	}
+	body := make([]byte, 0, len(errorHead)+len(raw)+len(tail))
+	body = append(body, errorHead...)
+	body = append(body, raw...)
+	return result{out: outReply, body: append(body, tail...)}
+}
+
+// replyError is the error object errorReply sends for code.
+func replyError(code int) *jsonrpc.Error {
 	e := jsonrpc.NewError(code)
 	if code == jsonrpc.CodeUnsupportedProtocolVersion {
 		e.Data = supportedVersions
 	}
-	return result{out: outReply, body: jsonrpc.AppendErrorResponse(nil, id, e)}
+	return e
 }
+
+// errorHead is what jsonrpc.AppendErrorResponse writes before the id.
+const errorHead = `{"jsonrpc":"` + jsonrpc.Version + `","id":`
+
+// errorTails holds, for each code the dispatcher answers with, what
+// jsonrpc.AppendErrorResponse writes after the id of errorReply's
+// response: errorReply assembles the constant parts instead of encoding
+// them for every reply.
+var errorTails = sync.OnceValue(func() map[int]string {
+	m := make(map[int]string)
+	for _, code := range []int{
+		jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound,
+		jsonrpc.CodeInvalidParams, jsonrpc.CodeInternalError, jsonrpc.CodeUnsupportedProtocolVersion,
+		jsonrpc.CodeUnsupportedEvent, jsonrpc.CodeBackendUnavailable, jsonrpc.CodeBackendInternalError,
+	} {
+		body := string(jsonrpc.AppendErrorResponse(nil, jsonrpc.NullID(), replyError(code)))
+		if tail, ok := strings.CutPrefix(body, errorHead+"null"); ok {
+			m[code] = tail
+		}
+	}
+	return m
+})
 
 // request carries what the dispatcher knows about one message.
 type request struct {
@@ -323,16 +362,20 @@ func (h *Handler) dispatchDoc(ctx context.Context, msg []byte, scan func(context
 
 // reject answers a request with an error code and logs why at Debug.
 func (h *Handler) reject(ctx context.Context, rq *request, code int, why string) result {
-	h.logAttrs(ctx, slog.LevelDebug, "ahp server: request rejected",
-		slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
-		slog.Int("code", code), slog.String("reason", why))
+	if h.logs(ctx, slog.LevelDebug) {
+		h.Logger.LogAttrs(ctx, slog.LevelDebug, "ahp server: request rejected",
+			slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
+			slog.Int("code", code), slog.String("reason", why))
+	}
 	return errorReply(rq.env.ID, code)
 }
 
 // drop discards a notification and logs why at Warn.
 func (h *Handler) drop(ctx context.Context, rq *request, why string) result {
-	h.logAttrs(ctx, slog.LevelWarn, "ahp server: notification dropped",
-		slog.String("method", rq.env.Method), slog.String("reason", why))
+	if h.logs(ctx, slog.LevelWarn) {
+		h.Logger.LogAttrs(ctx, slog.LevelWarn, "ahp server: notification dropped",
+			slog.String("method", rq.env.Method), slog.String("reason", why))
+	}
 	return result{out: outDropped}
 }
 
@@ -350,9 +393,14 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	// error codes ahead of invalid params; the answer to every request is
 	// the one the opposite order would give. Validation is linear in the
 	// size of the request, whether it passes or not (see invalidParams).
+	if rq.doc != nil && !h.logs(ctx, slog.LevelDebug) {
+		// Nothing would show where the request is invalid (invalidParams
+		// logs it at Debug): validation gives only its verdict.
+		rq.doc.VerdictOnly()
+	}
 	req, err := rq.parseIntercept(ctx)
 	if err != nil {
-		if stopped(err) {
+		if stopped(ctx, err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
 		}
 		head := rq.head()
@@ -551,9 +599,13 @@ func snapshot(params, rawEvent []byte) (*gen.Capabilities, *gen.Event, error) {
 	return &granted, &event, nil
 }
 
-// stopped reports an error of a Parse...Context call that the request's
-// context ended.
-func stopped(err error) bool {
+// stopped reports an error of a Parse...Context call within ctx that ctx
+// ended. Such a call returns a context error only once ctx has ended, so
+// the error is not inspected before then.
+func stopped(ctx context.Context, err error) bool {
+	if ctx.Err() == nil {
+		return false
+	}
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
@@ -567,8 +619,13 @@ func stopped(err error) bool {
 // request that it cannot decide (nesting deeper than 512 levels, escaped
 // lone surrogates, numbers beyond its exact range) is rejected with keyword
 // "unverified". Malformed JSON and repeated member names get their pointer
-// at any size.
+// at any size. Unless the Logger shows Debug records, the dispatcher asked
+// validation for its verdict only (validate.Doc.VerdictOnly), and nothing
+// is logged.
 func (h *Handler) invalidParams(ctx context.Context, rq *request, err error) result {
+	if !h.logs(ctx, slog.LevelDebug) {
+		return errorReply(rq.env.ID, jsonrpc.CodeInvalidParams)
+	}
 	attrs := []slog.Attr{
 		slog.String("method", rq.env.Method), slog.String("id", rq.env.ID.String()),
 		slog.Int("code", jsonrpc.CodeInvalidParams),
@@ -587,6 +644,9 @@ func (h *Handler) callbackFailed(ctx context.Context, rq *request, event gen.Eve
 	code := jsonrpc.CodeBackendInternalError
 	if errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 		code = jsonrpc.CodeBackendUnavailable
+	}
+	if !h.logs(ctx, slog.LevelError) {
+		return errorReply(rq.env.ID, code)
 	}
 	attrs := []slog.Attr{
 		slog.String("method", rq.env.Method), slog.String("event", string(event)),
@@ -641,10 +701,18 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 			return h.drop(ctx, rq, "event not in ObserveEvents")
 		}
 	}
+	if rq.doc != nil && !h.logs(ctx, slog.LevelWarn) {
+		// Nothing would show where the notification is invalid (it is
+		// logged at Warn): validation gives only its verdict.
+		rq.doc.VerdictOnly()
+	}
 	n, err := rq.parseObserve(ctx)
 	if err != nil {
+		if !h.logs(ctx, slog.LevelWarn) {
+			return result{out: outDropped}
+		}
 		reason := "canonical validation failed"
-		if stopped(err) {
+		if stopped(ctx, err) {
 			reason = "context ended during validation"
 		}
 		attrs := []slog.Attr{slog.String("method", rq.env.Method), slog.String("reason", reason)}
@@ -672,8 +740,11 @@ func (h *Handler) capabilities(ctx context.Context, rq *request) result {
 	if rq.unsupportedVersion() {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
+	if rq.doc != nil && !h.logs(ctx, slog.LevelDebug) {
+		rq.doc.VerdictOnly() // as in intercept
+	}
 	if _, err := rq.parseCapabilities(ctx); err != nil {
-		if stopped(err) {
+		if stopped(ctx, err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
 		}
 		return h.invalidParams(ctx, rq, err)
@@ -717,6 +788,12 @@ func (h *Handler) logAttrs(ctx context.Context, level slog.Level, msg string, at
 		return
 	}
 	h.Logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// logs reports whether the Handler's Logger records messages at level:
+// what only such a record would show is not worked out otherwise.
+func (h *Handler) logs(ctx context.Context, level slog.Level) bool {
+	return h.Logger != nil && h.Logger.Enabled(ctx, level)
 }
 
 // eventInfos indexes the event catalogue once; the entries are shared and

@@ -27,6 +27,8 @@ type Doc struct {
 	stopped bool   // scanning gave up because the context ended
 	loaded  bool   // without tokens: fallback has run
 	err     *Error // malformed, a repeated member name, or unverified; Schema empty
+	// verdictOnly: CheckDoc does not locate a violation (see VerdictOnly).
+	verdictOnly bool
 }
 
 var docPool = sync.Pool{New: func() any { return new(Doc) }}
@@ -185,7 +187,12 @@ func (v *Validator) CheckDoc(ctx context.Context, ref string, d *Doc) error {
 	if err := d.loadError(key); err != nil {
 		return err
 	}
-	return v.decide(ctx, key, fs, d.t, len(d.src))
+	size := len(d.src)
+	if d.verdictOnly {
+		// Decided as a document too large to be explained.
+		size = maxExactBytes + 1
+	}
+	return v.decide(ctx, key, fs, d.t, size)
 }
 
 // loadError puts d on its tape if it has no tokens yet (see fallback) and

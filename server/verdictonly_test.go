@@ -1,0 +1,90 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/server"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
+// slog.TextHandler.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestValidationDetailsLoggedWhenShown: a Logger that shows the records of
+// invalid messages (Debug for requests, Warn for notifications) gets the
+// pointer and keyword of the violation; one above that level gets no
+// record, and the request is answered the same.
+func TestValidationDetailsLoggedWhenShown(t *testing.T) {
+	badKind := strings.Replace(string(interceptBase(t)), `"kind":"file_write"`, `"kind":7`, 1)
+	observe := string(compact(t, readFixture(t, "http/observe-tool-before.valid.json")))
+	require.Contains(t, observe, `"type":"tool.before"`)
+	badObserve := strings.Replace(observe, `"time":"`, `"time":"x`, 1)
+	require.NotEqual(t, observe, badObserve)
+	for _, c := range []struct {
+		name   string
+		msg    string
+		level  slog.Level
+		logged bool
+		status int
+	}{
+		{"request at Debug", badKind, slog.LevelDebug, true, http.StatusOK},
+		{"request at Info", badKind, slog.LevelInfo, false, http.StatusOK},
+		{"notification at Warn", badObserve, slog.LevelWarn, true, http.StatusBadRequest},
+		{"notification at Error", badObserve, slog.LevelError, false, http.StatusBadRequest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out lockedBuffer
+			h := &server.Handler{
+				Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+					t.Error("invalid request reached Intercept")
+					return server.InterceptResult{}, nil
+				},
+				Observe: func(context.Context, *gen.ObserveNotification) error {
+					t.Error("invalid notification reached Observe")
+					return nil
+				},
+				Logger: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: c.level})),
+			}
+			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.msg))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, c.status, rec.Code)
+			if c.status == http.StatusOK {
+				require.Contains(t, rec.Body.String(), `"code":-32602`)
+			}
+			if !c.logged {
+				require.Empty(t, out.String())
+				return
+			}
+			require.Contains(t, out.String(), "pointer=")
+			require.NotContains(t, out.String(), "pointer=\"\"")
+			require.NotContains(t, out.String(), "keyword=schema")
+		})
+	}
+}
