@@ -20,10 +20,50 @@ import (
 // It runs only on rejection, over the same tape and with the same run
 // state (so the same deadline), in time linear in the document for a given
 // schema.
+//
+// A member or item the interpreter finds valid against its subschema has
+// no failures to explain, so the explainer asks it first (child) and
+// descends only into the values that fail: on a document with one bad
+// value, most of the document costs a verdict, not an explanation. Each
+// value on the way down to a failure is then judged once more than it is
+// explained; to keep the explanation linear in the document whatever the
+// nesting, only the values of the first maxJudgedLevels levels of failing
+// values are asked first.
 
 type explainer struct {
 	r    *fastRun
 	path []string // reference tokens of the current instance location
+	// judged is the number of values on the current path that the
+	// interpreter was asked about first and rejected.
+	judged int
+}
+
+// maxJudgedLevels bounds the nesting of values asked about first (see
+// above).
+const maxJudgedLevels = 32
+
+// child appends the failures of the value at token i against n: of the
+// member whose key is token key, or (key 0, never a key) of the item of
+// index k. A value the interpreter finds valid has none.
+func (e *explainer) child(n *fastNode, i, key uint32, k int, dst []Cause) []Cause {
+	judged := e.judged < maxJudgedLevels
+	if judged {
+		if e.r.valid(n, i) || e.r.abort {
+			return dst
+		}
+		e.judged++
+	}
+	if key != 0 {
+		e.push(string(e.r.t.bytes(key)))
+	} else {
+		e.push(strconv.Itoa(k))
+	}
+	dst = e.node(n, i, dst)
+	e.pop()
+	if judged {
+		e.judged--
+	}
+	return dst
 }
 
 func (e *explainer) cause(kw, loc string, missing []string) Cause {
@@ -241,25 +281,19 @@ func (e *explainer) object(n *fastNode, i uint32, dst []Cause) []Cause {
 		evaluated := false
 		if pi := n.propIndex(key, t.toks[c].hash); pi >= 0 {
 			evaluated = true
-			e.push(string(key))
-			dst = e.node(n.propList[pi].node, c+1, dst)
-			e.pop()
+			dst = e.child(n.propList[pi].node, c+1, c, 0, dst)
 		}
 		for _, pp := range n.patProps {
 			if r.matches(pp.re, c) {
 				evaluated = true
-				e.push(string(key))
-				dst = e.node(pp.node, c+1, dst)
-				e.pop()
+				dst = e.child(pp.node, c+1, c, 0, dst)
 			}
 		}
 		if !evaluated {
 			if n.addlFalse {
 				additional = append(additional, string(key))
 			} else if n.addl != nil {
-				e.push(string(key))
-				dst = e.node(n.addl, c+1, dst)
-				e.pop()
+				dst = e.child(n.addl, c+1, c, 0, dst)
 			}
 		}
 	}
@@ -303,16 +337,12 @@ func (e *explainer) array(n *fastNode, i uint32, dst []Cause) []Cause {
 	}
 	c, k := i+1, 0
 	for ; k < len(n.prefix) && c < arr.end; k++ {
-		e.push(strconv.Itoa(k))
-		dst = e.node(n.prefix[k], c, dst)
-		e.pop()
+		dst = e.child(n.prefix[k], c, 0, k, dst)
 		c = t.toks[c].end
 	}
 	if n.items != nil {
 		for ; c < arr.end; c, k = t.toks[c].end, k+1 {
-			e.push(strconv.Itoa(k))
-			dst = e.node(n.items, c, dst)
-			e.pop()
+			dst = e.child(n.items, c, 0, k, dst)
 		}
 	}
 	if n.contains != nil {
