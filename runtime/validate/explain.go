@@ -190,7 +190,7 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 		dst = e.node(s, i, dst)
 	}
 	for _, sw := range n.switches {
-		arms, ok := sw.selected(r.t, i)
+		arms, ok := sw.selected(r, i)
 		if !ok {
 			r.abort = true
 			return dst
@@ -202,7 +202,7 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 	if len(n.anyOf) > 0 {
 		matched := false
 		if n.guard != nil {
-			matched = n.guard.holds(r.t, i)
+			matched = n.guard.holds(r, i)
 		} else {
 			for _, s := range n.anyOf {
 				if r.valid(s, i) {

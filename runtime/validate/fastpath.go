@@ -100,10 +100,21 @@ func newBound(r *big.Rat) *bound {
 	return b
 }
 
-type namedNode struct {
+// keyName is a member name of the schema, with what looking it up in a
+// tape's object needs, computed once (newKeyName).
+type keyName struct {
 	name string
 	hash uint16 // keyHash(name)
 	word uint64 // nameWord(name)
+	mask uint64 // wordMask(len(name))
+}
+
+func newKeyName(name string) keyName {
+	return keyName{name: name, hash: keyHash(name), word: nameWord(name), mask: wordMask(len(name))}
+}
+
+type namedNode struct {
+	keyName
 	node *fastNode
 	req  bool // name is required
 }
@@ -170,10 +181,9 @@ type fastNode struct {
 	// object
 	minProps, maxProps int           // -1: absent
 	reqOutside         []string      // required names that are not in props
-	reqOutHash         []uint16      // keyHash of each of reqOutside
-	reqOutWord         []uint64      // nameWord of each of reqOutside
+	reqOutKeys         []keyName     // reqOutside as keys
 	propList           []namedNode   // the properties, sorted by name
-	propTab            []int16       // open-addressing table by keyHash: index in propList + 1, 0 empty
+	propTab            hashTab       // propList by keyHash
 	reqMask            uint64        // bits of the required entries of propList (when at most 64)
 	patProps           []patternProp // patternProperties
 	addl               *fastNode     // additionalProperties schema
@@ -306,13 +316,17 @@ func (n *fastNode) setOps() {
 	case "uri":
 		n.fastFmt = fmtURI
 	}
-	n.reqOutHash = make([]uint16, len(n.reqOutside))
-	n.reqOutWord = make([]uint64, len(n.reqOutside))
+	n.reqOutKeys = make([]keyName, len(n.reqOutside))
 	for k, name := range n.reqOutside {
-		n.reqOutHash[k], n.reqOutWord[k] = keyHash(name), nameWord(name)
+		n.reqOutKeys[k] = newKeyName(name)
 	}
+	hs := make([]uint16, len(n.propList))
 	for k := range n.propList {
-		n.propList[k].word = nameWord(n.propList[k].name)
+		n.propList[k].keyName = newKeyName(n.propList[k].name)
+		hs[k] = n.propList[k].hash
+	}
+	if len(hs) > 0 && n.propTab.slots == nil {
+		n.propTab = newHashTab(hs)
 	}
 }
 
@@ -344,10 +358,8 @@ func refTarget(loc string) bool {
 
 // pathLevel is one step of a signature's path.
 type pathLevel struct {
-	key  string
-	hash uint16 // keyHash(key)
-	word uint64 // nameWord(key)
-	req  bool   // the step's "required" lists key
+	keyName
+	req bool // the step's "required" lists the name
 }
 
 // Outcomes of resolving a path in an instance.
@@ -362,11 +374,12 @@ const (
 // holds vacuously; where it lacks a required key, none holds. At the end of
 // the path, only a string can equal the signatures' strings.
 func resolve(t *tape, i uint32, path []pathLevel) (sel int, v uint32) {
-	for _, lv := range path {
+	for k := range path {
+		lv := &path[k]
 		if t.toks[i].kind != tObject {
 			return selAll, 0
 		}
-		c := memberNamed(t, i, lv.key, lv.hash, lv.word)
+		c := memberNamed(t, i, &lv.keyName)
 		if c == 0 {
 			if lv.req {
 				return selNone, 0
@@ -401,8 +414,9 @@ type armList struct {
 
 // selected returns the arms that apply to the value at token i; false
 // means they could not be made (the run must abort).
-func (sw *dispatchSwitch) selected(t *tape, i uint32) ([]*fastNode, bool) {
-	sel, v := resolve(t, i, sw.path)
+func (sw *dispatchSwitch) selected(r *fastRun, i uint32) ([]*fastNode, bool) {
+	t := r.t
+	sel, v := r.resolve(i, sw.path)
 	k := len(sw.arms) - 1
 	switch sel {
 	case selNone:
@@ -426,36 +440,35 @@ type dispatchGuard struct {
 	values strSet
 }
 
-// strSet is a set of strings, each found by its index, in an
-// open-addressing table by keyHash.
+// strSet is a set of strings, each found by its index, in a table by
+// keyHash.
 type strSet struct {
 	vals []string
-	tab  []int16 // index in vals + 1, 0 empty
+	tab  hashTab
 }
 
 // newStrSet returns the set of vals (at most math.MaxInt16 of them, which
 // it keeps).
 func newStrSet(vals []string) strSet {
-	size := 4
-	for size < 2*len(vals) {
-		size *= 2
-	}
-	s := strSet{vals: vals, tab: make([]int16, size)}
+	hs := make([]uint16, len(vals))
 	for i, v := range vals {
-		j := int(keyHash(v)) & (size - 1)
-		for s.tab[j] != 0 {
-			j = (j + 1) & (size - 1)
-		}
-		s.tab[j] = int16(i + 1)
+		hs[i] = keyHash(v)
 	}
-	return s
+	return strSet{vals: vals, tab: newHashTab(hs)}
 }
 
 // find returns the index of b in the set, or -1.
 func (s *strSet) find(b []byte) int {
-	mask := len(s.tab) - 1
-	for j := int(keyHash(b)) & mask; ; j = (j + 1) & mask {
-		e := s.tab[j]
+	t := &s.tab
+	j := t.home(keyHash(b))
+	if t.direct {
+		if e := t.slots[j]; e != 0 && s.vals[e-1] == string(b) {
+			return int(e - 1)
+		}
+		return -1
+	}
+	for mask := len(t.slots) - 1; ; j = (j + 1) & mask {
+		e := t.slots[j]
 		if e == 0 {
 			return -1
 		}
@@ -464,3 +477,73 @@ func (s *strSet) find(b []byte) int {
 		}
 	}
 }
+
+// hashTab is an open-addressing table of entries (at most math.MaxInt16)
+// by their keyHash, laid out when the program is: entry k is in slot
+// home(hash) or, when no multiplier tried puts every entry in a slot of its
+// own (direct false), in the first free slot after it.
+type hashTab struct {
+	slots  []int16 // entry index + 1, 0 empty; a power of two long
+	mult   uint32
+	shift  uint8
+	direct bool
+}
+
+// home returns the first slot of hash h.
+func (t *hashTab) home(h uint16) int { return int(uint32(h) * t.mult >> t.shift) }
+
+// newHashTab lays out the entries of hashes hs: in a table with every entry
+// in its home slot if one of a few sizes (two to sixteen slots per entry)
+// and multipliers gives one, else probing from home slots in a table of two
+// slots per entry.
+func newHashTab(hs []uint16) hashTab {
+	size, bits := 4, uint8(2)
+	for size < 2*len(hs) {
+		size, bits = size*2, bits+1
+	}
+	t := hashTab{mult: tabMultiplier(0), shift: 32 - bits}
+	for grow := 0; grow < 4 && size <= 1<<15; grow, size, bits = grow+1, size*2, bits+1 {
+		t.slots = make([]int16, size)
+		for m := range tabMultipliers {
+			t.mult, t.shift = tabMultiplier(m), 32-bits
+			if t.place(hs) {
+				t.direct = true
+				return t
+			}
+		}
+	}
+	size, bits = 4, 2
+	for size < 2*len(hs) {
+		size, bits = size*2, bits+1
+	}
+	t = hashTab{slots: make([]int16, size), mult: tabMultiplier(0), shift: 32 - bits}
+	for k, h := range hs {
+		j := t.home(h)
+		for t.slots[j] != 0 {
+			j = (j + 1) & (size - 1)
+		}
+		t.slots[j] = int16(k + 1)
+	}
+	return t
+}
+
+// place puts every entry of hs in its home slot of t (cleared first) and
+// reports whether none collided.
+func (t *hashTab) place(hs []uint16) bool {
+	clear(t.slots)
+	for k, h := range hs {
+		j := t.home(h)
+		if t.slots[j] != 0 {
+			return false
+		}
+		t.slots[j] = int16(k + 1)
+	}
+	return true
+}
+
+// tabMultipliers is the number of multipliers newHashTab tries per size.
+const tabMultipliers = 32
+
+// tabMultiplier returns the m-th multiplier newHashTab tries (odd, with
+// well-mixed high bits).
+func tabMultiplier(m int) uint32 { return 0x9E3779B1*uint32(2*m+1) | 1 }

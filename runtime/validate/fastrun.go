@@ -62,13 +62,48 @@ type fastRun struct {
 	verdicts  [8]verdict
 	nverdicts int
 
-	// Recent verdicts of reference targets on whole objects: the same
-	// subschema is often reached on the same object by several paths (an
-	// event checked by its envelope's union and by the request's
-	// interceptable union), and a verdict is a pure function of the node
-	// and the value.
-	objects  [8]objectVerdict
-	nobjects int
+	// Recent verdicts of reference targets on whole objects, by a hash of
+	// node and token: the same subschema is often reached on the same
+	// object by several paths (an event checked by its envelope's union
+	// and by the request's interceptable union), and a verdict is a pure
+	// function of the node and the value.
+	objects [16]objectVerdict
+
+	// Recent resolutions of dispatch paths: several switches and guards
+	// often resolve the same path (the generator's paths are interned, so
+	// the same path is the same slice) from the same object.
+	paths  [4]resolution
+	npaths int
+}
+
+// resolution is the outcome of resolve along path from token tok.
+type resolution struct {
+	path *pathLevel // the path's first level
+	tok  uint32
+	v    uint32
+	sel  int
+}
+
+// resolve is resolve(r.t, i, path), remembered.
+func (r *fastRun) resolve(i uint32, path []pathLevel) (sel int, v uint32) {
+	if len(path) == 0 {
+		return resolve(r.t, i, path)
+	}
+	p := &path[0]
+	for k := range r.paths {
+		if e := &r.paths[k]; e.path == p && e.tok == i {
+			return e.sel, e.v
+		}
+	}
+	sel, v = resolve(r.t, i, path)
+	r.paths[r.npaths%len(r.paths)] = resolution{path: p, tok: i, v: v, sel: sel}
+	r.npaths++
+	return sel, v
+}
+
+// objectSlot returns the slot of r.objects for node n on token i.
+func objectSlot(n *fastNode, i uint32) int {
+	return int((uint32(n.id)*0x9E3779B1 ^ i*0x85EBCA6B) >> 28)
 }
 
 // objectVerdict is node n's verdict on the object at token tok.
@@ -167,8 +202,8 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 			if kind != tObject {
 				return n.types == 0
 			}
-			for k, name := range n.reqOutside {
-				if memberNamed(r.t, i, name, n.reqOutHash[k], n.reqOutWord[k]) == 0 {
+			for k := range n.reqOutKeys {
+				if memberNamed(r.t, i, &n.reqOutKeys[k]) == 0 {
 					return false
 				}
 			}
@@ -177,10 +212,8 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 	}
 	memo := n.shared && kind == tObject
 	if memo {
-		for _, v := range r.objects[:min(r.nobjects, len(r.objects))] {
-			if v.n == n && v.tok == i {
-				return v.ok
-			}
+		if v := &r.objects[objectSlot(n, i)]; v.n == n && v.tok == i {
+			return v.ok
 		}
 	}
 	ok := false
@@ -244,8 +277,7 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 done:
 	r.depth--
 	if memo && !r.abort {
-		r.objects[r.nobjects%len(r.objects)] = objectVerdict{n: n, tok: i, ok: ok}
-		r.nobjects++
+		r.objects[objectSlot(n, i)] = objectVerdict{n: n, tok: i, ok: ok}
 	}
 	return ok
 }
@@ -291,7 +323,7 @@ func (r *fastRun) after(n *fastNode, i uint32, ops uint32) bool {
 		}
 	}
 	if ops&opGuard != 0 {
-		if !n.guard.holds(r.t, i) {
+		if !n.guard.holds(r, i) {
 			return false
 		}
 	} else if ops&opAnyOf != 0 {
@@ -353,7 +385,7 @@ func (r *fastRun) inEnum(n *fastNode, i uint32) bool {
 }
 
 func (r *fastRun) dispatch(sw *dispatchSwitch, i uint32) bool {
-	arms, ok := sw.selected(r.t, i)
+	arms, ok := sw.selected(r, i)
 	if !ok {
 		r.abort = true
 		return false
@@ -366,8 +398,9 @@ func (r *fastRun) dispatch(sw *dispatchSwitch, i uint32) bool {
 	return true
 }
 
-func (g *dispatchGuard) holds(t *tape, i uint32) bool {
-	sel, v := resolve(t, i, g.path)
+func (g *dispatchGuard) holds(r *fastRun, i uint32) bool {
+	t := r.t
+	sel, v := r.resolve(i, g.path)
 	switch sel {
 	case selAll:
 		return true
@@ -393,8 +426,8 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 	if n.maxProps >= 0 && count > n.maxProps {
 		return false
 	}
-	for k, name := range n.reqOutside {
-		if memberNamed(t, i, name, n.reqOutHash[k], n.reqOutWord[k]) == 0 {
+	for k := range n.reqOutKeys {
+		if memberNamed(t, i, &n.reqOutKeys[k]) == 0 {
 			return false
 		}
 	}
@@ -405,7 +438,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 		covered := 0
 		for pi := range n.propList {
 			p := &n.propList[pi]
-			v := memberNamed(t, i, p.name, p.hash, p.word)
+			v := memberNamed(t, i, &p.keyName)
 			if v == 0 {
 				if p.req {
 					return false
@@ -463,7 +496,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			return false
 		}
 		for pi := 64; pi < len(n.propList); pi++ {
-			if p := &n.propList[pi]; p.req && memberNamed(t, i, p.name, p.hash, p.word) == 0 {
+			if p := &n.propList[pi]; p.req && memberNamed(t, i, &p.keyName) == 0 {
 				return false
 			}
 		}
@@ -495,26 +528,27 @@ func member[K string | []byte](t *tape, i uint32, key K, h uint16) uint32 {
 	return 0
 }
 
-// memberNamed is member for a key of the schema, whose nameWord is w.
-func memberNamed(t *tape, i uint32, key string, h uint16, w uint64) uint32 {
+// memberNamed is member for a key of the schema.
+func memberNamed(t *tape, i uint32, key *keyName) uint32 {
 	toks := t.toks
+	h := key.hash
 	if toks[i].off&keyBloom(h) == 0 {
 		return 0
 	}
-	src, m := t.src, wordMask(len(key))
+	src, m, size := t.src, key.mask, uint32(len(key.name))
 	end := toks[i].end
 	for c := i + 1; c < end; c = toks[c+1].end {
 		k := &toks[c]
-		if k.hash != h || int(k.n) != len(key) {
+		if k.hash != h || k.n != size {
 			continue
 		}
 		// The key's bytes as one word, when they are short and in src
 		// with eight bytes to read.
 		if off := uint64(k.off); m != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(src)) {
-			if binary.LittleEndian.Uint64(src[off:])&m == w {
+			if binary.LittleEndian.Uint64(src[off:])&m == key.word {
 				return c + 1
 			}
-		} else if string(t.bytes(c)) == key {
+		} else if string(t.bytes(c)) == key.name {
 			return c + 1
 		}
 	}
@@ -543,52 +577,51 @@ func wordMask(size int) uint64 {
 // propAt returns the index in n.propList of the property named by key
 // token c, or -1.
 func (n *fastNode) propAt(t *tape, c uint32) int {
-	if len(n.propTab) == 0 {
+	tab := &n.propTab
+	if len(tab.slots) == 0 {
 		return -1
 	}
 	k := &t.toks[c]
-	h, size := k.hash, int(k.n)
-	var word uint64 // the key's bytes as in nameWord, when it fits
-	m := wordMask(size)
-	if off := uint64(k.off); m != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(t.src)) {
-		word = binary.LittleEndian.Uint64(t.src[off:]) & m
-	} else {
-		m = 0
-	}
-	mask := len(n.propTab) - 1
-	for j := int(h) & mask; ; j = (j + 1) & mask {
-		e := n.propTab[j]
+	h := k.hash
+	j := tab.home(h)
+	for {
+		e := tab.slots[j]
 		if e == 0 {
 			return -1
 		}
-		p := &n.propList[e-1]
-		if p.hash != h || len(p.name) != size {
-			continue
-		}
-		if m != 0 {
-			if p.word == word {
+		if p := &n.propList[e-1]; p.hash == h && uint32(len(p.name)) == k.n {
+			if off := uint64(k.off); p.mask != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(t.src)) {
+				if binary.LittleEndian.Uint64(t.src[off:])&p.mask == p.word {
+					return int(e - 1)
+				}
+			} else if p.name == string(t.bytes(c)) {
 				return int(e - 1)
 			}
-		} else if p.name == string(t.bytes(c)) {
-			return int(e - 1)
 		}
+		if tab.direct {
+			return -1
+		}
+		j = (j + 1) & (len(tab.slots) - 1)
 	}
 }
 
 // propIndex returns the index in n.propList of the property named key,
 // whose keyHash is h, or -1.
 func (n *fastNode) propIndex(key []byte, h uint16) int {
-	if len(n.propTab) == 0 {
+	tab := &n.propTab
+	if len(tab.slots) == 0 {
 		return -1
 	}
-	mask := len(n.propTab) - 1
-	for j := int(h) & mask; ; j = (j + 1) & mask {
-		e := n.propTab[j]
+	for j := tab.home(h); ; j = (j + 1) & (len(tab.slots) - 1) {
+		e := tab.slots[j]
 		if e == 0 {
 			return -1
 		}
 		if p := &n.propList[e-1]; p.hash == h && p.name == string(key) {
 			return int(e - 1)
+		}
+		if tab.direct {
+			return -1
 		}
 	}
 }

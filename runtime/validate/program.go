@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,10 +46,11 @@ type fastCompiler struct {
 	// cycles, nothing the interpreter does not model.
 	trusted bool
 
-	mu    sync.Mutex    // guards nodes, free and every layout
-	nodes [][]*fastNode // per document, per node: its fastNode once made
-	free  []fastNode    // allocated together, not yet made
-	pfree []*fastNode   // allocated together for lists, not yet used
+	mu    sync.Mutex             // guards nodes, free and every layout
+	nodes [][]*fastNode          // per document, per node: its fastNode once made
+	free  []fastNode             // allocated together, not yet made
+	paths map[string][]pathLevel // interned dispatch paths (stepsPath)
+	pfree []*fastNode            // allocated together for lists, not yet used
 }
 
 // shellChunk and ptrChunk are the numbers of fastNodes and list entries
@@ -393,7 +395,7 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 			if err != nil {
 				return err
 			}
-			n.propList[k] = namedNode{name: name, node: pn}
+			n.propList[k] = namedNode{keyName: keyName{name: name}, node: pn}
 		}
 	}
 	for k, re := range s.PatKeys {
@@ -410,24 +412,18 @@ func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	if !slices.IsSortedFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) }) {
 		slices.SortFunc(n.propList, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
 	}
+	if len(n.propList) > math.MaxInt16 {
+		return errFastUnsupported
+	}
+	for i := range n.propList {
+		n.propList[i].keyName = newKeyName(n.propList[i].name)
+	}
 	if len(n.propList) > 0 {
-		if len(n.propList) > math.MaxInt16 {
-			return errFastUnsupported
-		}
-		size := 4
-		for size < 2*len(n.propList) {
-			size *= 2
-		}
-		n.propTab = make([]int16, size)
+		hs := make([]uint16, len(n.propList))
 		for i := range n.propList {
-			p := &n.propList[i]
-			p.hash = keyHash(p.name)
-			j := int(p.hash) & (size - 1)
-			for n.propTab[j] != 0 {
-				j = (j + 1) & (size - 1)
-			}
-			n.propTab[j] = int16(i + 1)
+			hs[i] = n.propList[i].hash
 		}
+		n.propTab = newHashTab(hs)
 	}
 	for _, k := range s.Required {
 		if i := n.propIndex([]byte(k), keyHash(k)); i >= 0 {
@@ -550,12 +546,30 @@ func (c *fastCompiler) dispatchOf(id schemaprog.ID) *schemaprog.Dispatch {
 	return &tabs[k]
 }
 
-// stepsPath converts a signature path of the program.
-func stepsPath(steps []schemaprog.Step) []pathLevel {
+// stepsPath converts a signature path of the program; equal paths are the
+// same slice (which fastRun.resolve relies on to remember resolutions).
+// c.mu must be held.
+func (c *fastCompiler) stepsPath(steps []schemaprog.Step) []pathLevel {
+	var key strings.Builder
+	for _, st := range steps {
+		key.WriteString(strconv.Itoa(len(st.Key)))
+		if st.Req {
+			key.WriteByte('!')
+		}
+		key.WriteByte(':')
+		key.WriteString(st.Key)
+	}
+	if p, ok := c.paths[key.String()]; ok {
+		return p
+	}
 	out := make([]pathLevel, len(steps))
 	for i, st := range steps {
-		out[i] = pathLevel{key: st.Key, hash: keyHash(st.Key), word: nameWord(st.Key), req: st.Req}
+		out[i] = pathLevel{keyName: newKeyName(st.Key), req: st.Req}
 	}
+	if c.paths == nil {
+		c.paths = map[string][]pathLevel{}
+	}
+	c.paths[key.String()] = out
 	return out
 }
 
@@ -566,7 +580,7 @@ func (c *fastCompiler) dispatch(n *fastNode, t *schemaprog.Dispatch) error {
 		if len(t.GuardValues) > math.MaxInt16 {
 			return errFastUnsupported
 		}
-		n.guard = &dispatchGuard{path: stepsPath(t.GuardPath), values: newStrSet(t.GuardValues)}
+		n.guard = &dispatchGuard{path: c.stepsPath(t.GuardPath), values: newStrSet(t.GuardValues)}
 	}
 	if len(t.Switches) == 0 {
 		return nil
@@ -581,7 +595,7 @@ func (c *fastCompiler) dispatch(n *fastNode, t *schemaprog.Dispatch) error {
 		if len(st.Values) != len(st.Arms) || len(st.Values) > math.MaxInt16 {
 			return errFastUnsupported
 		}
-		sw := &dispatchSwitch{path: stepsPath(st.Path), index: newStrSet(st.Values),
+		sw := &dispatchSwitch{path: c.stepsPath(st.Path), index: newStrSet(st.Values),
 			arms: make([]armList, len(st.Values)+1), c: c}
 		for v, a := range st.Arms {
 			sw.arms[v].ids = a

@@ -22,7 +22,8 @@ import (
 // pool; nothing it returned may be used afterwards.
 type Doc struct {
 	src     []byte
-	t       *tape
+	t       *tape  // &tp
+	tp      tape   // pooled with the Doc
 	tokens  bool   // t holds src as parsed: the token accessors may be used
 	stopped bool   // scanning gave up because the context ended
 	loaded  bool   // without tokens: fallback has run
@@ -46,7 +47,7 @@ var docPool = sync.Pool{New: func() any { return new(Doc) }}
 // checks it.
 func Scan(ctx context.Context, src []byte) *Doc {
 	d := docPool.Get().(*Doc)
-	d.src, d.t = src, getTape()
+	d.src, d.t = src, &d.tp
 	t := d.t
 	if t.parseUntil(src, ctx.Done()) {
 		d.tokens = true
@@ -84,10 +85,14 @@ func (d *Doc) Release() {
 	if d == nil {
 		return
 	}
-	if d.t != nil {
-		putTape(d.t)
-	}
+	t := d.tp
 	*d = Doc{}
+	if reusable(&t) {
+		// Decoded strings are not kept around in pooled memory.
+		clear(t.buf)
+		t.src, t.done = nil, nil
+		d.tp = t
+	}
 	docPool.Put(d)
 }
 

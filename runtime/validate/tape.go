@@ -172,7 +172,20 @@ func (t *tape) parseUntil(src []byte, done <-chan struct{}) bool {
 	return ok && skipSpace(src, p) == len(src)
 }
 
+// skipSpace returns the offset of the first byte at or after src[p] that
+// is not JSON whitespace (len(src) if none). The common case, no
+// whitespace at all, is decided inline.
 func skipSpace(src []byte, p int) int {
+	if p < len(src) && src[p] > ' ' {
+		return p
+	}
+	return skipSpaceRun(src, p)
+}
+
+// skipSpaceRun is skipSpace past a run of whitespace.
+//
+//go:noinline
+func skipSpaceRun(src []byte, p int) int {
 	for p < len(src) {
 		c := src[p]
 		if c > ' ' || spaceBits&(1<<c) == 0 {
@@ -277,13 +290,13 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			return p, false
 		}
 		kt := &t.toks[k]
-		var key []byte
+		var h uint16
 		if kt.flags&fBuf == 0 {
-			key = src[kt.off : kt.off+kt.n]
+			// The key is the bytes between the quotes just scanned.
+			h = keyHash(src[kt.pos+1 : p-1])
 		} else {
-			key = t.buf[kt.off : kt.off+kt.n]
+			h = keyHash(t.buf[kt.off : kt.off+kt.n])
 		}
-		h := keyHash(key)
 		kt.hash = h
 		if n < maxPairwiseKeys {
 			bit, bit2 := uint64(1)<<(h&63), uint64(1)<<(h>>6&63)
@@ -291,7 +304,7 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 				// The earlier keys of this object are complete on the
 				// tape: compare those of the same hash.
 				for c := i + 1; c < k; c = t.toks[c+1].end {
-					if t.toks[c].hash == h && string(t.bytes(c)) == string(key) {
+					if t.toks[c].hash == h && string(t.bytes(c)) == string(t.bytes(k)) {
 						t.noteDup(int(t.toks[k].pos))
 						break
 					}

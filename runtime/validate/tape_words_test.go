@@ -116,22 +116,21 @@ func TestMemberByWord(t *testing.T) {
 			if name == "abZdefgh" {
 				require.Equal(t, keyHash("abcdefgh"), keyHash(name))
 			}
-			require.Equal(t, want, memberNamed(tp, 0, name, keyHash(name), nameWord(name)), "%q", name)
+			require.Equal(t, want, memberNamed(tp, 0, ptr(newKeyName(name))), "%q", name)
 			require.Equal(t, want, member(tp, 0, name, keyHash(name)), "%q", name)
 			n := &fastNode{}
-			n.propList = []namedNode{{name: name}}
-			n.propTab = []int16{0, 0, 0, 0}
-			n.propList[0].hash = keyHash(name)
-			n.propTab[int(n.propList[0].hash)&3] = 1
+			n.propList = []namedNode{{keyName: keyName{name: name}}}
 			n.setOps()
 			require.Equal(t, 0, n.propAt(tp, want-1), "%q", name)
 			for j, other := range names {
 				if j != k {
-					require.Equal(t, -1, n.propAt(tp, memberNamed(tp, 0, other, keyHash(other), nameWord(other))-1), "%q vs %q", name, other)
+					require.Equal(t, -1, n.propAt(tp, memberNamed(tp, 0, ptr(newKeyName(other)))-1), "%q vs %q", name, other)
 				}
 			}
 			missing := name + "z"
-			require.Zero(t, memberNamed(tp, 0, missing, keyHash(missing), nameWord(missing)), "%q", missing)
+			require.Zero(t, memberNamed(tp, 0, ptr(newKeyName(missing))), "%q", missing)
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/agenthooks/agenthooks-go/gen/validation"
 	"github.com/agenthooks/agenthooks-go/internal/schemaprog"
@@ -35,6 +37,10 @@ type Validator struct {
 
 	fast sync.Map // canonical reference -> *fastSchema (see fastpath.go)
 	refs sync.Map // reference as given -> *resolved, for the references that exist
+	// last is the reference most recently found in refs: callers pass the
+	// same constant again and again, found here by its bytes' address
+	// without hashing it.
+	last atomic.Pointer[resolved]
 
 	mu    sync.Mutex    // guards fastc
 	fastc *fastCompiler // shared by every reference, so common subschemas are laid out once
@@ -270,8 +276,9 @@ func (v *Validator) ValidateValue(ref string, value any) error {
 
 // resolved is a reference that exists: its canonical form and program.
 type resolved struct {
-	key string
-	fs  *fastSchema
+	given string // the reference as given
+	key   string
+	fs    *fastSchema
 }
 
 // schema returns the canonical short reference and program for ref.
@@ -285,15 +292,19 @@ func (v *Validator) schema(ref string) (string, *fastSchema, error) {
 	// Only references that exist are remembered, each as given: a few
 	// spellings (with or without schemas.BaseURI, with or without an
 	// empty fragment) per location of the program.
+	if r := v.last.Load(); r != nil && len(r.given) == len(ref) && unsafe.StringData(r.given) == unsafe.StringData(ref) {
+		return r.key, r.fs, nil
+	}
 	if r, ok := v.refs.Load(ref); ok {
 		r := r.(*resolved)
+		v.last.Store(r)
 		return r.key, r.fs, nil
 	}
 	key, fs, err := v.lookup(ref)
 	if err != nil {
 		return "", nil, err
 	}
-	v.refs.Store(ref, &resolved{key: key, fs: fs})
+	v.refs.Store(ref, &resolved{given: ref, key: key, fs: fs})
 	return key, fs, nil
 }
 
