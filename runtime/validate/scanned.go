@@ -21,9 +21,14 @@ import (
 // A Doc is not safe for concurrent use. Release returns its memory to a
 // pool; nothing it returned may be used afterwards.
 type Doc struct {
+	docState
+	tp tape // pooled with the Doc, which keeps its memory
+}
+
+// docState is what a Doc knows about one document; Release clears it.
+type docState struct {
 	src     []byte
-	t       *tape  // &tp
-	tp      tape   // pooled with the Doc
+	t       *tape  // &Doc.tp
 	tokens  bool   // t holds src as parsed: the token accessors may be used
 	stopped bool   // scanning gave up because the context ended
 	loaded  bool   // without tokens: fallback has run
@@ -85,13 +90,13 @@ func (d *Doc) Release() {
 	if d == nil {
 		return
 	}
-	t := d.tp
-	*d = Doc{}
-	if reusable(&t) {
+	d.docState = docState{}
+	if t := &d.tp; reusable(t) {
 		// Decoded strings are not kept around in pooled memory.
 		clear(t.buf)
 		t.src, t.done = nil, nil
-		d.tp = t
+	} else {
+		d.tp = tape{}
 	}
 	docPool.Put(d)
 }
