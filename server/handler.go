@@ -255,8 +255,27 @@ type request struct {
 	// validated and decoded, and the grants snapshot from its tokens. It is
 	// nil on the byte path of the tests (see dispatchDoc).
 	doc *validate.Doc
-	// params is the token of params in doc, when doc has tokens.
-	params int
+	// params is the token of params in doc, when doc has tokens and
+	// paramsFound; see paramsAt.
+	params      int
+	paramsFound bool
+	paramsDone  bool
+}
+
+// paramsAt returns the token of params in doc, or -1 when the message has
+// no tokens or no params. Only the paths that read params members from the
+// tokens (not the callback's decoded request) look it up.
+func (rq *request) paramsAt() int {
+	if !rq.paramsDone {
+		rq.paramsDone = true
+		if rq.doc != nil && rq.doc.Tokens() {
+			rq.params, rq.paramsFound = rq.doc.Member(0, "params")
+		}
+	}
+	if !rq.paramsFound {
+		return -1
+	}
+	return rq.params
 }
 
 // dispatch handles one complete message and returns the reply or, for a
@@ -320,12 +339,7 @@ func (h *Handler) dispatchDoc(ctx context.Context, msg []byte, scan func(context
 		return errorReply(jsonrpc.NullID(), jsonrpc.CodeInvalidRequest)
 	}
 	notify = env.Kind == jsonrpc.KindNotification
-	rq := &request{msg: msg, env: env, notify: notify, doc: doc, params: -1}
-	if doc != nil && doc.Tokens() {
-		if p, ok := doc.Member(0, "params"); ok {
-			rq.params = p
-		}
-	}
+	rq := &request{msg: msg, env: env, notify: notify, doc: doc}
 
 	switch env.Method {
 	case jsonrpc.MethodIntercept:
@@ -506,7 +520,8 @@ func (h *Handler) supported(name gen.EventName) (info gen.EventInfo, why string)
 // grants decodes a detached copy of the request's capabilities: from the
 // tokens of the message when it has them.
 func (rq *request) grants() (*gen.Capabilities, error) {
-	if rq.params < 0 {
+	params := rq.paramsAt()
+	if params < 0 {
 		rawCaps, ok := jsonrpc.Member(rq.env.Params, "capabilities")
 		if !ok {
 			return nil, errors.New("server: params.capabilities missing after validation")
@@ -517,7 +532,7 @@ func (rq *request) grants() (*gen.Capabilities, error) {
 		}
 		return &granted, nil
 	}
-	at, ok := rq.doc.Member(rq.params, "capabilities")
+	at, ok := rq.doc.Member(params, "capabilities")
 	if !ok {
 		return nil, errors.New("server: params.capabilities missing after validation")
 	}
@@ -531,7 +546,8 @@ func (rq *request) grants() (*gen.Capabilities, error) {
 // event decodes a detached copy of the request's event: from the tokens of
 // the message when it has them.
 func (rq *request) event() (*gen.Event, error) {
-	if rq.params < 0 {
+	params := rq.paramsAt()
+	if params < 0 {
 		rawEvent, ok := jsonrpc.Member(rq.env.Params, "event")
 		if !ok {
 			return nil, errors.New("server: params.event missing after validation")
@@ -542,7 +558,7 @@ func (rq *request) event() (*gen.Event, error) {
 		}
 		return &event, nil
 	}
-	at, ok := rq.doc.Member(rq.params, "event")
+	at, ok := rq.doc.Member(params, "event")
 	if !ok {
 		return nil, errors.New("server: params.event missing after validation")
 	}
@@ -556,16 +572,17 @@ func (rq *request) event() (*gen.Event, error) {
 // snapshot decodes detached copies of the request's capabilities and
 // event: from the tokens of the message when it has them.
 func (rq *request) snapshot() (*gen.Capabilities, *gen.Event, error) {
-	if rq.params < 0 {
+	params := rq.paramsAt()
+	if params < 0 {
 		rawEvent, _ := jsonrpc.Member(rq.env.Params, "event")
 		return snapshot(rq.env.Params, rawEvent)
 	}
 	d := rq.doc
-	capsAt, ok := d.Member(rq.params, "capabilities")
+	capsAt, ok := d.Member(params, "capabilities")
 	if !ok {
 		return nil, nil, errors.New("server: params.capabilities missing after validation")
 	}
-	eventAt, ok := d.Member(rq.params, "event")
+	eventAt, ok := d.Member(params, "event")
 	if !ok {
 		return nil, nil, errors.New("server: params.event missing after validation")
 	}

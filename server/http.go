@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/agenthooks/agenthooks-go/internal/boundedread"
 )
@@ -24,7 +25,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
+	// r.Header.Get of a canonical key, without canonicalizing it.
+	contentType := ""
+	if v := r.Header["Content-Type"]; len(v) > 0 {
+		contentType = v[0]
+	}
+	if !isJSONContentType(contentType) {
 		w.WriteHeader(http.StatusUnsupportedMediaType)
 		return
 	}
@@ -34,8 +40,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		return
 	}
-	body, err := readBody(w, r, limit)
+	body, pooled, err := readBody(w, r, limit)
 	if err != nil {
+		putBody(pooled)
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			return
@@ -45,6 +52,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	res := h.dispatch(r.Context(), body)
+	// Nothing the dispatcher returns or hands on aliases the message: the
+	// callbacks get decoded copies, replies and log attributes are built
+	// from their own memory.
+	putBody(pooled)
 	switch res.out {
 	case outReply:
 		// What Header.Set does with these canonical keys, with the three
@@ -92,19 +103,27 @@ const firstReadBytes = 16 << 10
 const firstReadUnknown = 512
 
 // readBody reads the request body, at most limit bytes, into a buffer that
-// grows with the bytes received (see [firstReadBytes]).
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// grows with the bytes received (see [firstReadBytes]). A body declared
+// shorter than firstReadBytes is read into a buffer of bodyPool, returned
+// as pooled too, which the caller gives back with putBody once nothing
+// uses the body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, pooled *[]byte, err error) {
 	if n := r.ContentLength; n >= 0 && n < limit {
 		// Reading n+1 <= limit bytes never reaches the limit, so the
 		// MaxBytesReader of the general case would only pass the reads
 		// through and close the body.
 		defer r.Body.Close()
-		return readDeclared(r.Body, n)
+		if n < firstReadBytes {
+			return readPooled(r.Body, n)
+		}
+		body, err = readDeclared(r.Body, n)
+		return body, nil, err
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
 	defer rd.Close()
 	if n := r.ContentLength; n >= 0 && n <= limit {
-		return readDeclared(rd, n)
+		body, err = readDeclared(rd, n)
+		return body, nil, err
 	}
 	// Unknown length: the MaxBytesReader reports a body over the limit.
 	b, err := boundedread.ReadAtMost(rd, boundedread.PlusOne(limit), firstReadUnknown)
@@ -112,9 +131,52 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		err = &http.MaxBytesError{Limit: limit}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b, nil
+	return b, nil, nil
+}
+
+// bodyPool holds the buffers of request bodies declared shorter than
+// firstReadBytes, as *[]byte: most requests are, and their buffer is
+// garbage as soon as the message is dispatched.
+var bodyPool sync.Pool
+
+// readPooled is readDeclared (n < firstReadBytes) into a buffer of
+// bodyPool, which it returns as pooled, also on failure.
+func readPooled(rd io.Reader, n int64) (body []byte, pooled *[]byte, err error) {
+	bp, _ := bodyPool.Get().(*[]byte)
+	if bp == nil || int64(cap(*bp)) <= n {
+		// A buffer of a smaller body is left to the collector; this one
+		// takes the larger size from now on.
+		b := make([]byte, n+1)
+		bp = &b
+	}
+	buf := (*bp)[:n+1]
+	got := 0
+	for got < len(buf) {
+		m, rerr := rd.Read(buf[got:])
+		got += m
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, bp, rerr
+		}
+	}
+	switch {
+	case int64(got) > n:
+		return nil, bp, errors.New("server: body longer than Content-Length")
+	case int64(got) < n:
+		return nil, bp, io.ErrUnexpectedEOF
+	}
+	return buf[:n], bp, nil
+}
+
+// putBody gives a buffer of readBody back to bodyPool; nil is ignored.
+func putBody(bp *[]byte) {
+	if bp != nil {
+		bodyPool.Put(bp)
+	}
 }
 
 // readDeclared reads a body of declared length n, up to n+1 bytes to see the

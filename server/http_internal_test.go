@@ -60,3 +60,29 @@ func BenchmarkReadDeclared(b *testing.B) {
 		})
 	}
 }
+
+// TestReadPooled: readPooled reads what readDeclared reads, into buffers
+// of bodyPool that later bodies, smaller and larger, reuse or replace.
+func TestReadPooled(t *testing.T) {
+	for _, size := range []int{0, 1, 700, 300, firstReadBytes - 1, 5} {
+		body := bytes.Repeat([]byte{byte('a' + size%26)}, size)
+		n := int64(size)
+		got, bp, err := readPooled(iotest.HalfReader(bytes.NewReader(body)), n)
+		require.NoError(t, err)
+		require.Equal(t, body, got)
+		require.NotNil(t, bp)
+		require.Greater(t, cap(*bp), size)
+		putBody(bp)
+		if size > 0 {
+			_, bp, err = readPooled(bytes.NewReader(body[:n-1]), n)
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+			putBody(bp)
+			_, bp, err = readPooled(bytes.NewReader(body), n-1)
+			require.ErrorContains(t, err, "longer than Content-Length")
+			putBody(bp)
+		}
+		_, bp, err = readPooled(iotest.ErrReader(errors.New("reset")), n)
+		require.ErrorContains(t, err, "reset")
+		putBody(bp)
+	}
+}

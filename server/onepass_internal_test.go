@@ -99,7 +99,8 @@ func checkClassifyDoc(t *testing.T, msg []byte) {
 	if err == nil && got.Params != nil {
 		p, ok := d.Member(0, "params")
 		require.True(t, ok)
-		rq := &request{env: got, doc: d, params: p}
+		rq := &request{env: got, doc: d}
+		require.Equal(t, p, rq.paramsAt())
 		require.Equal(t, readHead(got.Params), rq.head())
 		require.Equal(t, checkVersion(got.Params), rq.unsupportedVersion())
 	}

@@ -40,15 +40,16 @@ func readHead(params []byte) paramsHead {
 // head is readHead of the request's params, read from the tokens of the
 // message when it has them.
 func (rq *request) head() paramsHead {
-	if rq.params < 0 {
+	params := rq.paramsAt()
+	if params < 0 {
 		return readHead(rq.env.Params)
 	}
 	d := rq.doc
 	var p paramsHead
-	if at, ok := d.Member(rq.params, "protocolVersion"); ok {
+	if at, ok := d.Member(params, "protocolVersion"); ok {
 		p.version, p.hasVersion = d.Raw(at), true
 	}
-	if at, ok := d.Member(rq.params, "event"); ok {
+	if at, ok := d.Member(params, "event"); ok {
 		p.event, p.hasEvent = d.Raw(at), true
 		if t, ok := d.Member(at, "type"); ok {
 			p.typ, p.hasType = d.Raw(t), true
@@ -59,10 +60,11 @@ func (rq *request) head() paramsHead {
 
 // unsupportedVersion is checkVersion of the request's params.
 func (rq *request) unsupportedVersion() bool {
-	if rq.params < 0 {
+	params := rq.paramsAt()
+	if params < 0 {
 		return checkVersion(rq.env.Params)
 	}
-	at, ok := rq.doc.Member(rq.params, "protocolVersion")
+	at, ok := rq.doc.Member(params, "protocolVersion")
 	if !ok {
 		return false
 	}

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,8 +73,8 @@ const (
 	memError
 )
 
-func envelopeMember(name string) int {
-	switch name {
+func envelopeMember(name []byte) int {
+	switch string(name) {
 	case "jsonrpc":
 		return memJSONRPC
 	case "id":
@@ -325,7 +326,7 @@ func (c *classifier) member(name, val []byte, dup bool) {
 		c.note(ErrDuplicateMember)
 	}
 	env := &c.env
-	member := envelopeMember(string(name))
+	member := envelopeMember(name)
 	if member < 0 {
 		if c.envErr == nil {
 			if !c.names.addOther(string(name)) {
@@ -343,7 +344,7 @@ func (c *classifier) member(name, val []byte, dup bool) {
 	}
 	switch member {
 	case memJSONRPC:
-		if val[0] == '"' && stringTokenEquals(val, Version) {
+		if string(val) == `"`+Version+`"` || (val[0] == '"' && stringTokenEquals(val, Version)) {
 			c.version = true
 		} else {
 			c.note(ErrVersion)
@@ -358,6 +359,8 @@ func (c *classifier) member(name, val []byte, dup bool) {
 		switch {
 		case val[0] != '"' || len(val) == 2:
 			c.note(ErrInvalidMethod)
+		case string(val) == `"`+MethodIntercept+`"`:
+			env.Method = MethodIntercept
 		case hasBackslash(val):
 			env.Method = decodeStringToken(val)
 		default:
@@ -430,12 +433,7 @@ func parseError(offset int) error {
 }
 
 func hasBackslash(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
+	return bytes.IndexByte(b, '\\') >= 0
 }
 
 // DecodeError decodes the "error" member of an error response. Data in the
