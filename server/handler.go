@@ -468,7 +468,7 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 			return errorReply(rq.env.ID, jsonrpc.CodeBackendInternalError)
 		}
 	}
-	body, err := admit(rq.env.ID, info, a, out)
+	body, err := admit(rq.env.ID, *info, a, out)
 	if err != nil {
 		h.logAttrs(ctx, slog.LevelError, "ahp server: Intercept response not admitted; sent backend_internal_error instead",
 			slog.String("event", string(info.Name)), slog.String("id", rq.env.ID.String()), slog.Any("err", err))
@@ -502,19 +502,19 @@ func (rq *request) parseCapabilities(ctx context.Context) (*gen.CapabilitiesRequ
 	return gen.ParseCapabilitiesRequestDoc(ctx, rq.doc)
 }
 
-// supported returns the catalogue entry of an event this handler
-// intercepts, or says why it does not intercept it.
-func (h *Handler) supported(name gen.EventName) (info gen.EventInfo, why string) {
-	info, known := lookupEvent(name)
+// supported returns the shared, read-only catalogue entry of an event this
+// handler intercepts, or says why it does not intercept it.
+func (h *Handler) supported(name gen.EventName) (info *gen.EventInfo, why string) {
+	e, known := eventInfos()[name]
 	switch {
 	case !known:
-		return info, "unknown event type"
-	case !info.Interceptable():
-		return info, "event cannot be intercepted"
+		return nil, "unknown event type"
+	case !e.interceptable:
+		return &e.info, "event cannot be intercepted"
 	case len(h.InterceptEvents) > 0 && !slices.Contains(h.InterceptEvents, name):
-		return info, "event not in InterceptEvents"
+		return &e.info, "event not in InterceptEvents"
 	}
-	return info, ""
+	return &e.info, ""
 }
 
 // grants decodes a detached copy of the request's capabilities: from the
@@ -813,18 +813,28 @@ func (h *Handler) logs(ctx context.Context, level slog.Level) bool {
 	return h.Logger != nil && h.Logger.Enabled(ctx, level)
 }
 
+// eventEntry is an entry of the event catalogue and whether its event is
+// interceptable.
+type eventEntry struct {
+	info          gen.EventInfo
+	interceptable bool
+}
+
 // eventInfos indexes the event catalogue once; the entries are shared and
-// read only, which spares each request LookupEvent's defensive copies.
-var eventInfos = sync.OnceValue(func() map[gen.EventName]gen.EventInfo {
-	m := make(map[gen.EventName]gen.EventInfo)
+// read only, which spares each request LookupEvent's defensive copies and
+// copies of the entries themselves.
+var eventInfos = sync.OnceValue(func() map[gen.EventName]*eventEntry {
+	m := make(map[gen.EventName]*eventEntry)
 	for _, info := range gen.Events() {
-		m[info.Name] = info
+		m[info.Name] = &eventEntry{info: info, interceptable: info.Interceptable()}
 	}
 	return m
 })
 
 // lookupEvent returns the shared, read-only catalogue entry of name.
 func lookupEvent(name gen.EventName) (gen.EventInfo, bool) {
-	info, ok := eventInfos()[name]
-	return info, ok
+	if e, ok := eventInfos()[name]; ok {
+		return e.info, true
+	}
+	return gen.EventInfo{}, false
 }

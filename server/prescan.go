@@ -129,7 +129,7 @@ func eventName(t []byte) (gen.EventName, bool) {
 		// A catalogue name holds no quote, backslash or control character,
 		// so this token is the JSON string of that name.
 		if info, known := eventInfos()[gen.EventName(t[1:n-1])]; known {
-			return info.Name, true
+			return info.info.Name, true
 		}
 	}
 	s, ok := jsonrpc.StringValue(t)
