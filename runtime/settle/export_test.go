@@ -43,3 +43,10 @@ func StageBoth(event *gen.Event, granted gen.Capabilities, effects []gen.Effect)
 	}
 	return eagerErr, validatedErr, na, nb, inputNeeded
 }
+
+// CheckValidatedByOccurrence is CheckValidated without its direct check of
+// the tool events: an occurrence's init of event.
+func CheckValidatedByOccurrence(event *gen.Event) error {
+	o := Occurrence{checkOnly: true, validated: true}
+	return o.init(event, nil, Initial{}, false)
+}

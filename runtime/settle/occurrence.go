@@ -350,14 +350,11 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		// below make of src (valid JSON, one object, no repeated member
 		// name at any depth): only its first byte is looked at, and it is
 		// split when an effect needs its members (loadInput).
-		if jsonKind(src) != '{' {
-			return bad(errNotObject)
+		if err := checkValidatedParts(src, items, &o.known); err != nil {
+			return err
 		}
 		if !o.checkOnly {
 			o.lazyInput = src
-		}
-		if err := knownContentParts(items, &o.known); err != nil {
-			return invalidAt("event items", "/items", err)
 		}
 		return nil
 	}
@@ -389,6 +386,26 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		return invalidAt("event items", "/items", err)
 	}
 	return nil
+}
+
+// checkValidatedParts is what extractInput checks of the tool input src
+// and the items of a canonically validated tool event, recording the
+// content parts the items establish in known.
+func checkValidatedParts(src json.RawMessage, items []gen.ContentItem, known *partSet) error {
+	if jsonKind(src) != '{' {
+		return invalidAt("tool input", "/tool/input", errNotObject)
+	}
+	if err := knownContentParts(items, known); err != nil {
+		return invalidAt("event items", "/items", err)
+	}
+	return nil
+}
+
+// checkValidatedInput is CheckValidated of a tool event with tool input
+// src and items: an occurrence's init of it checks exactly this.
+func checkValidatedInput(src json.RawMessage, items []gen.ContentItem) error {
+	var known partSet
+	return checkValidatedParts(src, items, &known)
 }
 
 // loadInput splits a tool input that extractInput left to be split when

@@ -334,6 +334,16 @@ func CheckEvent(event *gen.Event) error {
 // message roles, ...) is checked as CheckEvent checks it. For any other
 // event, use CheckEvent.
 func CheckValidated(event *gen.Event) error {
+	// The tool events, the most common, are checked directly: what init
+	// checks of them (see extractInput), without an occurrence.
+	if event != nil {
+		switch {
+		case event.ToolBefore != nil && event.ToolBefore.Type == string(gen.EventToolBefore):
+			return checkValidatedInput(event.ToolBefore.Tool.Input, event.ToolBefore.Items)
+		case event.ToolBefore == nil && event.ToolPermissionRequest != nil && event.Type() == string(gen.EventToolPermissionRequest):
+			return checkValidatedInput(event.ToolPermissionRequest.Tool.Input, event.ToolPermissionRequest.Items)
+		}
+	}
 	o := Occurrence{checkOnly: true, validated: true}
 	return o.init(event, nil, Initial{}, false)
 }

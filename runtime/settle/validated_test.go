@@ -79,6 +79,7 @@ func requireValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabiliti
 	t.Helper()
 	lists = append(slices.Clip(lists), ownTargetEffects(t, ev)...)
 	require.Equal(t, settle.CheckEvent(ev), settle.CheckValidated(ev), "CheckValidated")
+	require.Equal(t, settle.CheckValidatedByOccurrence(ev), settle.CheckValidated(ev), "CheckValidated by occurrence")
 	for gi, g := range grants {
 		for li, es := range lists {
 			want := settle.Admit(ev, g, es)
@@ -293,4 +294,71 @@ func FuzzValidatedAgrees(f *testing.F) {
 		}
 		requireValidatedAgrees(t, ev, validatedGrants(t, name), parsed)
 	})
+}
+
+// TestCheckValidatedToolEvents: CheckValidated's direct check of the tool
+// events gives an occurrence's result for events of every shape (input
+// not an object, items, a type that is not the arm's, several arms set,
+// no arm).
+func TestCheckValidatedToolEvents(t *testing.T) {
+	before := event(t, gen.EventToolBefore)
+	permission := event(t, gen.EventToolPermissionRequest)
+	after := event(t, gen.EventToolAfter)
+	shapes := map[string]func() *gen.Event{
+		"tool.before": func() *gen.Event { e := *before; return &e },
+		"permission":  func() *gen.Event { e := *permission; return &e },
+		"nil":         func() *gen.Event { return nil },
+		"no arm":      func() *gen.Event { return &gen.Event{} },
+		"input array": func() *gen.Event {
+			e := *before
+			tb := *e.ToolBefore
+			tb.Tool.Input = json.RawMessage(`[1]`)
+			e.ToolBefore = &tb
+			return &e
+		},
+		"input empty": func() *gen.Event {
+			e := *before
+			tb := *e.ToolBefore
+			tb.Tool.Input = nil
+			e.ToolBefore = &tb
+			return &e
+		},
+		"permission string": func() *gen.Event {
+			e := *permission
+			tp := *e.ToolPermissionRequest
+			tp.Tool.Input = json.RawMessage(` "x"`)
+			e.ToolPermissionRequest = &tp
+			return &e
+		},
+		"wrong type": func() *gen.Event {
+			e := *before
+			tb := *e.ToolBefore
+			tb.Type = "tool.after"
+			e.ToolBefore = &tb
+			return &e
+		},
+		"permission typed before": func() *gen.Event {
+			e := *permission
+			tp := *e.ToolPermissionRequest
+			tp.Type = string(gen.EventToolBefore)
+			e.ToolPermissionRequest = &tp
+			return &e
+		},
+		"before and permission": func() *gen.Event { e := *before; e.ToolPermissionRequest = permission.ToolPermissionRequest; return &e },
+		"after and permission":  func() *gen.Event { e := *after; e.ToolPermissionRequest = permission.ToolPermissionRequest; return &e },
+		"bad item": func() *gen.Event {
+			e := *before
+			tb := *e.ToolBefore
+			tb.Items = []gen.ContentItem{{}}
+			e.ToolBefore = &tb
+			return &e
+		},
+	}
+	for name, mk := range shapes {
+		want := settle.CheckValidatedByOccurrence(mk())
+		require.Equal(t, want, settle.CheckValidated(mk()), name)
+	}
+	require.NoError(t, settle.CheckValidated(before))
+	require.Error(t, settle.CheckValidated(shapes["input array"]()))
+	require.Error(t, settle.CheckValidated(shapes["bad item"]()))
 }
