@@ -240,7 +240,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 	}
 	var occ *settle.Occurrence // observe-only events have nothing to settle
 	if e.info.Interceptable() {
-		occ, err = settle.NewEncoded(ev, encoded, o.initial)
+		occ, err = settle.NewValidated(ev, encoded, o.initial)
 		if err != nil {
 			return nil, false, settleError(err)
 		}

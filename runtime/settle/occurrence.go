@@ -345,11 +345,14 @@ func (o *Occurrence) extractInput(eventInput, override json.RawMessage, items []
 		src = override
 		bad = func(err error) error { return &InputError{Initial: true, Part: "initial input", Err: err} }
 	}
-	if o.validated && override == nil && !o.hostContext {
+	if o.validated && override == nil {
 		// Canonical validation of the event established what the checks
 		// below make of src (valid JSON, one object, no repeated member
 		// name at any depth): only its first byte is looked at, and it is
-		// split when an effect needs its members (loadInput).
+		// split when an effect needs its members (loadInput). A host
+		// occurrence (NewValidated) keeps it aliased: the host's event is
+		// not changed during the call, and what leaves the occurrence
+		// (State, Event) is a copy.
 		if err := checkValidatedParts(src, items, &o.known); err != nil {
 			return err
 		}
@@ -426,6 +429,52 @@ func (o *Occurrence) loadInput() error {
 	o.cur.input = cloneMembers(ms)
 	o.lazyInput = nil
 	return nil
+}
+
+// inputJSON encodes the effective tool input, as encodeObject(o.cur.input)
+// once the input is split: a tool input not split yet (lazyInput) is
+// returned as a copy when it is written as encodeObject writes its members
+// (no whitespace outside its member values), and encoded from its members
+// otherwise, without keeping them.
+func (o *Occurrence) inputJSON() json.RawMessage {
+	if o.lazyInput == nil {
+		return encodeObject(o.cur.input)
+	}
+	if compactTop(o.lazyInput) {
+		return bytes.Clone(o.lazyInput)
+	}
+	ms, err := splitObject(o.lazyInput, false)
+	if err != nil { // cannot happen for a validated input: an empty object rather than its text
+		ms = nil
+	}
+	return encodeObject(ms)
+}
+
+// compactTop reports whether b, one valid JSON value, has no whitespace
+// before or after it and none between the tokens of its top level (the
+// members of an object, outside their values): then encodeObject of its
+// members (splitObject) writes b itself. Its time is linear in len(b).
+func compactTop(b []byte) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ' ', '\t', '\n', '\r':
+			if depth <= 1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // extractElicitResult reads an elicitation result: mode, action, and for a
@@ -539,9 +588,9 @@ func (o *Occurrence) Event() (*gen.Event, error) {
 	}
 	switch {
 	case ev.ToolBefore != nil:
-		ev.ToolBefore.Tool.Input = encodeObject(c.input)
+		ev.ToolBefore.Tool.Input = o.inputJSON()
 	case ev.ToolPermissionRequest != nil:
-		ev.ToolPermissionRequest.Tool.Input = encodeObject(c.input)
+		ev.ToolPermissionRequest.Tool.Input = o.inputJSON()
 	case ev.TurnStart != nil:
 		ev.TurnStart.Items = msgs
 	case ev.TurnFinishBefore != nil:

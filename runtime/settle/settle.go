@@ -311,6 +311,28 @@ func NewEncoded(event *gen.Event, encoded []byte, initial Initial) (*Occurrence,
 	return newOccurrence(event, encoded, initial, true)
 }
 
+// NewValidated is [NewEncoded] for an event that passed canonical
+// validation where it entered the host: its encoding validated against the
+// event's canonical payload schema (rejecting a member name repeated at any
+// depth), or its typed values checked to satisfy that schema, and the event
+// not changed since. It gives NewEncoded's result without checking again
+// what that validation established of the tool input (tool.before,
+// tool.permission.request): that it is one JSON object of valid JSON
+// without a repeated member name at any depth. The input is split into its
+// members only when an effect modifies it (or State cannot return it as it
+// is, see State). An initial.Input override is checked as NewEncoded
+// checks it. For any other event, use NewEncoded.
+func NewValidated(event *gen.Event, encoded []byte, initial Initial) (*Occurrence, error) {
+	if len(encoded) == 0 {
+		return nil, invalid("empty event encoding", nil)
+	}
+	o := &Occurrence{validated: true}
+	if err := o.init(event, encoded, initial, true); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // CheckEvent reports whether event can be settled at all: the checks that
 // New and Admit apply to the event itself (an interceptable event whose
 // targets and context are well formed), without the admission of any
@@ -454,7 +476,7 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("settle: not published: %w", err)
 	}
-	if ctx.Done() != nil && len(result.Effects) > 0 { // no effect: nothing long to interrupt
+	if len(result.Effects) > 0 && ctx.Done() != nil { // no effect: nothing long to interrupt (nor a Done channel to make)
 		var stop atomic.Bool
 		release := context.AfterFunc(ctx, func() { stop.Store(true) })
 		o.stop = &stop
@@ -541,7 +563,7 @@ func (o *Occurrence) State() State {
 		}
 	}
 	if o.b.tkind == tkInput {
-		s.Input = encodeObject(c.input)
+		s.Input = o.inputJSON()
 	}
 	if v, ok := o.targetValue(); ok {
 		s.Targets = map[gen.ModifyTarget]json.RawMessage{o.b.target: v}

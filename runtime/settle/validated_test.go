@@ -94,6 +94,65 @@ func requireValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabiliti
 			require.Equal(t, eager, validated, "staged state, grant %d, effects %d", gi, li)
 		}
 	}
+	requireHostValidatedAgrees(t, ev, grants, lists)
+}
+
+// requireHostValidatedAgrees checks that a host occurrence of ev (which
+// must have passed canonical validation) started with NewValidated
+// settles exactly as one started with NewEncoded: the same error from the
+// start, then, for every grant and effect list applied in turn (each list
+// on a fresh pair, and all of them one after the other on one pair), the
+// same error, State, request state and effective event after each.
+func requireHostValidatedAgrees(t *testing.T, ev *gen.Event, grants []gen.Capabilities, lists [][]gen.Effect) {
+	t.Helper()
+	enc, err := gen.EncodeEvent(ev)
+	if err != nil {
+		return
+	}
+	pair := func() (*settle.Occurrence, *settle.Occurrence, bool) {
+		a, errA := settle.NewEncoded(ev, enc, settle.Initial{})
+		b, errB := settle.NewValidated(ev, enc, settle.Initial{})
+		require.Equal(t, errA, errB, "NewValidated")
+		if errA != nil {
+			return nil, nil, false
+		}
+		requireSameHostState(t, a, b, "start")
+		return a, b, true
+	}
+	step := func(a, b *settle.Occurrence, g gen.Capabilities, es []gen.Effect, what string) {
+		res := &gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: es}
+		errA := a.ApplyContext(t.Context(), g, res, settle.ApplyOptions{})
+		errB := b.ApplyContext(t.Context(), g, res, settle.ApplyOptions{})
+		require.Equal(t, errA, errB, "%s: Apply", what)
+		requireSameHostState(t, a, b, what)
+	}
+	a, b, ok := pair()
+	if !ok {
+		return
+	}
+	for gi, g := range grants {
+		for li, es := range lists {
+			what := "grant " + strconv.Itoa(gi) + ", effects " + strconv.Itoa(li)
+			step(a, b, g, es, what+" (in turn)")
+			fa, fb, _ := pair()
+			step(fa, fb, g, es, what)
+		}
+	}
+}
+
+// requireSameHostState checks that two host occurrences have the same
+// State, request state and effective event.
+func requireSameHostState(t *testing.T, a, b *settle.Occurrence, what string) {
+	t.Helper()
+	require.Equal(t, a.State(), b.State(), "%s: State", what)
+	ja, errA := a.RequestStateJSON()
+	jb, errB := b.RequestStateJSON()
+	require.Equal(t, errA, errB, "%s: RequestStateJSON", what)
+	require.Equal(t, string(ja), string(jb), "%s: RequestStateJSON", what)
+	ea, errA := a.Event()
+	eb, errB := b.Event()
+	require.Equal(t, errA, errB, "%s: Event", what)
+	require.Equal(t, ea, eb, "%s: Event", what)
 }
 
 // ownTargetEffects returns effects that supply the event's own targets
