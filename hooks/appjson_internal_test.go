@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
 
 // requirePlainAgrees asserts that appendPlainJSON either declines v or
@@ -179,6 +180,23 @@ func TestFormatUTCAgrees(t *testing.T) {
 		times = append(times, time.Unix(r.Int64N(253402300799+62135596800+1e9)-62135596800-5e8, ns).In(time.FixedZone("z", r.IntN(50000)-25000)))
 	}
 	for _, tm := range times {
-		require.Equal(t, tm.UTC().Format(time.RFC3339Nano), formatUTC(tm), "%v", tm)
+		requireFormatUTC(t, tm)
+	}
+}
+
+// requireFormatUTC checks formatUTC at tm: the string of
+// t.UTC().Format(time.RFC3339Nano), reported as the SDK's own exactly for
+// a four-digit year, and then an RFC 3339 date-time (the entry check takes
+// it as one without checking it).
+func requireFormatUTC(t *testing.T, tm time.Time) {
+	t.Helper()
+	s, own := formatUTC(tm)
+	require.Equal(t, tm.UTC().Format(time.RFC3339Nano), s, "%v", tm)
+	year := tm.UTC().Year()
+	require.Equal(t, year >= 0 && year <= 9999, own, "%v", tm)
+	if own {
+		valid, known := validate.FormatValid("date-time", s)
+		require.True(t, known)
+		require.True(t, valid, "%q", s)
 	}
 }

@@ -86,6 +86,6 @@ func TestFormatUTCZoneBoundaries(t *testing.T) {
 		time.Date(10000, 1, 1, 5, 0, 0, 1, east), time.Date(2024, 2, 29, 23, 59, 59, 1, west), time.Time{}.In(east),
 		time.Date(2026, 6, 1, 0, 0, 0, 10, time.Local), time.Unix(0, 1).In(west),
 	} {
-		require.Equal(t, tm.UTC().Format(time.RFC3339Nano), formatUTC(tm), "%v", tm)
+		requireFormatUTC(t, tm)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/runtime/content"
@@ -25,6 +26,46 @@ type fill struct {
 	source   string
 	id       string // WithEventID
 	manifest *gen.StaticCapabilityManifest
+	// sdk records the values of the event that the SDK wrote itself, for
+	// the entry check.
+	sdk sdkValues
+}
+
+// sdkValues are values of a built event that the SDK wrote itself and that
+// hold by construction what the entry check would check of them: a time
+// formatUTC wrote with a four-digit year (an RFC 3339 date-time) and raw
+// JSON that appendPlainJSON wrote from Go values (valid JSON, with no
+// repeated member name at any depth: the names of each object are the
+// keys of one Go map). Each is recognised by the address and length of its
+// bytes, which no one else holds while the event is checked.
+type sdkValues struct {
+	time  string
+	plain [2][]byte
+}
+
+// isTime reports whether s is the time the SDK wrote.
+func (v *sdkValues) isTime(s string) bool {
+	return v != nil && len(s) > 0 && len(s) == len(v.time) && unsafe.StringData(s) == unsafe.StringData(v.time)
+}
+
+// isPlain reports whether raw is raw JSON the SDK wrote with appendPlainJSON.
+func (v *sdkValues) isPlain(raw []byte) bool {
+	if v == nil || len(raw) == 0 {
+		return false
+	}
+	for _, p := range v.plain {
+		if len(p) == len(raw) && unsafe.SliceData(p) == unsafe.SliceData(raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// built holds a built event and its payload (of type T, the payload of
+// the event's arm) in one allocation.
+type built[T any] struct {
+	ev      gen.Event
+	payload T
 }
 
 // eventID returns the explicit id (WithEventID, then the input's) or a new one.
@@ -45,16 +86,36 @@ func (f *fill) eventTime(t time.Time) string {
 	if t.IsZero() {
 		t = time.Now()
 	}
-	return formatUTC(t)
+	s, ok := formatUTC(t)
+	if ok {
+		f.sdk.time = s
+	}
+	return s
+}
+
+// appJSON is appJSON for a member of the event f fills: raw JSON that
+// appendPlainJSON wrote is recorded in f.sdk.
+func (f *fill) appJSON(v any, pointer string) (json.RawMessage, error) {
+	b, plain, err := encodeAppJSON(v, pointer)
+	if plain {
+		for i := range f.sdk.plain {
+			if f.sdk.plain[i] == nil {
+				f.sdk.plain[i] = b
+				break
+			}
+		}
+	}
+	return b, err
 }
 
 // formatUTC is t.UTC().Format(time.RFC3339Nano), written directly for
-// years 0 to 9999 (TestFormatUTCAgrees).
-func formatUTC(t time.Time) string {
+// years 0 to 9999 (TestFormatUTCAgrees), when sdk reports a four-digit
+// year: then it is an RFC 3339 date-time (TestSDKTimeIsDateTime).
+func formatUTC(t time.Time) (_ string, sdk bool) {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.Format(time.RFC3339Nano)
+		return t.Format(time.RFC3339Nano), false
 	}
 	hour, minute, sec := t.Clock()
 	var b [30]byte
@@ -85,7 +146,7 @@ func formatUTC(t time.Time) string {
 		}
 	}
 	b[n] = 'Z'
-	return string(b[:n+1])
+	return string(b[:n+1]), true
 }
 
 // sessionManifest returns a detached copy of the configured manifest.
@@ -219,7 +280,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 			return nil, false, err
 		}
 	}
-	encoded, err := checkEvent(e, ev)
+	encoded, err := checkEvent(e, ev, &c.fill.sdk)
 	if err != nil {
 		return nil, false, err
 	}
@@ -1334,22 +1395,27 @@ func modifies(r *gen.InterceptResponseResult) bool {
 // appJSON encodes application-owned JSON (a json.RawMessage is copied and
 // must be valid JSON; anything else is marshalled).
 func appJSON(v any, pointer string) (json.RawMessage, error) {
-	var data []byte
+	b, _, err := encodeAppJSON(v, pointer)
+	return b, err
+}
+
+// encodeAppJSON is appJSON, reporting whether appendPlainJSON wrote the
+// encoding.
+func encodeAppJSON(v any, pointer string) (_ json.RawMessage, plain bool, _ error) {
 	switch x := v.(type) {
 	case json.RawMessage:
 		if !json.Valid(x) {
-			return nil, inputError("event", pointer, "json", "not valid JSON")
+			return nil, false, inputError("event", pointer, "json", "not valid JSON")
 		}
-		data = clone(x)
+		return clone(x), false, nil
 	default:
 		if b, ok := appendPlainJSON(make([]byte, 0, 64), v, 0); ok {
-			return b, nil // what json.Marshal writes, without reflection
+			return b, true, nil // what json.Marshal writes, without reflection
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return nil, inputError("event", pointer, "json", "not JSON-marshalable")
+			return nil, false, inputError("event", pointer, "json", "not JSON-marshalable")
 		}
-		data = b
+		return b, false, nil
 	}
-	return data, nil
 }

@@ -470,26 +470,30 @@ func (e *eventEntry) eventPlan() *entryPlan {
 
 // accepts reports whether the plan covers ev and ev satisfies it, in which
 // case its encoding is valid canonically. false means: validate the
-// encoding.
-func (pl *entryPlan) accepts(ev *gen.Event) bool {
+// encoding. sdk, when not nil, are the values of ev the SDK wrote itself:
+// what they hold by construction is not checked again.
+func (pl *entryPlan) accepts(ev *gen.Event, sdk *sdkValues) bool {
 	if pl == nil || ev == nil {
 		return false
 	}
-	base := unsafe.Pointer(ev)
-	for i, off := range pl.arms {
-		if i != pl.arm && *(*unsafe.Pointer)(unsafe.Add(base, off)) != nil {
-			return false
-		}
-	}
-	arm := *(*unsafe.Pointer)(unsafe.Add(base, pl.arms[pl.arm]))
+	off := pl.arms[pl.arm]
+	arm := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(ev), off))
 	if arm == nil {
 		return false
 	}
-	return pl.obj.accepts(arm)
+	// Every other arm is nil: ev is the event with this arm alone (all of
+	// gen.Event's fields are pointers, newEntryPlan checks).
+	var only gen.Event
+	*(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&only), off)) = arm
+	if *ev != only {
+		return false
+	}
+	return pl.obj.accepts(arm, sdk)
 }
 
-// accepts checks the struct at p, of the type o was planned for.
-func (o *objPlan) accepts(p unsafe.Pointer) bool {
+// accepts checks the struct at p, of the type o was planned for (sdk as
+// for entryPlan.accepts).
+func (o *objPlan) accepts(p unsafe.Pointer, sdk *sdkValues) bool {
 	if o.missing {
 		return false
 	}
@@ -529,7 +533,7 @@ func (o *objPlan) accepts(p unsafe.Pointer) bool {
 		present |= fp.bit
 		switch fp.kind {
 		case kindString:
-			if !fp.str.accepts(*(*string)(f)) {
+			if !fp.str.accepts(*(*string)(f), sdk) {
 				return false
 			}
 		case kindBool:
@@ -544,8 +548,9 @@ func (o *objPlan) accepts(p unsafe.Pointer) bool {
 			if fp.rawTypes != 0 {
 				// A schema that only names types: the value's type, and
 				// I-JSON without repeated names (the encoder has checked
-				// it is JSON).
-				if fp.rawTypes&rawType(raw) == 0 || validate.UniqueMembers(raw) != nil {
+				// it is JSON), which JSON the SDK wrote from Go values
+				// is by construction.
+				if fp.rawTypes&rawType(raw) == 0 || (!sdk.isPlain(raw) && validate.UniqueMembers(raw) != nil) {
 					return false
 				}
 			}
@@ -555,7 +560,7 @@ func (o *objPlan) accepts(p unsafe.Pointer) bool {
 				}
 			}
 		case kindObject:
-			if !fp.obj.accepts(f) {
+			if !fp.obj.accepts(f, sdk) {
 				return false
 			}
 		}
@@ -842,15 +847,17 @@ func (pc *propCond) holds(f unsafe.Pointer) bool {
 	return true
 }
 
-func (sp *strPlan) accepts(s string) bool {
+func (sp *strPlan) accepts(s string, sdk *sdkValues) bool {
 	// Lengths count an invalid byte as one character, as the U+FFFD the
 	// encoder writes for it, and no enum or const of the schemas holds
-	// U+FFFD; a format or pattern is checked on valid UTF-8 only.
+	// U+FFFD; a format or pattern is checked on valid UTF-8 only. The time
+	// the SDK wrote is ASCII and an RFC 3339 date-time.
+	ownTime := sdk.isTime(s)
 	if len(sp.refs) > 0 {
 		if last := sp.last.Load(); last != nil && *last == s {
 			return sp.lengthsOK(s) // the remembered value passed the rest
 		}
-		if !utf8.ValidString(s) {
+		if !ownTime && !utf8.ValidString(s) {
 			return false
 		}
 	}
@@ -874,7 +881,7 @@ func (sp *strPlan) accepts(s string) bool {
 	}
 	if sp.formats != nil {
 		for _, f := range sp.formats {
-			if f == "date-time" && sdkTime(s) {
+			if f == "date-time" && (ownTime || sdkTime(s)) {
 				continue
 			}
 			if valid, _ := validate.FormatValid(f, s); !valid {
@@ -995,9 +1002,9 @@ type entryState struct {
 // enters: by its entry plan when the plan covers it, otherwise (and for
 // every event the plan does not accept) by validating the encoding against
 // the canonical payload schema, which reports the error.
-func checkEvent(e *eventEntry, ev *gen.Event) ([]byte, error) {
+func checkEvent(e *eventEntry, ev *gen.Event, sdk *sdkValues) ([]byte, error) {
 	data, err := gen.EncodeEvent(ev)
-	if err == nil && e.eventPlan().accepts(ev) {
+	if err == nil && e.eventPlan().accepts(ev, sdk) {
 		return data, nil
 	}
 	if err == nil {

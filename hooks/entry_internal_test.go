@@ -56,12 +56,12 @@ func requireSameCheck(t testing.TB, e *eventEntry, ev *gen.Event) bool {
 	wantData, wantErr := oldCheck(e.info, ev)
 	accepted := false
 	if data, err := gen.EncodeEvent(ev); err == nil {
-		accepted = e.eventPlan().accepts(ev)
+		accepted = e.eventPlan().accepts(ev, nil)
 		if accepted {
 			require.NoError(t, wantErr, "the entry plan accepted an event the canonical validator rejects: %s", data)
 		}
 	}
-	gotData, gotErr := checkEvent(e, ev)
+	gotData, gotErr := checkEvent(e, ev, nil)
 	if wantErr != nil {
 		require.Error(t, gotErr)
 		require.Equal(t, wantErr.Error(), gotErr.Error())
@@ -239,7 +239,7 @@ func TestEntryPlanCoversHotEvents(t *testing.T) {
 	}
 	var ev gen.Event
 	require.NoError(t, ev.UnmarshalJSON([]byte(`{"id":"evt-bench","source":"urn:test:harness","type":"tool.before","time":"2026-09-15T12:00:00Z","tool":{"name":"read_file","input":{"path":"/etc/hosts"},"origin":"native"},"call":{"id":"call-1"},"path":"native"}`)))
-	require.True(t, entryFor(gen.EventToolBefore).eventPlan().accepts(&ev))
+	require.True(t, entryFor(gen.EventToolBefore).eventPlan().accepts(&ev, nil))
 }
 
 // TestEntryCheckAgrees is the property that lets the host skip the
@@ -379,4 +379,58 @@ func TestSDKTimeIsDateTime(t *testing.T) {
 		require.False(t, sdkTime(s), "%q", s)
 	}
 	require.True(t, sdkTime("2000-02-29T00:00:00Z"))
+}
+
+// TestSDKValuesTrusted: the entry check takes as they are only the values
+// the SDK wrote for this very event (the time formatUTC wrote, tool input
+// appendPlainJSON wrote from Go values), recognised by their bytes: a copy
+// of them, raw JSON the caller supplied or json.Marshal wrote, and a value
+// put in place of the SDK's are checked, so a repeated member name or a
+// time that is not a date-time is rejected whatever the SDK wrote beside
+// it.
+func TestSDKValuesTrusted(t *testing.T) {
+	e := entryFor(gen.EventToolBefore)
+	build := func(input any) (*gen.Event, *fill) {
+		f := &fill{source: "urn:test:harness"}
+		in := ToolBeforeInput{ID: "evt-1", Name: "read_file", Input: input, Origin: gen.ExecutionEventToolOriginNative, CallID: "call-1", Path: "native"}
+		ev, err := in.wire(f)
+		require.NoError(t, err)
+		return ev, f
+	}
+	ev, f := build(map[string]any{"path": "/etc/hosts", "opts": map[string]any{"n": 1.5, "tags": []any{"a", true, nil}}})
+	tb := ev.ToolBefore
+	require.True(t, f.sdk.isTime(tb.Time))
+	require.False(t, f.sdk.isTime(strings.Clone(tb.Time)))
+	require.False(t, f.sdk.isTime(""))
+	require.True(t, f.sdk.isPlain(tb.Tool.Input))
+	require.False(t, f.sdk.isPlain(append([]byte(nil), tb.Tool.Input...)))
+	require.False(t, (*sdkValues)(nil).isPlain(tb.Tool.Input))
+	require.True(t, e.eventPlan().accepts(ev, &f.sdk))
+	requireSameCheck(t, e, ev)
+	data, err := checkEvent(e, ev, &f.sdk)
+	require.NoError(t, err)
+	want, err := oldCheck(e.info, ev)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(data))
+
+	type wrapped struct {
+		V json.RawMessage `json:"v"`
+	}
+	for _, input := range []any{json.RawMessage(`{"a":1,"a":2}`), json.RawMessage(`{"a":{"b":1,"b":2}}`), wrapped{V: json.RawMessage(`{"b":1,"b":2}`)}} {
+		ev, f := build(input)
+		require.False(t, f.sdk.isPlain(ev.ToolBefore.Tool.Input), "%v", input)
+		_, err := checkEvent(e, ev, &f.sdk)
+		require.ErrorIs(t, err, ErrInvalidInput, "%v", input)
+	}
+
+	// In place of the SDK's own values: checked.
+	tb.Tool.Input = json.RawMessage(`{"a":1,"a":2}`)
+	require.False(t, e.eventPlan().accepts(ev, &f.sdk))
+	_, err = checkEvent(e, ev, &f.sdk)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	ev, f = build(map[string]any{"a": 1})
+	ev.ToolBefore.Time = "2026-13-01T00:00:00Z"
+	require.False(t, e.eventPlan().accepts(ev, &f.sdk))
+	_, err = checkEvent(e, ev, &f.sdk)
+	require.ErrorIs(t, err, ErrInvalidInput)
 }

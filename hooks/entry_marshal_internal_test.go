@@ -82,7 +82,7 @@ func planAdHoc[T any](t *testing.T, schema string) (*objPlan, *jsonschema.Schema
 // requires that val's JSON encoding is then valid for sch.
 func planAccepts[T any](t *testing.T, plan *objPlan, sch *jsonschema.Schema, val T) bool {
 	t.Helper()
-	if plan == nil || !plan.accepts(unsafe.Pointer(&val)) {
+	if plan == nil || !plan.accepts(unsafe.Pointer(&val), nil) {
 		return false
 	}
 	data, err := json.Marshal(val)

@@ -65,7 +65,7 @@ func TestEntryPlanAdditionalPropertiesPerSchema(t *testing.T) {
 				require.NoError(t, err)
 				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 				require.NoError(t, err)
-				if plan.accepts(unsafe.Pointer(&val)) {
+				if plan.accepts(unsafe.Pointer(&val), nil) {
 					require.NoError(t, sch.Validate(inst), "the plan accepted %s", data)
 				}
 			}
@@ -100,7 +100,7 @@ func TestEntryPlanConcurrentFirstUse(t *testing.T) {
 					}
 					setTime(&ev, []string{"2026-09-15T12:00:00Z", "2026-09-15T12:00:00.5Z", "yesterday", "2026-02-30T00:00:00Z"}[(w+i)%4])
 					want, wantErr := oldCheck(e.info, &ev)
-					got, gotErr := checkEvent(e, &ev)
+					got, gotErr := checkEvent(e, &ev, nil)
 					if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) || !bytes.Equal(want, got) {
 						errs <- &checkMismatch{name: name, want: wantErr, got: gotErr}
 						return
@@ -254,7 +254,7 @@ func TestEntryPlanAgreesWithV6OnAdHocSchemas(t *testing.T) {
 								case 3:
 									val.N = &adhocNested{}
 								}
-								if !plan.accepts(unsafe.Pointer(&val)) {
+								if !plan.accepts(unsafe.Pointer(&val), nil) {
 									continue
 								}
 								accepted++

@@ -59,11 +59,11 @@ type ToolBeforeInput struct {
 
 // wire converts the input into the canonical tool.before event.
 func (in *ToolBeforeInput) wire(f *fill) (*gen.Event, error) {
-	toolInput, err := appJSON(in.Input, "/tool/input")
+	toolInput, err := f.appJSON(in.Input, "/tool/input")
 	if err != nil {
 		return nil, err
 	}
-	return &gen.Event{ToolBefore: &gen.ToolBeforeEvent{
+	b := &built[gen.ToolBeforeEvent]{payload: gen.ToolBeforeEvent{
 		ID:      f.eventID(in.ID),
 		Source:  f.source,
 		Type:    "tool.before",
@@ -89,7 +89,9 @@ func (in *ToolBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Path:        in.Path,
 		Batch:       in.Batch,
 		Synthesized: in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ToolBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -183,11 +185,11 @@ type ToolAfterInput struct {
 
 // wire converts the input into the canonical tool.after event.
 func (in *ToolAfterInput) wire(f *fill) (*gen.Event, error) {
-	toolInput, err := appJSON(in.Input, "/tool/input")
+	toolInput, err := f.appJSON(in.Input, "/tool/input")
 	if err != nil {
 		return nil, err
 	}
-	return &gen.Event{ToolAfter: &gen.ToolAfterEvent{
+	b := &built[gen.ToolAfterEvent]{payload: gen.ToolAfterEvent{
 		ID:      f.eventID(in.ID),
 		Source:  f.source,
 		Type:    "tool.after",
@@ -218,7 +220,9 @@ func (in *ToolAfterInput) wire(f *fill) (*gen.Event, error) {
 		DurationMs:  in.DurationMs,
 		FileChanges: in.FileChanges,
 		Synthesized: in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ToolAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -292,7 +296,7 @@ type SessionStartInput struct {
 
 // wire converts the input into the canonical session.start event.
 func (in *SessionStartInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{SessionStart: &gen.SessionStartEvent{
+	b := &built[gen.SessionStartEvent]{payload: gen.SessionStartEvent{
 		ID:             f.eventID(in.ID),
 		Source:         f.source,
 		Type:           "session.start",
@@ -310,7 +314,9 @@ func (in *SessionStartInput) wire(f *fill) (*gen.Event, error) {
 		Harness:        in.Harness,
 		Manifest:       f.sessionManifest(),
 		Synthesized:    in.Synthesized,
-	}}, nil
+	}}
+	b.ev.SessionStart = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -382,7 +388,7 @@ type SessionEndInput struct {
 
 // wire converts the input into the canonical session.end event.
 func (in *SessionEndInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{SessionEnd: &gen.SessionEndEvent{
+	b := &built[gen.SessionEndEvent]{payload: gen.SessionEndEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Type:          "session.end",
@@ -398,7 +404,9 @@ func (in *SessionEndInput) wire(f *fill) (*gen.Event, error) {
 		Reason:        in.Reason,
 		Counters:      in.Counters,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.SessionEnd = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -456,7 +464,7 @@ type ConfigChangeBeforeInput struct {
 
 // wire converts the input into the canonical config.change.before event.
 func (in *ConfigChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ConfigChangeBefore: &gen.ConfigChangeBeforeEvent{
+	b := &built[gen.ConfigChangeBeforeEvent]{payload: gen.ConfigChangeBeforeEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -470,7 +478,9 @@ func (in *ConfigChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "config.change.before",
 		Synthesized:   in.Synthesized,
 		Change:        in.Change,
-	}}, nil
+	}}
+	b.ev.ConfigChangeBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -538,7 +548,7 @@ type ConfigChangeAfterInput struct {
 
 // wire converts the input into the canonical config.change.after event.
 func (in *ConfigChangeAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ConfigChangeAfter: &gen.ConfigChangeAfterEvent{
+	b := &built[gen.ConfigChangeAfterEvent]{payload: gen.ConfigChangeAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -552,7 +562,9 @@ func (in *ConfigChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "config.change.after",
 		Synthesized:   in.Synthesized,
 		Change:        in.Change,
-	}}, nil
+	}}
+	b.ev.ConfigChangeAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -612,7 +624,7 @@ type TurnStartInput struct {
 
 // wire converts the input into the canonical turn.start event.
 func (in *TurnStartInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{TurnStart: &gen.TurnStartEvent{
+	b := &built[gen.TurnStartEvent]{payload: gen.TurnStartEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -627,7 +639,9 @@ func (in *TurnStartInput) wire(f *fill) (*gen.Event, error) {
 		Trigger:       in.Trigger,
 		ExpandedFrom:  in.ExpandedFrom,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.TurnStart = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -701,7 +715,7 @@ type TurnFinishBeforeInput struct {
 
 // wire converts the input into the canonical turn.finish.before event.
 func (in *TurnFinishBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{TurnFinishBefore: &gen.TurnFinishBeforeEvent{
+	b := &built[gen.TurnFinishBeforeEvent]{payload: gen.TurnFinishBeforeEvent{
 		ID:                f.eventID(in.ID),
 		Source:            f.source,
 		Time:              f.eventTime(in.Time),
@@ -718,7 +732,9 @@ func (in *TurnFinishBeforeInput) wire(f *fill) (*gen.Event, error) {
 		ContinuationCount: in.ContinuationCount,
 		Usage:             in.Usage,
 		Synthesized:       in.Synthesized,
-	}}, nil
+	}}
+	b.ev.TurnFinishBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -794,7 +810,7 @@ type TurnEndInput struct {
 
 // wire converts the input into the canonical turn.end event.
 func (in *TurnEndInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{TurnEnd: &gen.TurnEndEvent{
+	b := &built[gen.TurnEndEvent]{payload: gen.TurnEndEvent{
 		ID:                f.eventID(in.ID),
 		Source:            f.source,
 		Time:              f.eventTime(in.Time),
@@ -812,7 +828,9 @@ func (in *TurnEndInput) wire(f *fill) (*gen.Event, error) {
 		Usage:             in.Usage,
 		Error:             in.Error,
 		Synthesized:       in.Synthesized,
-	}}, nil
+	}}
+	b.ev.TurnEnd = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -874,7 +892,7 @@ type TurnProgressInput struct {
 
 // wire converts the input into the canonical turn.progress event.
 func (in *TurnProgressInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{TurnProgress: &gen.TurnProgressEvent{
+	b := &built[gen.TurnProgressEvent]{payload: gen.TurnProgressEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -890,7 +908,9 @@ func (in *TurnProgressInput) wire(f *fill) (*gen.Event, error) {
 		Delta:         in.Delta,
 		Final:         in.Final,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.TurnProgress = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -952,7 +972,7 @@ type ModelRequestBeforeInput struct {
 
 // wire converts the input into the canonical model.request.before event.
 func (in *ModelRequestBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ModelRequestBefore: &gen.ModelRequestBeforeEvent{
+	b := &built[gen.ModelRequestBeforeEvent]{payload: gen.ModelRequestBeforeEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -968,7 +988,9 @@ func (in *ModelRequestBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Attempt:       in.Attempt,
 		Params:        in.Params,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ModelRequestBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1046,7 +1068,7 @@ type ModelResponseAfterInput struct {
 
 // wire converts the input into the canonical model.response.after event.
 func (in *ModelResponseAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ModelResponseAfter: &gen.ModelResponseAfterEvent{
+	b := &built[gen.ModelResponseAfterEvent]{payload: gen.ModelResponseAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1065,7 +1087,9 @@ func (in *ModelResponseAfterInput) wire(f *fill) (*gen.Event, error) {
 		FinishReason:  in.FinishReason,
 		LatencyMs:     in.LatencyMs,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ModelResponseAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1145,7 +1169,7 @@ type ModelErrorInput struct {
 
 // wire converts the input into the canonical model.error event.
 func (in *ModelErrorInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ModelError: &gen.ModelErrorEvent{
+	b := &built[gen.ModelErrorEvent]{payload: gen.ModelErrorEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1165,7 +1189,9 @@ func (in *ModelErrorInput) wire(f *fill) (*gen.Event, error) {
 		LatencyMs:     in.LatencyMs,
 		Recovery:      in.Recovery,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ModelError = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1229,7 +1255,7 @@ type ModelSwitchBeforeInput struct {
 
 // wire converts the input into the canonical model.switch.before event.
 func (in *ModelSwitchBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ModelSwitchBefore: &gen.ModelSwitchBeforeEvent{
+	b := &built[gen.ModelSwitchBeforeEvent]{payload: gen.ModelSwitchBeforeEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1246,7 +1272,9 @@ func (in *ModelSwitchBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Reason:        in.Reason,
 		Pricing:       in.Pricing,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ModelSwitchBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1318,7 +1346,7 @@ type ModelSwitchAfterInput struct {
 
 // wire converts the input into the canonical model.switch.after event.
 func (in *ModelSwitchAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ModelSwitchAfter: &gen.ModelSwitchAfterEvent{
+	b := &built[gen.ModelSwitchAfterEvent]{payload: gen.ModelSwitchAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1334,7 +1362,9 @@ func (in *ModelSwitchAfterInput) wire(f *fill) (*gen.Event, error) {
 		Current:       in.Current,
 		Reason:        in.Reason,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ModelSwitchAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1412,11 +1442,11 @@ type ToolPermissionRequestInput struct {
 
 // wire converts the input into the canonical tool.permission.request event.
 func (in *ToolPermissionRequestInput) wire(f *fill) (*gen.Event, error) {
-	toolInput, err := appJSON(in.Input, "/tool/input")
+	toolInput, err := f.appJSON(in.Input, "/tool/input")
 	if err != nil {
 		return nil, err
 	}
-	return &gen.Event{ToolPermissionRequest: &gen.ToolPermissionRequestEvent{
+	b := &built[gen.ToolPermissionRequestEvent]{payload: gen.ToolPermissionRequestEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1444,7 +1474,9 @@ func (in *ToolPermissionRequestInput) wire(f *fill) (*gen.Event, error) {
 		Suggestions:   in.Suggestions,
 		SandboxBypass: in.SandboxBypass,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ToolPermissionRequest = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1532,11 +1564,11 @@ type ToolPermissionResolvedInput struct {
 
 // wire converts the input into the canonical tool.permission.resolved event.
 func (in *ToolPermissionResolvedInput) wire(f *fill) (*gen.Event, error) {
-	toolInput, err := appJSON(in.Input, "/tool/input")
+	toolInput, err := f.appJSON(in.Input, "/tool/input")
 	if err != nil {
 		return nil, err
 	}
-	return &gen.Event{ToolPermissionResolved: &gen.ToolPermissionResolvedEvent{
+	b := &built[gen.ToolPermissionResolvedEvent]{payload: gen.ToolPermissionResolvedEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1564,7 +1596,9 @@ func (in *ToolPermissionResolvedInput) wire(f *fill) (*gen.Event, error) {
 		Decision:    in.Decision,
 		DecidedBy:   in.DecidedBy,
 		Synthesized: in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ToolPermissionResolved = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1642,11 +1676,11 @@ type ToolProgressInput struct {
 
 // wire converts the input into the canonical tool.progress event.
 func (in *ToolProgressInput) wire(f *fill) (*gen.Event, error) {
-	toolInput, err := appJSON(in.Input, "/tool/input")
+	toolInput, err := f.appJSON(in.Input, "/tool/input")
 	if err != nil {
 		return nil, err
 	}
-	return &gen.Event{ToolProgress: &gen.ToolProgressEvent{
+	b := &built[gen.ToolProgressEvent]{payload: gen.ToolProgressEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1674,7 +1708,9 @@ func (in *ToolProgressInput) wire(f *fill) (*gen.Event, error) {
 		PartialOutput: in.PartialOutput,
 		Backgrounded:  in.Backgrounded,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ToolProgress = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1734,7 +1770,7 @@ type ToolBatchAfterInput struct {
 
 // wire converts the input into the canonical tool.batch.after event.
 func (in *ToolBatchAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ToolBatchAfter: &gen.ToolBatchAfterEvent{
+	b := &built[gen.ToolBatchAfterEvent]{payload: gen.ToolBatchAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1749,7 +1785,9 @@ func (in *ToolBatchAfterInput) wire(f *fill) (*gen.Event, error) {
 		Batch:         in.Batch,
 		Calls:         in.Calls,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ToolBatchAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1821,7 +1859,7 @@ type ContextCompactBeforeInput struct {
 
 // wire converts the input into the canonical context.compact.before event.
 func (in *ContextCompactBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ContextCompactBefore: &gen.ContextCompactBeforeEvent{
+	b := &built[gen.ContextCompactBeforeEvent]{payload: gen.ContextCompactBeforeEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1837,7 +1875,9 @@ func (in *ContextCompactBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Instructions:  in.Instructions,
 		TokenCounts:   in.TokenCounts,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ContextCompactBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1911,7 +1951,7 @@ type ContextCompactAfterInput struct {
 
 // wire converts the input into the canonical context.compact.after event.
 func (in *ContextCompactAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{ContextCompactAfter: &gen.ContextCompactAfterEvent{
+	b := &built[gen.ContextCompactAfterEvent]{payload: gen.ContextCompactAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -1928,7 +1968,9 @@ func (in *ContextCompactAfterInput) wire(f *fill) (*gen.Event, error) {
 		TokenCounts:   in.TokenCounts,
 		Execution:     in.Execution,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.ContextCompactAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -1996,7 +2038,7 @@ type TaskChangeBeforeInput struct {
 
 // wire converts the input into the canonical task.change.before event.
 func (in *TaskChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{TaskChangeBefore: &gen.TaskChangeBeforeEvent{
+	b := &built[gen.TaskChangeBeforeEvent]{payload: gen.TaskChangeBeforeEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2010,7 +2052,9 @@ func (in *TaskChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "task.change.before",
 		Task:          in.Task,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.TaskChangeBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2078,7 +2122,7 @@ type TaskChangeAfterInput struct {
 
 // wire converts the input into the canonical task.change.after event.
 func (in *TaskChangeAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{TaskChangeAfter: &gen.TaskChangeAfterEvent{
+	b := &built[gen.TaskChangeAfterEvent]{payload: gen.TaskChangeAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2092,7 +2136,9 @@ func (in *TaskChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "task.change.after",
 		Task:          in.Task,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.TaskChangeAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2150,7 +2196,7 @@ type UserAttentionInput struct {
 
 // wire converts the input into the canonical user.attention event.
 func (in *UserAttentionInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{UserAttention: &gen.UserAttentionEvent{
+	b := &built[gen.UserAttentionEvent]{payload: gen.UserAttentionEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2164,7 +2210,9 @@ func (in *UserAttentionInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "user.attention",
 		Synthesized:   in.Synthesized,
 		Attention:     in.Attention,
-	}}, nil
+	}}
+	b.ev.UserAttention = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2222,7 +2270,7 @@ type UserElicitationRequestInput struct {
 
 // wire converts the input into the canonical user.elicitation.request event.
 func (in *UserElicitationRequestInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{UserElicitationRequest: &gen.UserElicitationRequestEvent{
+	b := &built[gen.UserElicitationRequestEvent]{payload: gen.UserElicitationRequestEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2236,7 +2284,9 @@ func (in *UserElicitationRequestInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "user.elicitation.request",
 		Synthesized:   in.Synthesized,
 		Elicitation:   in.Elicitation,
-	}}, nil
+	}}
+	b.ev.UserElicitationRequest = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2304,7 +2354,7 @@ type UserElicitationResultInput struct {
 
 // wire converts the input into the canonical user.elicitation.result event.
 func (in *UserElicitationResultInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{UserElicitationResult: &gen.UserElicitationResultEvent{
+	b := &built[gen.UserElicitationResultEvent]{payload: gen.UserElicitationResultEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2318,7 +2368,9 @@ func (in *UserElicitationResultInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "user.elicitation.result",
 		Synthesized:   in.Synthesized,
 		Elicitation:   in.Elicitation,
-	}}, nil
+	}}
+	b.ev.UserElicitationResult = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2386,7 +2438,7 @@ type UserMessageInboundInput struct {
 
 // wire converts the input into the canonical user.message.inbound event.
 func (in *UserMessageInboundInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{UserMessageInbound: &gen.UserMessageInboundEvent{
+	b := &built[gen.UserMessageInboundEvent]{payload: gen.UserMessageInboundEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2400,7 +2452,9 @@ func (in *UserMessageInboundInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "user.message.inbound",
 		Synthesized:   in.Synthesized,
 		Message:       in.Message,
-	}}, nil
+	}}
+	b.ev.UserMessageInbound = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2468,7 +2522,7 @@ type UserMessageOutboundInput struct {
 
 // wire converts the input into the canonical user.message.outbound event.
 func (in *UserMessageOutboundInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{UserMessageOutbound: &gen.UserMessageOutboundEvent{
+	b := &built[gen.UserMessageOutboundEvent]{payload: gen.UserMessageOutboundEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2482,7 +2536,9 @@ func (in *UserMessageOutboundInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "user.message.outbound",
 		Synthesized:   in.Synthesized,
 		Message:       in.Message,
-	}}, nil
+	}}
+	b.ev.UserMessageOutbound = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2550,7 +2606,7 @@ type WorkspaceChangeBeforeInput struct {
 
 // wire converts the input into the canonical workspace.change.before event.
 func (in *WorkspaceChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{WorkspaceChangeBefore: &gen.WorkspaceChangeBeforeEvent{
+	b := &built[gen.WorkspaceChangeBeforeEvent]{payload: gen.WorkspaceChangeBeforeEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2564,7 +2620,9 @@ func (in *WorkspaceChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "workspace.change.before",
 		Workspace:     in.Workspace,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.WorkspaceChangeBefore = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2632,7 +2690,7 @@ type WorkspaceChangeAfterInput struct {
 
 // wire converts the input into the canonical workspace.change.after event.
 func (in *WorkspaceChangeAfterInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{WorkspaceChangeAfter: &gen.WorkspaceChangeAfterEvent{
+	b := &built[gen.WorkspaceChangeAfterEvent]{payload: gen.WorkspaceChangeAfterEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2646,7 +2704,9 @@ func (in *WorkspaceChangeAfterInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "workspace.change.after",
 		Workspace:     in.Workspace,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.WorkspaceChangeAfter = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2704,7 +2764,7 @@ type FileChangedInput struct {
 
 // wire converts the input into the canonical file.changed event.
 func (in *FileChangedInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{FileChanged: &gen.FileChangedEvent{
+	b := &built[gen.FileChangedEvent]{payload: gen.FileChangedEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2718,7 +2778,9 @@ func (in *FileChangedInput) wire(f *fill) (*gen.Event, error) {
 		Type:          "file.changed",
 		Changes:       in.Changes,
 		Synthesized:   in.Synthesized,
-	}}, nil
+	}}
+	b.ev.FileChanged = &b.payload
+	return &b.ev, nil
 }
 
 /*
@@ -2776,7 +2838,7 @@ type HookFailureInput struct {
 
 // wire converts the input into the canonical hook.failure event.
 func (in *HookFailureInput) wire(f *fill) (*gen.Event, error) {
-	return &gen.Event{HookFailure: &gen.HookFailureEvent{
+	b := &built[gen.HookFailureEvent]{payload: gen.HookFailureEvent{
 		ID:            f.eventID(in.ID),
 		Source:        f.source,
 		Time:          f.eventTime(in.Time),
@@ -2790,7 +2852,9 @@ func (in *HookFailureInput) wire(f *fill) (*gen.Event, error) {
 		Synthesized:   in.Synthesized,
 		Failure:       in.Failure,
 		ParentEventID: in.ParentEventID,
-	}}, nil
+	}}
+	b.ev.HookFailure = &b.payload
+	return &b.ev, nil
 }
 
 /*

@@ -204,7 +204,7 @@ func renderHooksEvent(f *jen.File, ev eventInfo, pt *goType) error {
 					fields = append(fields, jen.Comment(name+" is the application-owned \""+path+"\" member: a json.RawMessage or any JSON-marshalable value, passed through unchanged."), jen.Id(name).Any())
 					v := lowerFirst(fl.Go) + "Input"
 					pre = append(pre,
-						jen.List(jen.Id(v), jen.Err()).Op(":=").Id("appJSON").Call(jen.Id("in").Dot(name), jen.Lit("/"+fl.JSON+"/"+sub.JSON)),
+						jen.List(jen.Id(v), jen.Err()).Op(":=").Id("f").Dot("appJSON").Call(jen.Id("in").Dot(name), jen.Lit("/"+fl.JSON+"/"+sub.JSON)),
 						jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 					)
 					inner = append(inner, jen.Id(sub.Go).Op(":").Id(v))
@@ -237,11 +237,13 @@ id and time when they are empty. Protocol-owned wrappers are flattened;
 application-owned JSON is passed through unchanged.`, input, ev.Name, mode, ev.GoName, manifestNote(pt)))
 	f.Type().Id(input).Struct(fields...)
 
+	// The event and its payload in one allocation (built).
 	body := append([]jen.Code{}, pre...)
-	body = append(body, jen.Return(
-		jen.Op("&").Qual(genPackage, "Event").Values(jen.Id(ev.GoName).Op(":").Op("&").Qual(genPackage, ev.PayloadType).Custom(multiline, assign...)),
-		jen.Nil(),
-	))
+	body = append(body,
+		jen.Id("b").Op(":=").Op("&").Id("built").Types(jen.Qual(genPackage, ev.PayloadType)).Values(jen.Id("payload").Op(":").Qual(genPackage, ev.PayloadType).Custom(multiline, assign...)),
+		jen.Id("b").Dot("ev").Dot(ev.GoName).Op("=").Op("&").Id("b").Dot("payload"),
+		jen.Return(jen.Op("&").Id("b").Dot("ev"), jen.Nil()),
+	)
 	f.Comment("wire converts the input into the canonical " + ev.Name + " event.")
 	f.Func().Params(jen.Id("in").Op("*").Id(input)).Id("wire").Params(jen.Id("f").Op("*").Id("fill")).Params(jen.Op("*").Qual(genPackage, "Event"), jen.Error()).Block(body...)
 
