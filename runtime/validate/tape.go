@@ -286,18 +286,21 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 		}
 		k := uint32(len(t.toks))
 		var ok bool
-		if p, ok = t.scanString(p); !ok {
-			return p, false
-		}
-		kt := &t.toks[k]
 		var h uint16
-		if kt.flags&fBuf == 0 {
-			// The key is the bytes between the quotes just scanned.
-			h = keyHash(src[kt.pos+1 : p-1])
+		if q := plainRun(src, p+1); q < len(src) && src[q] == '"' {
+			// The common key, without escapes: scanString inline.
+			h = keyHash(src[p+1 : q])
+			*t.push() = tok{kind: tString, hash: h, off: uint32(p + 1), n: uint32(q - p - 1), end: k + 1,
+				pos: uint32(p), stop: uint32(q + 1)}
+			p = q + 1
 		} else {
-			h = keyHash(t.buf[kt.off : kt.off+kt.n])
+			if p, ok = t.stringRest(p, q); !ok {
+				return p, false
+			}
+			kt := &t.toks[k]
+			h = keyHash(t.bytes(k))
+			kt.hash = h
 		}
-		kt.hash = h
 		if n < maxPairwiseKeys {
 			bit, bit2 := uint64(1)<<(h&63), uint64(1)<<(h>>6&63)
 			if seen&bit != 0 && seen2&bit2 != 0 {
@@ -487,24 +490,28 @@ var plainByte = func() (a [256]bool) {
 	return a
 }()
 
-// scanString scans the string whose opening quote is at src[p].
-func (t *tape) scanString(p int) (int, bool) {
-	src := t.src
-	i := p + 1
-	// Plain bytes eight at a time, then one at a time up to the first
-	// byte that is not plain; a closing quote there ends the common
-	// string, anything else goes to stringRest.
+// plainRun returns the offset of the first byte at or after src[i] that
+// is not plainByte (len(src) if none): eight at a time, then one at a
+// time.
+func plainRun(src []byte, i int) int {
 	for i+8 <= len(src) {
 		if m := notPlain8(binary.LittleEndian.Uint64(src[i : i+8])); m != 0 {
-			i += bits.TrailingZeros64(m) >> 3
-			goto stop
+			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
 	}
 	for i < len(src) && plainByte[src[i]] {
 		i++
 	}
-stop:
+	return i
+}
+
+// scanString scans the string whose opening quote is at src[p].
+func (t *tape) scanString(p int) (int, bool) {
+	src := t.src
+	// A closing quote after the plain bytes ends the common string,
+	// anything else goes to stringRest.
+	i := plainRun(src, p+1)
 	if i < len(src) && src[i] == '"' {
 		k := t.push()
 		k.kind, k.flags, k.hash = tString, 0, 0
