@@ -281,8 +281,13 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 	var bloom uint32
 	var n uint32
 	for {
+		// Compact JSON has no whitespace between tokens: each expected
+		// byte is looked for first, whitespace skipped only if it is not
+		// there.
 		if p >= len(src) || src[p] != '"' {
-			return p, false
+			if p = skipSpace(src, p); p >= len(src) || src[p] != '"' {
+				return p, false
+			}
 		}
 		k := uint32(len(t.toks))
 		var ok bool
@@ -317,20 +322,29 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			seen2 |= bit2
 		}
 		bloom |= keyBloom(h)
-		p = skipSpace(src, p)
 		if p >= len(src) || src[p] != ':' {
-			return p, false
+			if p = skipSpace(src, p); p >= len(src) || src[p] != ':' {
+				return p, false
+			}
 		}
 		if p = skipSpace(src, p+1); p < len(src) && src[p] == '"' {
-			// The common value, without the dispatch of scanValue (whose
-			// look at done is repeated here).
+			// The common value, a string, without the dispatch of
+			// scanValue (whose look at done is repeated here), scanned
+			// inline when it has no escapes.
 			if t.done != nil {
 				if t.steps++; t.steps%pollEvery == 0 && closed(t.done) {
 					t.stopped = true
 					return p, false
 				}
 			}
-			p, ok = t.scanString(p)
+			if q := plainRun(src, p+1); q < len(src) && src[q] == '"' {
+				v := uint32(len(t.toks))
+				*t.push() = tok{kind: tString, off: uint32(p + 1), n: uint32(q - p - 1), end: v + 1,
+					pos: uint32(p), stop: uint32(q + 1)}
+				p, ok = q+1, true
+			} else {
+				p, ok = t.stringRest(p, q)
+			}
 		} else {
 			p, ok = t.scanValue(p, depth+1)
 		}
@@ -338,13 +352,17 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			return p, false
 		}
 		n++
+		if p < len(src) && src[p] == ',' {
+			p++
+			continue
+		}
 		p = skipSpace(src, p)
 		if p >= len(src) {
 			return p, false
 		}
 		switch src[p] {
 		case ',':
-			p = skipSpace(src, p+1)
+			p++
 			continue
 		case '}':
 			if n > maxPairwiseKeys {
@@ -416,6 +434,10 @@ func (t *tape) scanArray(p, depth int) (int, bool) {
 			return p, false
 		}
 		n++
+		if p < len(src) && src[p] == ',' {
+			p = skipSpace(src, p+1)
+			continue
+		}
 		p = skipSpace(src, p)
 		if p >= len(src) {
 			return p, false
