@@ -411,9 +411,10 @@ func (g *dispatchGuard) holds(r *fastRun, i uint32) bool {
 }
 
 // maxLookupProps is the largest number of schema properties for which an
-// object is checked by looking each property up in the instance (a linear
-// scan of its members); with more, the instance's members are looked up in
-// the schema's property map instead.
+// object with more members than the schema has properties is checked by
+// looking each property up in the instance (a linear scan of its members);
+// otherwise each of the instance's members is looked up in the schema's
+// property table (one probe when the table is direct).
 const maxLookupProps = 4
 
 func (r *fastRun) object(n *fastNode, i uint32) bool {
@@ -431,7 +432,7 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if len(n.patProps) == 0 && len(n.propList) <= maxLookupProps {
+	if len(n.patProps) == 0 && len(n.propList) <= maxLookupProps && (count > len(n.propList) || !n.propTab.direct) {
 		// The keys of a tape that reaches here are unique, so counting
 		// the members the properties cover tells whether there are
 		// others.
@@ -460,6 +461,49 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 						return false
 					}
 				}
+			}
+		}
+	} else if len(n.patProps) == 0 {
+		// Each member looked up in the properties, in one probe of the
+		// table when it gives every property a slot of its own.
+		var seen uint64
+		tab := &n.propTab
+		toks := t.toks
+		for c := i + 1; c < obj.end; c = toks[c+1].end {
+			pi := -1
+			if tab.direct {
+				k := &toks[c]
+				if e := tab.slots[tab.home(k.hash)]; e != 0 {
+					if p := &n.propList[e-1]; p.hash == k.hash && uint32(len(p.name)) == k.n {
+						if off := uint64(k.off); p.mask != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(t.src)) {
+							if binary.LittleEndian.Uint64(t.src[off:])&p.mask == p.word {
+								pi = int(e - 1)
+							}
+						} else if p.name == string(t.bytes(c)) {
+							pi = int(e - 1)
+						}
+					}
+				}
+			} else {
+				pi = n.propAt(t, c)
+			}
+			if pi >= 0 {
+				if pi < 64 {
+					seen |= 1 << pi
+				}
+				if !r.valid(n.propList[pi].node, c+1) {
+					return false
+				}
+			} else if n.addlFalse || n.addl != nil && !r.valid(n.addl, c+1) {
+				return false
+			}
+		}
+		if seen&n.reqMask != n.reqMask {
+			return false
+		}
+		for pi := 64; pi < len(n.propList); pi++ {
+			if p := &n.propList[pi]; p.req && memberNamed(t, i, &p.keyName) == 0 {
+				return false
 			}
 		}
 	} else {
