@@ -758,7 +758,8 @@ func FuzzFastPathAgreesWithV6(f *testing.F) {
 		}
 		fs := v.fastSchema(key)
 		require.NotNil(t, fs)
-		want := check(key, sch, value) == nil
+		wantErr := check(key, sch, value)
+		want := wantErr == nil
 		tp := new(tape)
 		if tp.parse(doc) {
 			if fs.validTape(tp) {
@@ -768,6 +769,12 @@ func FuzzFastPathAgreesWithV6(f *testing.F) {
 			// its verdict is v6's, rejections included.
 			if valid, decided, _ := fs.verdict(tp, nil); decided {
 				require.Equal(t, want, valid, "fast path decided against v6")
+				// A rejection is explained as v6 explains it.
+				if !valid && !tp.dup {
+					if got, ok := explain(key, fs.root, tp, nil); ok {
+						require.Equal(t, wantErr, error(got), "explanation differs from v6's")
+					}
+				}
 			}
 			require.Equal(t, want && !tp.dup, v.Valid(ref, doc))
 		}
