@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/big"
 	"strings"
@@ -105,12 +106,36 @@ func newBound(r *big.Rat) *bound {
 type keyName struct {
 	name string
 	hash uint16 // keyHash(name)
-	word uint64 // nameWord(name)
-	mask uint64 // wordMask(len(name))
+	// The name's bytes 0-7 and 8-15 as little-endian words (zero-padded),
+	// and the masks of the bytes it has in each; mask 0: a name compared
+	// as a string (empty or longer than sixteen bytes).
+	word, word2 uint64
+	mask, mask2 uint64
 }
 
 func newKeyName(name string) keyName {
-	return keyName{name: name, hash: keyHash(name), word: nameWord(name), mask: wordMask(len(name))}
+	k := keyName{name: name, hash: keyHash(name)}
+	if len(name) > 0 && len(name) <= 16 {
+		k.word, k.mask = nameWord(name), wordMask(min(len(name), 8))
+		if len(name) > 8 {
+			k.word2, k.mask2 = nameWord(name[8:]), wordMask(len(name)-8)
+		}
+	}
+	return k
+}
+
+// is reports whether b, the bytes of a string token, is k's name. b's
+// capacity may extend past it (a tape's bytes are in a larger buffer): a
+// short name is compared with the sixteen bytes from b's start, masked.
+func (k *keyName) is(b []byte) bool {
+	if len(b) != len(k.name) {
+		return false
+	}
+	if k.mask != 0 && cap(b) >= 16 {
+		w := b[:16:16]
+		return binary.LittleEndian.Uint64(w)&k.mask == k.word && binary.LittleEndian.Uint64(w[8:])&k.mask2 == k.word2
+	}
+	return string(b) == k.name
 }
 
 type namedNode struct {
@@ -160,6 +185,7 @@ type fastNode struct {
 
 	constT   *tape           // const on a tape (nil for a string const)
 	constStr string          // a string const
+	constKey keyName         // constStr as a key
 	enumT    *tape           // enum as one array on a tape (nil: no enum)
 	format   func(any) error // nil: no format
 
@@ -316,6 +342,7 @@ func (n *fastNode) setOps() {
 	case "uri":
 		n.fastFmt = fmtURI
 	}
+	n.constKey = newKeyName(n.constStr)
 	n.reqOutKeys = make([]keyName, len(n.reqOutside))
 	for k, name := range n.reqOutside {
 		n.reqOutKeys[k] = newKeyName(name)
@@ -444,6 +471,7 @@ type dispatchGuard struct {
 // keyHash.
 type strSet struct {
 	vals []string
+	keys []keyName // vals as keys
 	tab  hashTab
 }
 
@@ -451,10 +479,12 @@ type strSet struct {
 // it keeps).
 func newStrSet(vals []string) strSet {
 	hs := make([]uint16, len(vals))
+	keys := make([]keyName, len(vals))
 	for i, v := range vals {
-		hs[i] = keyHash(v)
+		keys[i] = newKeyName(v)
+		hs[i] = keys[i].hash
 	}
-	return strSet{vals: vals, tab: newHashTab(hs)}
+	return strSet{vals: vals, keys: keys, tab: newHashTab(hs)}
 }
 
 // find returns the index of b in the set, or -1.
@@ -462,7 +492,7 @@ func (s *strSet) find(b []byte) int {
 	t := &s.tab
 	j := t.home(keyHash(b))
 	if t.direct {
-		if e := t.slots[j]; e != 0 && s.vals[e-1] == string(b) {
+		if e := t.slots[j]; e != 0 && s.keys[e-1].is(b) {
 			return int(e - 1)
 		}
 		return -1

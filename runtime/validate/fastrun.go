@@ -193,7 +193,7 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 		case leafString:
 			return kind == tString && r.strLen(n, tk.n, i)
 		case leafConst:
-			return kind == tString && string(r.t.bytes(i)) == n.constStr
+			return kind == tString && n.constKey.is(r.t.bytes(i))
 		case leafEnum:
 			return kind == tString && n.enumStr.find(r.t.bytes(i)) >= 0
 		case leafFormat:
@@ -366,7 +366,7 @@ func (r *fastRun) after(n *fastNode, i uint32, ops uint32) bool {
 // isConst reports whether the value at token i equals n's const.
 func (r *fastRun) isConst(n *fastNode, i uint32) bool {
 	if n.constT == nil {
-		return r.t.toks[i].kind == tString && string(r.t.bytes(i)) == n.constStr
+		return r.t.toks[i].kind == tString && n.constKey.is(r.t.bytes(i))
 	}
 	return r.equal(r.t, i, n.constT, 0)
 }
@@ -474,14 +474,8 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 			if tab.direct {
 				k := &toks[c]
 				if e := tab.slots[tab.home(k.hash)]; e != 0 {
-					if p := &n.propList[e-1]; p.hash == k.hash && uint32(len(p.name)) == k.n {
-						if off := uint64(k.off); p.mask != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(t.src)) {
-							if binary.LittleEndian.Uint64(t.src[off:])&p.mask == p.word {
-								pi = int(e - 1)
-							}
-						} else if p.name == string(t.bytes(c)) {
-							pi = int(e - 1)
-						}
+					if p := &n.propList[e-1]; p.hash == k.hash && p.is(t.bytes(c)) {
+						pi = int(e - 1)
 					}
 				}
 			} else {
@@ -579,20 +573,10 @@ func memberNamed(t *tape, i uint32, key *keyName) uint32 {
 	if toks[i].off&keyBloom(h) == 0 {
 		return 0
 	}
-	src, m, size := t.src, key.mask, uint32(len(key.name))
+	size := uint32(len(key.name))
 	end := toks[i].end
 	for c := i + 1; c < end; c = toks[c+1].end {
-		k := &toks[c]
-		if k.hash != h || k.n != size {
-			continue
-		}
-		// The key's bytes as one word, when they are short and in src
-		// with eight bytes to read.
-		if off := uint64(k.off); m != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(src)) {
-			if binary.LittleEndian.Uint64(src[off:])&m == key.word {
-				return c + 1
-			}
-		} else if string(t.bytes(c)) == key.name {
+		if k := &toks[c]; k.hash == h && k.n == size && key.is(t.bytes(c)) {
 			return c + 1
 		}
 	}
@@ -633,14 +617,8 @@ func (n *fastNode) propAt(t *tape, c uint32) int {
 		if e == 0 {
 			return -1
 		}
-		if p := &n.propList[e-1]; p.hash == h && uint32(len(p.name)) == k.n {
-			if off := uint64(k.off); p.mask != 0 && k.flags&fBuf == 0 && off+8 <= uint64(len(t.src)) {
-				if binary.LittleEndian.Uint64(t.src[off:])&p.mask == p.word {
-					return int(e - 1)
-				}
-			} else if p.name == string(t.bytes(c)) {
-				return int(e - 1)
-			}
+		if p := &n.propList[e-1]; p.hash == h && p.is(t.bytes(c)) {
+			return int(e - 1)
 		}
 		if tab.direct {
 			return -1
