@@ -32,40 +32,37 @@ func (s Capabilities) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Capabilities) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"effects\":")
+	e.put("{\"effects\":")
 	if s.Effects == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Effects[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Modify != nil {
-		e.key(&first, "\"modify\":")
+		e.put(",\"modify\":")
 		s.Modify.encode(e)
 	}
 	if s.Flow != nil {
-		e.key(&first, "\"flow\":")
+		e.put(",\"flow\":")
 		s.Flow.encode(e)
 	}
 	if s.Inject != nil {
-		e.key(&first, "\"inject\":")
+		e.put(",\"inject\":")
 		s.Inject.encode(e)
 	}
 	if s.Elicitation != nil {
-		e.key(&first, "\"elicitation\":")
+		e.put(",\"elicitation\":")
 		s.Elicitation.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Capabilities) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -162,7 +159,7 @@ func (s CapabilitiesModify) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModify) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Input != nil {
 		e.key(&first, "\"input\":")
@@ -200,9 +197,8 @@ func (s *CapabilitiesModify) encode(e *encoder) {
 		e.key(&first, "\"workspace\":")
 		s.Workspace.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModify) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -264,15 +260,12 @@ func (s CapabilitiesModifyInput) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyInput) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyInput) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -311,15 +304,12 @@ func (s CapabilitiesModifyOutput) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyOutput) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyOutput) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -358,15 +348,12 @@ func (s CapabilitiesModifyPrompt) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyPrompt) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyPrompt) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -405,15 +392,12 @@ func (s CapabilitiesModifyRequest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyRequest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -452,15 +436,12 @@ func (s CapabilitiesModifyResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -499,15 +480,12 @@ func (s CapabilitiesModifyContent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyContent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyContent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -546,15 +524,12 @@ func (s CapabilitiesModifyInstructions) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyInstructions) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyInstructions) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -593,15 +568,12 @@ func (s CapabilitiesModifySummary) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifySummary) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifySummary) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -640,15 +612,12 @@ func (s CapabilitiesModifyWorkspace) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesModifyWorkspace) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"replace\":")
+	e.put("{\"replace\":")
 	e.boolean(s.Replace)
-	e.key(&first, "\"merge\":")
+	e.put(",\"merge\":")
 	e.boolean(s.Merge)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesModifyWorkspace) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -691,36 +660,33 @@ func (s CapabilitiesFlow) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesFlow) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"operations\":")
+	e.put("{\"operations\":")
 	if s.Operations == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Operations {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Operations[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.RemainingContinuations != nil {
-		e.key(&first, "\"remainingContinuations\":")
+		e.put(",\"remainingContinuations\":")
 		e.number((*s.RemainingContinuations))
 	}
 	if s.ContinuationCount != nil {
-		e.key(&first, "\"continuationCount\":")
+		e.put(",\"continuationCount\":")
 		e.number((*s.ContinuationCount))
 	}
 	if s.MaxContinuations != nil {
-		e.key(&first, "\"maxContinuations\":")
+		e.put(",\"maxContinuations\":")
 		e.number((*s.MaxContinuations))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesFlow) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -786,13 +752,10 @@ func (s CapabilitiesInject) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesInject) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"context\":")
+	e.put("{\"context\":")
 	s.Context.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesInject) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -829,26 +792,23 @@ func (s CapabilitiesInjectContext) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesInjectContext) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"append\":")
+	e.put("{\"append\":")
 	e.boolean(s.Append)
-	e.key(&first, "\"deliverAt\":")
+	e.put(",\"deliverAt\":")
 	if s.DeliverAt == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.DeliverAt {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.DeliverAt[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesInjectContext) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -909,7 +869,7 @@ func (s CapabilitiesElicitation) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesElicitation) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Form != nil {
 		e.key(&first, "\"form\":")
@@ -919,9 +879,8 @@ func (s *CapabilitiesElicitation) encode(e *encoder) {
 		e.key(&first, "\"url\":")
 		e.raw(s.URL)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesElicitation) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

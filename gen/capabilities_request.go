@@ -21,12 +21,9 @@ func (s CapabilitiesRequestParams) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesRequestParams) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *CapabilitiesRequestParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -67,36 +64,33 @@ func (s CapabilitiesRequest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesRequest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"method\":")
+	e.put(",\"method\":")
 	if s.Method == "" {
-		e.str("hooks/capabilities")
+		e.put("\"hooks/capabilities\"")
 	} else {
 		e.str(s.Method)
 	}
-	e.key(&first, "\"params\":")
+	e.put(",\"params\":")
 	s.Params.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "method":
-		return decKnownAt(&s.Method, b, i, "hooks/capabilities")
+		return decConstAt(&s.Method, b, i, "hooks/capabilities")
 	case "params":
 		return s.Params.decode(b, i)
 	}

@@ -26,15 +26,12 @@ func (s CapabilitiesResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
-	e.key(&first, "\"manifest\":")
+	e.put(",\"manifest\":")
 	s.Manifest.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -87,106 +84,103 @@ func (s StaticCapabilityManifest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *StaticCapabilityManifest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"events\":")
+	e.put("{\"events\":")
 	if s.Events == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Events {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Events[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"gaps\":")
+	e.put(",\"gaps\":")
 	if s.Gaps == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"transports\":")
+	e.put(",\"transports\":")
 	if s.Transports == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Transports {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Transports[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"authentication\":")
+	e.put(",\"authentication\":")
 	if s.Authentication == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Authentication {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Authentication[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"limits\":")
+	e.put(",\"limits\":")
 	s.Limits.encode(e)
-	e.key(&first, "\"toolPaths\":")
+	e.put(",\"toolPaths\":")
 	if s.ToolPaths == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.ToolPaths {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.ToolPaths[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"contentCategories\":")
+	e.put(",\"contentCategories\":")
 	if s.ContentCategories == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.ContentCategories {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.ContentCategories[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"managedPolicy\":")
+	e.put(",\"managedPolicy\":")
 	s.ManagedPolicy.encode(e)
-	e.key(&first, "\"correlationIdentityFields\":")
+	e.put(",\"correlationIdentityFields\":")
 	if s.CorrelationIdentityFields == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.CorrelationIdentityFields {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.CorrelationIdentityFields[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *StaticCapabilityManifest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -241,30 +235,27 @@ func (s StaticCapabilityManifestEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *StaticCapabilityManifestEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"event\":")
+	e.put("{\"event\":")
 	e.str(string(s.Event))
-	e.key(&first, "\"modes\":")
+	e.put(",\"modes\":")
 	if s.Modes == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Modes {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Modes[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Capabilities != nil {
-		e.key(&first, "\"capabilities\":")
+		e.put(",\"capabilities\":")
 		s.Capabilities.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *StaticCapabilityManifestEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -410,15 +401,12 @@ func (s Gap) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Gap) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"path\":")
+	e.put("{\"path\":")
 	e.str(s.Path)
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Gap) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -507,7 +495,7 @@ func (s StaticCapabilityManifestLimits) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *StaticCapabilityManifestLimits) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.MaxUploadBytes != nil {
 		e.key(&first, "\"maxUploadBytes\":")
@@ -525,9 +513,8 @@ func (s *StaticCapabilityManifestLimits) encode(e *encoder) {
 		e.key(&first, "\"maxTimeoutMs\":")
 		e.number((*s.MaxTimeoutMs))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *StaticCapabilityManifestLimits) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -574,26 +561,23 @@ func (s StaticCapabilityManifestManagedPolicy) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *StaticCapabilityManifestManagedPolicy) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"scopes\":")
+	e.put("{\"scopes\":")
 	if s.Scopes == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Scopes {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Scopes[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"disableable\":")
+	e.put(",\"disableable\":")
 	e.boolean(s.Disableable)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *StaticCapabilityManifestManagedPolicy) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -658,26 +642,23 @@ func (s CapabilitiesResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CapabilitiesResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *CapabilitiesResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":

@@ -49,71 +49,68 @@ func (s ConfigChangeBeforeEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ConfigChangeBeforeEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("config.change.before")
+		e.put("\"config.change.before\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	s.Change.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ConfigChangeBeforeEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -141,7 +138,7 @@ func (s *ConfigChangeBeforeEvent) member(k []byte, b *input, i int) (int, error)
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "config.change.before")
+		return decConstAt(&s.Type, b, i, "config.change.before")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -178,17 +175,14 @@ func (s Turn) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Turn) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Turn) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -250,71 +244,68 @@ func (s ConfigChangeAfterEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ConfigChangeAfterEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("config.change.after")
+		e.put("\"config.change.after\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	s.Change.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ConfigChangeAfterEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -342,7 +333,7 @@ func (s *ConfigChangeAfterEvent) member(k []byte, b *input, i int) (int, error) 
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "config.change.after")
+		return decConstAt(&s.Type, b, i, "config.change.after")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -452,71 +443,68 @@ func (s UserAttentionEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserAttentionEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("user.attention")
+		e.put("\"user.attention\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"attention\":")
+	e.put(",\"attention\":")
 	s.Attention.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserAttentionEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -544,7 +532,7 @@ func (s *UserAttentionEvent) member(k []byte, b *input, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.attention")
+		return decConstAt(&s.Type, b, i, "user.attention")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -603,71 +591,68 @@ func (s UserElicitationRequestEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserElicitationRequestEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("user.elicitation.request")
+		e.put("\"user.elicitation.request\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"elicitation\":")
+	e.put(",\"elicitation\":")
 	s.Elicitation.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserElicitationRequestEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -695,7 +680,7 @@ func (s *UserElicitationRequestEvent) member(k []byte, b *input, i int) (int, er
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.elicitation.request")
+		return decConstAt(&s.Type, b, i, "user.elicitation.request")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -754,71 +739,68 @@ func (s UserElicitationResultEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserElicitationResultEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("user.elicitation.result")
+		e.put("\"user.elicitation.result\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"elicitation\":")
+	e.put(",\"elicitation\":")
 	s.Elicitation.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserElicitationResultEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -846,7 +828,7 @@ func (s *UserElicitationResultEvent) member(k []byte, b *input, i int) (int, err
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.elicitation.result")
+		return decConstAt(&s.Type, b, i, "user.elicitation.result")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -905,71 +887,68 @@ func (s UserMessageInboundEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserMessageInboundEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("user.message.inbound")
+		e.put("\"user.message.inbound\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	s.Message.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserMessageInboundEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -997,7 +976,7 @@ func (s *UserMessageInboundEvent) member(k []byte, b *input, i int) (int, error)
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.message.inbound")
+		return decConstAt(&s.Type, b, i, "user.message.inbound")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -1056,71 +1035,68 @@ func (s UserMessageOutboundEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserMessageOutboundEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("user.message.outbound")
+		e.put("\"user.message.outbound\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	s.Message.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserMessageOutboundEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1148,7 +1124,7 @@ func (s *UserMessageOutboundEvent) member(k []byte, b *input, i int) (int, error
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.message.outbound")
+		return decConstAt(&s.Type, b, i, "user.message.outbound")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -1216,69 +1192,66 @@ func (s HookFailureEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *HookFailureEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("hook.failure")
+		e.put("\"hook.failure\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"failure\":")
+	e.put(",\"failure\":")
 	s.Failure.encode(e)
-	e.key(&first, "\"parentEventId\":")
+	e.put(",\"parentEventId\":")
 	e.str(s.ParentEventID)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *HookFailureEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1303,7 +1276,7 @@ func (s *HookFailureEvent) member(k []byte, b *input, i int) (int, error) {
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "hook.failure")
+		return decConstAt(&s.Type, b, i, "hook.failure")
 	case "synthesized":
 		s.Synthesized = new(bool)
 		return decBoolAt(s.Synthesized, b, i)
@@ -1515,7 +1488,7 @@ func (u *CatalogueEvent) encode(e *encoder) {
 		u.HookFailure.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: CatalogueEvent has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *CatalogueEvent) decode(b *input, i int) (int, error) {

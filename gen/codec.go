@@ -153,8 +153,8 @@ func parseRoot[T any, P interface {
 		return nil, parseFailure(root, err)
 	}
 	// Validation rejected repeated member names already: decode directly.
-	v := P(new(T))
-	if err := decodeAll(docInput(doc), v.decode); err != nil {
+	v, in := newRoot[T, P](doc)
+	if err := decodeAll(in, v.decode); err != nil {
 		return nil, decodeFailure(root, err)
 	}
 	return v, nil
@@ -192,8 +192,7 @@ func parseDocContext[T any, P interface {
 	// CheckDoc rejected repeated member names at any depth already (it
 	// returns nil only for a document without any): decode directly,
 	// without another pass for them, from the tokens when doc has them.
-	v := P(new(T))
-	in := docInput(doc)
+	v, in := newRoot[T, P](doc)
 	in.observe(ctx)
 	if err := decodeAll(in, v.decode); err != nil {
 		if in.stopped != nil {
@@ -207,11 +206,48 @@ func parseDocContext[T any, P interface {
 // docInput returns the input that decodes doc: its tokens, or its bytes
 // when it has no tokens.
 func docInput(doc *validate.Doc) *input {
-	if doc.Tokens() {
-		return &input{b: doc.Src(), d: doc}
-	}
-	return &input{b: doc.Src()}
+	in := new(input)
+	in.start(doc.Src(), doc)
+	return in
 }
+
+// newInput returns the input of a decoding of b.
+func newInput(b []byte) *input {
+	in := new(input)
+	in.start(b, nil)
+	return in
+}
+
+// start makes in the input of a decoding of b (from the tokens of d when d
+// has them) whose first chunk is in the input itself. The decoding's last
+// step is detach.
+func (in *input) start(b []byte, d *validate.Doc) {
+	in.b = b
+	if d != nil && d.Tokens() {
+		in.d = d
+	}
+	in.chunk = in.first[:0]
+}
+
+// rootInput is a decoded root value and its input, allocated together:
+// the strings of the value share the input's first chunk.
+type rootInput[T any] struct {
+	v  T
+	in input
+}
+
+// newRoot returns a new T and the input that decodes doc, a valid
+// document, into it.
+func newRoot[T any, P interface{ *T }](doc *validate.Doc) (P, *input) {
+	r := new(rootInput[T])
+	r.in.start(doc.Src(), doc)
+	r.in.valid = true
+	return P(&r.v), &r.in
+}
+
+// detach drops what in refers to but its chunks, which the decoded strings
+// share (the first is part of in): that is all they keep alive.
+func (in *input) detach() { in.b, in.d, in.ctx = nil, nil, nil }
 
 // Decodable is implemented by the pointer of every generated type: what
 // DecodeAt decodes into.
@@ -234,6 +270,7 @@ func DecodeAt(doc *validate.Doc, tok int, v Decodable) error {
 	}
 	in := docInput(doc)
 	j, err := v.decode(in, tok)
+	in.detach()
 	if err == nil && j != doc.End(tok) {
 		err = decodeErr("json", "unexpected data after the value")
 	}
@@ -423,6 +460,8 @@ type input struct {
 	steps   int             // values since the last look at ctx
 	stopped error           // ctx.Err() once the decoding failed for that reason
 	chunk   []byte          // where keep copies short values
+	valid   bool            // the document is valid for the schema of what is decoded
+	first   [chunkSize]byte // newInput's first chunk
 }
 
 // Short strings and raw values of one decoding share chunks of chunkSize
@@ -512,12 +551,13 @@ func decodeDoc(data []byte, dec func(b *input, i int) (int, error)) error {
 		}
 		// Malformed input: decoding reports it, with its location.
 	}
-	return decodeAll(&input{b: data}, dec)
+	return decodeAll(newInput(data), dec)
 }
 
 // decodeAll decodes the JSON value of in with dec; only whitespace may
 // surround it.
 func decodeAll(in *input, dec func(b *input, i int) (int, error)) error {
+	defer in.detach()
 	if in.d != nil {
 		j, err := dec(in, 0)
 		if err == nil && j != in.d.Len() {
@@ -986,6 +1026,17 @@ func decKnownAt[T ~string](p *T, in *input, i int, known ...T) (int, error) {
 	return decNamedAt(p, in, i)
 }
 
+// decConstAt decodes the string at i, which the schema requires to be
+// konst, as decKnownAt does: from the tokens of a valid document, it is
+// konst, unread.
+func decConstAt(p *string, in *input, i int, konst string) (int, error) {
+	if in.valid && in.d != nil {
+		*p = konst
+		return i + 1, nil
+	}
+	return decKnownAt(p, in, i, konst)
+}
+
 // decNamedAt decodes a JSON string into a named string type.
 func decNamedAt[T ~string](p *T, in *input, i int) (int, error) {
 	var s string
@@ -1055,6 +1106,20 @@ func decString(v []byte) (string, error) {
 		err = decodeErr("type", "expected a string")
 	}
 	return s, err
+}
+
+// isString reports whether the JSON text v is a string whose value is s:
+// without decoding it when it is s in quotes and s needs no escape.
+func isString[T ~[]byte](v T, s string) bool {
+	raw := bytes.TrimSpace(v)
+	if len(raw) == len(s)+2 && raw[0] == '"' && raw[len(raw)-1] == '"' && string(raw[1:len(raw)-1]) == s && plainASCII(s) == len(s) {
+		return true
+	}
+	if jsonKind(raw) != "string" {
+		return false
+	}
+	got, err := decString(raw)
+	return err == nil && got == s
 }
 
 func decBool(v []byte) (bool, error) {
@@ -1177,29 +1242,59 @@ const hexDigits = "0123456789abcdef"
 
 // plainASCII returns the length of the longest prefix of s that a JSON
 // string holds as it is and that is ASCII: no control character, '"' or
-// '\\'. It looks at eight bytes at a time.
+// '\\'. It looks at eight bytes at a time, the last ones (and a string of
+// four to seven) with words that overlap.
 func plainASCII(s string) int {
+	n, i := len(s), 0
+	for ; n-i >= 8; i += 8 {
+		if specialBytes(word8(s[i:])) {
+			return i + plainTail(s[i:])
+		}
+	}
+	switch {
+	case i == n:
+		return n
+	case n >= 8:
+		if !specialBytes(word8(s[n-8:])) {
+			return n
+		}
+	case n >= 4:
+		if !specialBytes(uint64(word4(s)) | uint64(word4(s[n-4:]))<<32) {
+			return n
+		}
+	}
+	return i + plainTail(s[i:])
+}
+
+// word8 is the first eight bytes of s, little endian.
+func word8(s string) uint64 {
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// word4 is the first four bytes of s, little endian.
+func word4(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// specialBytes reports whether one of the eight bytes of w has its high
+// bit set, is below 0x20, or is '"' or '\\'.
+func specialBytes(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	n := len(s)
-	for len(s) >= 8 {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		q, bs := w^('"'*ones), w^('\\'*ones)
-		// A byte with its high bit set, below 0x20, or equal to '"' or
-		// '\\' (zero after the xor) sets its high bit in special.
-		special := w | (w-0x20*ones)&^w | (q-ones)&^q | (bs-ones)&^bs
-		if special&highs != 0 {
-			break
+	q, bs := w^('"'*ones), w^('\\'*ones)
+	// Such a byte (zero after the xor, for '"' and '\\') sets its high
+	// bit in the expression.
+	return (w|(w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs)&highs != 0
+}
+
+// plainTail is plainASCII one byte at a time.
+func plainTail(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return i
 		}
-		s = s[8:]
 	}
-	for len(s) > 0 {
-		if c := s[0]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
-			break
-		}
-		s = s[1:]
-	}
-	return n - len(s)
+	return len(s)
 }
 
 // str appends s as a JSON string.
@@ -1309,6 +1404,10 @@ func validJSON(v []byte) bool {
 	return err == nil && skipSpace(v, j) == len(v)
 }
 
+// put appends JSON text that the generator wrote, such as a member name
+// with the comma or brace before it.
+func (e *encoder) put(text string) { e.buf = append(e.buf, text...) }
+
 // key appends a member name, preceded by a comma unless it is the first.
 func (e *encoder) key(first *bool, quoted string) {
 	if !*first {
@@ -1318,12 +1417,13 @@ func (e *encoder) key(first *bool, quoted string) {
 	e.buf = append(e.buf, quoted...)
 }
 
-func (e *encoder) unknown(first *bool, members []Member) {
+// unknown appends members, the first preceded by a comma unless first.
+func (e *encoder) unknown(first bool, members []Member) {
 	for _, m := range members {
-		if !*first {
+		if !first {
 			e.buf = append(e.buf, ',')
 		}
-		*first = false
+		first = false
 		e.str(m.Name)
 		e.buf = append(e.buf, ':')
 		e.raw(m.Value)
@@ -1354,13 +1454,14 @@ type unionArm struct {
 }
 
 // unionMembers holds the members of one union candidate object, in order,
-// for arm selection and then for decoding the chosen arm; the first 16 live
-// on the stack. A value is kept as its extent in b. A union's decode method
-// collects the members, then its pick method selects the arm and decodes it
-// from them (an arm that is itself a union picks from the same members).
+// for arm selection and then for decoding the chosen arm. From tokens, it
+// reads them where they are: the tokens of the object are its index. From
+// bytes, it collects them; the first 16 live on the stack, and a value is
+// kept as its extent in b. A union's decode method collects the members,
+// then its pick method selects the arm and decodes it from them (an arm
+// that is itself a union picks from the same members).
 type unionMembers struct {
 	in       *input
-	b        []byte
 	keys     [16][]byte
 	vals     [16][2]int
 	n        int
@@ -1372,12 +1473,20 @@ type unionMembers struct {
 }
 
 // collect reads the object at b.b[i], checking the syntax of every member
-// value, and returns the index after it.
+// value, and returns the index after it. From tokens, whose syntax the scan
+// checked, it reads nothing but the object's extent.
 func (m *unionMembers) collect(b *input, i int) (int, error) {
-	m.in, m.b = b, b.b
+	m.in = b
+	if d := b.d; d != nil {
+		if d.First(i) != '{' {
+			return i, decodeErr("type", "expected an object")
+		}
+		m.obj, m.start, m.stop = d.Raw(i), i, d.End(i)
+		return m.stop, nil
+	}
 	j, err := decObject(b, i, m.add)
 	if err == nil {
-		m.obj, m.start, m.stop = b.text(i, j), i, j
+		m.obj, m.start, m.stop = b.b[i:j], i, j
 	}
 	return j, err
 }
@@ -1399,14 +1508,20 @@ func (m *unionMembers) add(k []byte, b *input, i int) (int, error) {
 
 // lookup returns the last value of member k (encoding/json's last-wins).
 func (m *unionMembers) lookup(k string) ([]byte, bool) {
+	if d := m.in.d; d != nil {
+		if c, ok := d.Member(m.start, k); ok {
+			return d.Raw(c), true
+		}
+		return nil, false
+	}
 	for i := len(m.moreKeys) - 1; i >= 0; i-- {
 		if string(m.moreKeys[i]) == k {
-			return m.in.text(m.moreVals[i][0], m.moreVals[i][1]), true
+			return m.in.b[m.moreVals[i][0]:m.moreVals[i][1]], true
 		}
 	}
 	for i := m.n - 1; i >= 0; i-- {
 		if string(m.keys[i]) == k {
-			return m.in.text(m.vals[i][0], m.vals[i][1]), true
+			return m.in.b[m.vals[i][0]:m.vals[i][1]], true
 		}
 	}
 	return nil, false
@@ -1415,6 +1530,10 @@ func (m *unionMembers) lookup(k string) ([]byte, bool) {
 // decode calls member for every member, in document order, as decObject
 // does.
 func (m *unionMembers) decode(member func(k []byte, b *input, i int) (int, error)) error {
+	if m.in.d != nil {
+		_, err := decObject(m.in, m.start, member)
+		return err
+	}
 	for n := 0; n < m.n+len(m.moreKeys); n++ {
 		k, v := m.at(n)
 		j, err := member(k, m.in, v[0])
@@ -1437,6 +1556,8 @@ func (m *unionMembers) whole(dec func(b *input, i int) (int, error)) error {
 	return err
 }
 
+// at returns the name and the extent of the value of collected member n
+// (from bytes).
 func (m *unionMembers) at(n int) ([]byte, [2]int) {
 	if n < m.n {
 		return m.keys[n], m.vals[n]
@@ -1478,10 +1599,16 @@ func (m *unionMembers) selectTagged(arms []unionArm, key string, tag func(v []by
 	if !ok || len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
 		return m.selectArm(arms)
 	}
+	open := tag(v[1 : len(v)-1])
+	if m.in.valid && open != 0 && open&(open-1) == 0 {
+		// Only one arm can be valid with this tag, and the document is
+		// valid: selectArm would check that arm and find it matches.
+		return bits.TrailingZeros64(open), nil
+	}
 	var candBuf [8]int
 	cand := candBuf[:0]
 	var discs discCache
-	for open := tag(v[1 : len(v)-1]); open != 0; open &= open - 1 {
+	for ; open != 0; open &= open - 1 {
 		if i := bits.TrailingZeros64(open); armMatches(&arms[i], m, &discs) {
 			cand = append(cand, i)
 		}
@@ -1544,6 +1671,29 @@ func armMatches(a *unionArm, m *unionMembers, c *discCache) bool {
 // which an arm's required names follow, so that this takes about one
 // comparison per member rather than one per member and name.
 func (m *unionMembers) hasAll(names []string) bool {
+	if d := m.in.d; d != nil {
+		// The same from tokens: a member's name is the token before its
+		// value, and the next member's name the token after the value.
+		first := m.start + 1
+		total, at := d.Count(m.start), first
+		for _, k := range names {
+			found := false
+			for range total {
+				key := d.Text(at)
+				if at = d.End(at + 1); at == m.stop {
+					at = first
+				}
+				if string(key) == k {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
 	total := m.n + len(m.moreKeys)
 	at := 0
 	for _, k := range names {

@@ -29,28 +29,25 @@ func (s JSONRPCRequest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *JSONRPCRequest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"method\":")
+	e.put(",\"method\":")
 	e.str(s.Method)
-	e.key(&first, "\"params\":")
+	e.put(",\"params\":")
 	e.raw(s.Params)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *JSONRPCRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "method":
@@ -153,26 +150,23 @@ func (s JSONRPCSuccessResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *JSONRPCSuccessResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	e.raw(s.Result)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *JSONRPCSuccessResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -286,44 +280,41 @@ func (s Session) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Session) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Cwd != nil {
-		e.key(&first, "\"cwd\":")
+		e.put(",\"cwd\":")
 		e.str((*s.Cwd))
 	}
 	if s.WorkspaceRoots != nil {
-		e.key(&first, "\"workspaceRoots\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"workspaceRoots\":")
+		e.put("[")
 		for i0 := range s.WorkspaceRoots {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.WorkspaceRoots[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Model != nil {
-		e.key(&first, "\"model\":")
+		e.put(",\"model\":")
 		e.str((*s.Model))
 	}
 	if s.Agent != nil {
-		e.key(&first, "\"agent\":")
+		e.put(",\"agent\":")
 		s.Agent.encode(e)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
 	if s.Counters != nil {
-		e.key(&first, "\"counters\":")
+		e.put(",\"counters\":")
 		s.Counters.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Session) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -377,17 +368,14 @@ func (s SessionAgent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionAgent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Type != nil {
-		e.key(&first, "\"type\":")
+		e.put(",\"type\":")
 		e.str((*s.Type))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *SessionAgent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -433,7 +421,7 @@ func (s SessionCounters) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionCounters) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Turns != nil {
 		e.key(&first, "\"turns\":")
@@ -455,9 +443,8 @@ func (s *SessionCounters) encode(e *encoder) {
 		e.key(&first, "\"outputTokens\":")
 		e.number((*s.OutputTokens))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *SessionCounters) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -509,26 +496,23 @@ func (s JSONRPCNotification) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *JSONRPCNotification) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"method\":")
+	e.put(",\"method\":")
 	e.str(s.Method)
-	e.key(&first, "\"params\":")
+	e.put(",\"params\":")
 	e.raw(s.Params)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *JSONRPCNotification) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "method":
 		return decStrAt(&s.Method, b, i)
 	case "params":
@@ -566,26 +550,23 @@ func (s JSONRPCErrorResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *JSONRPCErrorResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"error\":")
+	e.put(",\"error\":")
 	s.Error.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *JSONRPCErrorResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "error":
@@ -623,19 +604,16 @@ func (s JSONRPCErrorResponseError) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *JSONRPCErrorResponseError) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"code\":")
+	e.put("{\"code\":")
 	e.number(s.Code)
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	e.str(s.Message)
 	if s.Data != nil {
-		e.key(&first, "\"data\":")
+		e.put(",\"data\":")
 		e.raw(s.Data)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *JSONRPCErrorResponseError) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -35,51 +35,48 @@ func (s TextBodyPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TextBodyPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("text")
+		e.put("\"text\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	if s.MediaType == "" {
-		e.str("text/plain")
+		e.put("\"text/plain\"")
 	} else {
 		e.str(s.MediaType)
 	}
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("body")
+		e.put("\"body\"")
 	} else {
 		e.str(s.Selection)
 	}
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.key(&first, "\"text\":")
+	e.put(",\"text\":")
 	e.str(s.Text)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TextBodyPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "text")
+		return decConstAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decKnownAt(&s.MediaType, b, i, "text/plain")
+		return decConstAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "body")
+		return decConstAt(&s.Selection, b, i, "body")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -131,59 +128,56 @@ func (s TextGapPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TextGapPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("text")
+		e.put("\"text\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	if s.MediaType == "" {
-		e.str("text/plain")
+		e.put("\"text/plain\"")
 	} else {
 		e.str(s.MediaType)
 	}
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("body")
+		e.put("\"body\"")
 	} else {
 		e.str(s.Selection)
 	}
-	e.key(&first, "\"gap\":")
+	e.put(",\"gap\":")
 	s.Gap.encode(e)
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Size != nil {
-		e.key(&first, "\"size\":")
+		e.put(",\"size\":")
 		e.number((*s.Size))
 	}
 	if s.SHA256 != nil {
-		e.key(&first, "\"sha256\":")
+		e.put(",\"sha256\":")
 		e.str((*s.SHA256))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TextGapPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "text")
+		return decConstAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decKnownAt(&s.MediaType, b, i, "text/plain")
+		return decConstAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "body")
+		return decConstAt(&s.Selection, b, i, "body")
 	case "gap":
 		return s.Gap.decode(b, i)
 	case "category":
@@ -227,16 +221,13 @@ func (s GapPartGap) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *GapPartGap) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"reason\":")
+	e.put("{\"reason\":")
 	e.str(s.Reason)
 	if s.Path != nil {
-		e.key(&first, "\"path\":")
+		e.put(",\"path\":")
 		e.str((*s.Path))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *GapPartGap) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -286,57 +277,54 @@ func (s TextMetadataPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TextMetadataPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("text")
+		e.put("\"text\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	if s.MediaType == "" {
-		e.str("text/plain")
+		e.put("\"text/plain\"")
 	} else {
 		e.str(s.MediaType)
 	}
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("metadata")
+		e.put("\"metadata\"")
 	} else {
 		e.str(s.Selection)
 	}
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Size != nil {
-		e.key(&first, "\"size\":")
+		e.put(",\"size\":")
 		e.number((*s.Size))
 	}
 	if s.SHA256 != nil {
-		e.key(&first, "\"sha256\":")
+		e.put(",\"sha256\":")
 		e.str((*s.SHA256))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TextMetadataPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "text")
+		return decConstAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decKnownAt(&s.MediaType, b, i, "text/plain")
+		return decConstAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "metadata")
+		return decConstAt(&s.Selection, b, i, "metadata")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -390,57 +378,54 @@ func (s TextOmittedPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TextOmittedPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("text")
+		e.put("\"text\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	if s.MediaType == "" {
-		e.str("text/plain")
+		e.put("\"text/plain\"")
 	} else {
 		e.str(s.MediaType)
 	}
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("omit")
+		e.put("\"omit\"")
 	} else {
 		e.str(s.Selection)
 	}
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Size != nil {
-		e.key(&first, "\"size\":")
+		e.put(",\"size\":")
 		e.number((*s.Size))
 	}
 	if s.SHA256 != nil {
-		e.key(&first, "\"sha256\":")
+		e.put(",\"sha256\":")
 		e.str((*s.SHA256))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TextOmittedPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "text")
+		return decConstAt(&s.Kind, b, i, "text")
 	case "mediaType":
-		return decKnownAt(&s.MediaType, b, i, "text/plain")
+		return decConstAt(&s.MediaType, b, i, "text/plain")
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "omit")
+		return decConstAt(&s.Selection, b, i, "omit")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -492,47 +477,44 @@ func (s AttachmentBodyPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AttachmentBodyPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("attachment")
+		e.put("\"attachment\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	e.str(s.MediaType)
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("body")
+		e.put("\"body\"")
 	} else {
 		e.str(s.Selection)
 	}
-	e.key(&first, "\"body\":")
+	e.put(",\"body\":")
 	s.Body.encode(e)
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *AttachmentBodyPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "attachment")
+		return decConstAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "body")
+		return decConstAt(&s.Selection, b, i, "body")
 	case "body":
 		return s.Body.decode(b, i)
 	case "category":
@@ -584,55 +566,52 @@ func (s AttachmentGapPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AttachmentGapPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("attachment")
+		e.put("\"attachment\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	e.str(s.MediaType)
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("body")
+		e.put("\"body\"")
 	} else {
 		e.str(s.Selection)
 	}
-	e.key(&first, "\"gap\":")
+	e.put(",\"gap\":")
 	s.Gap.encode(e)
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Size != nil {
-		e.key(&first, "\"size\":")
+		e.put(",\"size\":")
 		e.number((*s.Size))
 	}
 	if s.SHA256 != nil {
-		e.key(&first, "\"sha256\":")
+		e.put(",\"sha256\":")
 		e.str((*s.SHA256))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *AttachmentGapPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "attachment")
+		return decConstAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "body")
+		return decConstAt(&s.Selection, b, i, "body")
 	case "gap":
 		return s.Gap.decode(b, i)
 	case "category":
@@ -688,53 +667,50 @@ func (s AttachmentMetadataPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AttachmentMetadataPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("attachment")
+		e.put("\"attachment\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	e.str(s.MediaType)
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("metadata")
+		e.put("\"metadata\"")
 	} else {
 		e.str(s.Selection)
 	}
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Size != nil {
-		e.key(&first, "\"size\":")
+		e.put(",\"size\":")
 		e.number((*s.Size))
 	}
 	if s.SHA256 != nil {
-		e.key(&first, "\"sha256\":")
+		e.put(",\"sha256\":")
 		e.str((*s.SHA256))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *AttachmentMetadataPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "attachment")
+		return decConstAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "metadata")
+		return decConstAt(&s.Selection, b, i, "metadata")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -788,53 +764,50 @@ func (s AttachmentOmittedPart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AttachmentOmittedPart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"kind\":")
+	e.put(",\"kind\":")
 	if s.Kind == "" {
-		e.str("attachment")
+		e.put("\"attachment\"")
 	} else {
 		e.str(s.Kind)
 	}
-	e.key(&first, "\"mediaType\":")
+	e.put(",\"mediaType\":")
 	e.str(s.MediaType)
-	e.key(&first, "\"selection\":")
+	e.put(",\"selection\":")
 	if s.Selection == "" {
-		e.str("omit")
+		e.put("\"omit\"")
 	} else {
 		e.str(s.Selection)
 	}
 	if s.Category != nil {
-		e.key(&first, "\"category\":")
+		e.put(",\"category\":")
 		e.str((*s.Category))
 	}
 	if s.Size != nil {
-		e.key(&first, "\"size\":")
+		e.put(",\"size\":")
 		e.number((*s.Size))
 	}
 	if s.SHA256 != nil {
-		e.key(&first, "\"sha256\":")
+		e.put(",\"sha256\":")
 		e.str((*s.SHA256))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *AttachmentOmittedPart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "id":
 		return decStrAt(&s.ID, b, i)
 	case "kind":
-		return decKnownAt(&s.Kind, b, i, "attachment")
+		return decConstAt(&s.Kind, b, i, "attachment")
 	case "mediaType":
 		return decStrAt(&s.MediaType, b, i)
 	case "selection":
-		return decKnownAt(&s.Selection, b, i, "omit")
+		return decConstAt(&s.Selection, b, i, "omit")
 	case "category":
 		s.Category = new(string)
 		return decStrAt(s.Category, b, i)
@@ -919,7 +892,7 @@ func (u *ContentItem) encode(e *encoder) {
 		u.AttachmentOmittedPart.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ContentItem has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ContentItem) decode(b *input, i int) (int, error) {
@@ -1109,31 +1082,28 @@ func (s CanonicalMessage) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CanonicalMessage) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"role\":")
+	e.put(",\"role\":")
 	e.str(string(s.Role))
-	e.key(&first, "\"parts\":")
+	e.put(",\"parts\":")
 	if s.Parts == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Parts {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Parts[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *CanonicalMessage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1223,7 +1193,7 @@ func (u *TextPart) encode(e *encoder) {
 		u.Omitted.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: TextPart has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *TextPart) decode(b *input, i int) (int, error) {
@@ -1356,14 +1326,14 @@ func (a TextParts) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (a TextParts) encode(e *encoder) {
-	e.buf = append(e.buf, '[')
+	e.put("[")
 	for i0 := range a {
 		if i0 > 0 {
-			e.buf = append(e.buf, ',')
+			e.put(",")
 		}
 		a[i0].encode(e)
 	}
-	e.buf = append(e.buf, ']')
+	e.put("]")
 }
 func (a *TextParts) decode(b *input, i int) (int, error) {
 	return decArray((*[]TextPart)(a), b, i, (*TextPart).decode)
@@ -1385,14 +1355,14 @@ func (a CanonicalMessages) MarshalJSON() ([]byte, error) {
 	return e.buf, e.err
 }
 func (a CanonicalMessages) encode(e *encoder) {
-	e.buf = append(e.buf, '[')
+	e.put("[")
 	for i0 := range a {
 		if i0 > 0 {
-			e.buf = append(e.buf, ',')
+			e.put(",")
 		}
 		a[i0].encode(e)
 	}
-	e.buf = append(e.buf, ']')
+	e.put("]")
 }
 func (a *CanonicalMessages) decode(b *input, i int) (int, error) {
 	return decArray((*[]CanonicalMessage)(a), b, i, (*CanonicalMessage).decode)

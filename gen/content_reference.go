@@ -21,12 +21,9 @@ func (s ContentReference) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContentReference) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"ref\":")
+	e.put("{\"ref\":")
 	e.str(s.Ref)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ContentReference) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -35,37 +35,34 @@ func (s ContentSelection) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContentSelection) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"default\":")
+	e.put("{\"default\":")
 	e.str(string(s.Default))
 	if s.Text != nil {
-		e.key(&first, "\"text\":")
+		e.put(",\"text\":")
 		e.str(string((*s.Text)))
 	}
 	if s.Reasoning != nil {
-		e.key(&first, "\"reasoning\":")
+		e.put(",\"reasoning\":")
 		e.str(string((*s.Reasoning)))
 	}
 	if s.Images != nil {
-		e.key(&first, "\"images\":")
+		e.put(",\"images\":")
 		e.str(string((*s.Images)))
 	}
 	if s.Audio != nil {
-		e.key(&first, "\"audio\":")
+		e.put(",\"audio\":")
 		e.str(string((*s.Audio)))
 	}
 	if s.Video != nil {
-		e.key(&first, "\"video\":")
+		e.put(",\"video\":")
 		e.str(string((*s.Video)))
 	}
 	if s.Files != nil {
-		e.key(&first, "\"files\":")
+		e.put(",\"files\":")
 		e.str(string((*s.Files)))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ContentSelection) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -30,21 +30,18 @@ func (s ContentUpload) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContentUpload) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"endpoint\":")
+	e.put("{\"endpoint\":")
 	e.str(s.Endpoint)
 	if s.Auth != nil {
-		e.key(&first, "\"auth\":")
+		e.put(",\"auth\":")
 		s.Auth.encode(e)
 	}
-	e.key(&first, "\"timeoutMs\":")
+	e.put(",\"timeoutMs\":")
 	e.number(s.TimeoutMs)
-	e.key(&first, "\"maxBytes\":")
+	e.put(",\"maxBytes\":")
 	e.number(s.MaxBytes)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ContentUpload) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -26,16 +26,13 @@ func (s ContentUploadReceipt) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContentUploadReceipt) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"ref\":")
+	e.put("{\"ref\":")
 	e.str(s.Ref)
-	e.key(&first, "\"size\":")
+	e.put(",\"size\":")
 	e.number(s.Size)
-	e.key(&first, "\"sha256\":")
+	e.put(",\"sha256\":")
 	e.str(s.SHA256)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ContentUploadReceipt) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -28,31 +28,28 @@ func (s DenyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *DenyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("deny")
+		e.put("\"deny\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
 	if s.Code != nil {
-		e.key(&first, "\"code\":")
+		e.put(",\"code\":")
 		e.str((*s.Code))
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *DenyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "deny")
+		return decConstAt(&s.Type, b, i, "deny")
 	case "reason":
 		return decStrAt(&s.Reason, b, i)
 	case "code":

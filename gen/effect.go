@@ -23,21 +23,18 @@ func (s AllowEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AllowEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("allow")
+		e.put("\"allow\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *AllowEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "allow")
+		return decConstAt(&s.Type, b, i, "allow")
 	}
 	return notAllowed(k, i)
 }
@@ -65,21 +62,18 @@ func (s AskEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AskEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("ask")
+		e.put("\"ask\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *AskEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "ask")
+		return decConstAt(&s.Type, b, i, "ask")
 	}
 	return notAllowed(k, i)
 }
@@ -113,27 +107,24 @@ func (s ModifyMessagesEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModifyMessagesEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	e.str(string(s.Target))
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ModifyMessagesEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
 		return (*ModifyMessagesEffectTarget).decode(&s.Target, b, i)
 	case "operation":
@@ -223,27 +214,24 @@ func (s ModifyTextEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModifyTextEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	e.str(string(s.Target))
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ModifyTextEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
 		return (*ModifyTextEffectTarget).decode(&s.Target, b, i)
 	case "operation":
@@ -305,33 +293,30 @@ func (s ModifyWorkspaceEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModifyWorkspaceEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("workspace")
+		e.put("\"workspace\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ModifyWorkspaceEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "workspace")
+		return decConstAt(&s.Target, b, i, "workspace")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -369,33 +354,30 @@ func (s ModifyFormEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModifyFormEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("content")
+		e.put("\"content\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	e.marshal(s.Value)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ModifyFormEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "content")
+		return decConstAt(&s.Target, b, i, "content")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -433,33 +415,30 @@ func (s ModifyInputEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModifyInputEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("input")
+		e.put("\"input\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	e.raw(s.Value)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ModifyInputEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "input")
+		return decConstAt(&s.Target, b, i, "input")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -493,23 +472,20 @@ func (s MessageEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MessageEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("message")
+		e.put("\"message\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"text\":")
+	e.put(",\"text\":")
 	e.str(s.Text)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MessageEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "message")
+		return decConstAt(&s.Type, b, i, "message")
 	case "text":
 		return decStrAt(&s.Text, b, i)
 	}
@@ -541,23 +517,20 @@ func (s ReturnToolEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ReturnToolEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("return")
+		e.put("\"return\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	e.raw(s.Value)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ReturnToolEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "return")
+		return decConstAt(&s.Type, b, i, "return")
 	case "value":
 		return decRawAt(&s.Value, b, i)
 	}
@@ -591,31 +564,28 @@ func (s StopFlowEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *StopFlowEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("flow")
+		e.put("\"flow\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	if s.Operation == "" {
-		e.str("stop")
+		e.put("\"stop\"")
 	} else {
 		e.str(s.Operation)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *StopFlowEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "flow")
+		return decConstAt(&s.Type, b, i, "flow")
 	case "operation":
-		return decKnownAt(&s.Operation, b, i, "stop")
+		return decConstAt(&s.Operation, b, i, "stop")
 	case "reason":
 		return decStrAt(&s.Reason, b, i)
 	}
@@ -649,33 +619,30 @@ func (s ContinueFlowEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContinueFlowEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("flow")
+		e.put("\"flow\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	if s.Operation == "" {
-		e.str("continue")
+		e.put("\"continue\"")
 	} else {
 		e.str(s.Operation)
 	}
 	if s.Instruction != nil {
-		e.key(&first, "\"instruction\":")
+		e.put(",\"instruction\":")
 		e.str((*s.Instruction))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ContinueFlowEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "flow")
+		return decConstAt(&s.Type, b, i, "flow")
 	case "operation":
-		return decKnownAt(&s.Operation, b, i, "continue")
+		return decConstAt(&s.Operation, b, i, "continue")
 	case "instruction":
 		s.Instruction = new(string)
 		return decStrAt(s.Instruction, b, i)
@@ -714,41 +681,38 @@ func (s InjectEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InjectEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("inject")
+		e.put("\"inject\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("context")
+		e.put("\"context\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	if s.Operation == "" {
-		e.str("append")
+		e.put("\"append\"")
 	} else {
 		e.str(s.Operation)
 	}
-	e.key(&first, "\"deliverAt\":")
+	e.put(",\"deliverAt\":")
 	e.str(string(s.DeliverAt))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InjectEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "inject")
+		return decConstAt(&s.Type, b, i, "inject")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "context")
+		return decConstAt(&s.Target, b, i, "context")
 	case "operation":
-		return decKnownAt(&s.Operation, b, i, "append")
+		return decConstAt(&s.Operation, b, i, "append")
 	case "deliverAt":
 		return (*DeliverAt).decode(&s.DeliverAt, b, i)
 	case "value":
@@ -857,7 +821,7 @@ func (u *Effect) encode(e *encoder) {
 		u.Inject.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: Effect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *Effect) decode(b *input, i int) (int, error) {
@@ -995,23 +959,20 @@ func (s ReturnMessagesEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ReturnMessagesEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("return")
+		e.put("\"return\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ReturnMessagesEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "return")
+		return decConstAt(&s.Type, b, i, "return")
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -1043,23 +1004,20 @@ func (s ReturnTextEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ReturnTextEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("return")
+		e.put("\"return\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ReturnTextEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "return")
+		return decConstAt(&s.Type, b, i, "return")
 	case "value":
 		return s.Value.decode(b, i)
 	}
@@ -1091,23 +1049,20 @@ func (s ReturnElicitResultEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ReturnElicitResultEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("return")
+		e.put("\"return\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ReturnElicitResultEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "return")
+		return decConstAt(&s.Type, b, i, "return")
 	case "value":
 		return s.Value.decode(b, i)
 	}

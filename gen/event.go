@@ -223,7 +223,7 @@ func (u *Event) encode(e *encoder) {
 		u.HookFailure.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: Event has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *Event) decode(b *input, i int) (int, error) {

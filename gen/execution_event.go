@@ -52,75 +52,72 @@ func (s ExecutionEventTurnStart) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTurnStart) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"turn\":")
+	e.put(",\"turn\":")
 	s.Turn.encode(e)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("turn.start")
+		e.put("\"turn.start\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"trigger\":")
+	e.put(",\"trigger\":")
 	e.str(string(s.Trigger))
 	if s.ExpandedFrom != nil {
-		e.key(&first, "\"expandedFrom\":")
+		e.put(",\"expandedFrom\":")
 		e.str((*s.ExpandedFrom))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventTurnStart) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -147,7 +144,7 @@ func (s *ExecutionEventTurnStart) member(k []byte, b *input, i int) (int, error)
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "turn.start")
+		return decConstAt(&s.Type, b, i, "turn.start")
 	case "trigger":
 		return (*ExecutionEventTurnStartTrigger).decode(&s.Trigger, b, i)
 	case "expandedFrom":
@@ -185,16 +182,13 @@ func (s ExecutionEventTurn) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTurn) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventTurn) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -288,81 +282,78 @@ func (s ExecutionEventTurnFinishBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTurnFinishBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"turn\":")
+	e.put(",\"turn\":")
 	s.Turn.encode(e)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("turn.finish.before")
+		e.put("\"turn.finish.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"outcome\":")
+	e.put(",\"outcome\":")
 	e.str(string(s.Outcome))
 	if s.LastAssistantItem != nil {
-		e.key(&first, "\"lastAssistantItem\":")
+		e.put(",\"lastAssistantItem\":")
 		s.LastAssistantItem.encode(e)
 	}
-	e.key(&first, "\"continuationCount\":")
+	e.put(",\"continuationCount\":")
 	e.number(s.ContinuationCount)
 	if s.Usage != nil {
-		e.key(&first, "\"usage\":")
+		e.put(",\"usage\":")
 		s.Usage.encode(e)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventTurnFinishBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -389,7 +380,7 @@ func (s *ExecutionEventTurnFinishBefore) member(k []byte, b *input, i int) (int,
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "turn.finish.before")
+		return decConstAt(&s.Type, b, i, "turn.finish.before")
 	case "outcome":
 		return (*Outcome).decode(&s.Outcome, b, i)
 	case "lastAssistantItem":
@@ -458,16 +449,13 @@ func (s LastAssistantItem) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *LastAssistantItem) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *LastAssistantItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -519,38 +507,35 @@ func (s ExecutionEventUsage) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventUsage) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"kind\":")
+	e.put("{\"kind\":")
 	e.str(string(s.Kind))
-	e.key(&first, "\"scope\":")
+	e.put(",\"scope\":")
 	e.str(string(s.Scope))
-	e.key(&first, "\"completeness\":")
+	e.put(",\"completeness\":")
 	e.str(string(s.Completeness))
-	e.key(&first, "\"provenance\":")
+	e.put(",\"provenance\":")
 	e.str(string(s.Provenance))
 	if s.InputTokens != nil {
-		e.key(&first, "\"inputTokens\":")
+		e.put(",\"inputTokens\":")
 		e.number((*s.InputTokens))
 	}
 	if s.OutputTokens != nil {
-		e.key(&first, "\"outputTokens\":")
+		e.put(",\"outputTokens\":")
 		e.number((*s.OutputTokens))
 	}
 	if s.CacheReadTokens != nil {
-		e.key(&first, "\"cacheReadTokens\":")
+		e.put(",\"cacheReadTokens\":")
 		e.number((*s.CacheReadTokens))
 	}
 	if s.CacheWriteTokens != nil {
-		e.key(&first, "\"cacheWriteTokens\":")
+		e.put(",\"cacheWriteTokens\":")
 		e.number((*s.CacheWriteTokens))
 	}
 	if s.Cost != nil {
-		e.key(&first, "\"cost\":")
+		e.put(",\"cost\":")
 		s.Cost.encode(e)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventUsage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -700,16 +685,13 @@ func (s ExecutionEventUsageCost) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventUsageCost) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"amount\":")
+	e.put("{\"amount\":")
 	e.number(s.Amount)
-	e.key(&first, "\"currency\":")
+	e.put(",\"currency\":")
 	e.str(s.Currency)
-	e.key(&first, "\"basis\":")
+	e.put(",\"basis\":")
 	e.str(string(s.Basis))
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventUsageCost) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -807,85 +789,82 @@ func (s ExecutionEventTurnEnd) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTurnEnd) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"turn\":")
+	e.put(",\"turn\":")
 	s.Turn.encode(e)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("turn.end")
+		e.put("\"turn.end\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"outcome\":")
+	e.put(",\"outcome\":")
 	e.str(string(s.Outcome))
 	if s.LastAssistantItem != nil {
-		e.key(&first, "\"lastAssistantItem\":")
+		e.put(",\"lastAssistantItem\":")
 		s.LastAssistantItem.encode(e)
 	}
-	e.key(&first, "\"continuationCount\":")
+	e.put(",\"continuationCount\":")
 	e.number(s.ContinuationCount)
 	if s.Usage != nil {
-		e.key(&first, "\"usage\":")
+		e.put(",\"usage\":")
 		s.Usage.encode(e)
 	}
 	if s.Error != nil {
-		e.key(&first, "\"error\":")
+		e.put(",\"error\":")
 		s.Error.encode(e)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventTurnEnd) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -912,7 +891,7 @@ func (s *ExecutionEventTurnEnd) member(k []byte, b *input, i int) (int, error) {
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "turn.end")
+		return decConstAt(&s.Type, b, i, "turn.end")
 	case "outcome":
 		return (*Outcome).decode(&s.Outcome, b, i)
 	case "lastAssistantItem":
@@ -964,26 +943,23 @@ func (s ExecutionEventError) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventError) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"message\":")
+	e.put("{\"message\":")
 	e.str(s.Message)
-	e.key(&first, "\"class\":")
+	e.put(",\"class\":")
 	e.str(s.Class)
 	if s.Code != nil {
-		e.key(&first, "\"code\":")
+		e.put(",\"code\":")
 		e.str((*s.Code))
 	}
 	if s.Status != nil {
-		e.key(&first, "\"status\":")
+		e.put(",\"status\":")
 		e.raw([]byte(s.Status))
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventError) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1118,73 +1094,70 @@ func (s ExecutionEventTurnProgress) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTurnProgress) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"turn\":")
+	e.put(",\"turn\":")
 	s.Turn.encode(e)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("turn.progress")
+		e.put("\"turn.progress\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"item\":")
+	e.put(",\"item\":")
 	s.Item.encode(e)
-	e.key(&first, "\"delta\":")
+	e.put(",\"delta\":")
 	s.Delta.encode(e)
-	e.key(&first, "\"final\":")
+	e.put(",\"final\":")
 	e.boolean(s.Final)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventTurnProgress) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1211,7 +1184,7 @@ func (s *ExecutionEventTurnProgress) member(k []byte, b *input, i int) (int, err
 	case "turn":
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "turn.progress")
+		return decConstAt(&s.Type, b, i, "turn.progress")
 	case "item":
 		return s.Item.decode(b, i)
 	case "delta":
@@ -1250,16 +1223,13 @@ func (s ExecutionEventTurnProgressItem) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTurnProgressItem) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventTurnProgressItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1325,77 +1295,74 @@ func (s ExecutionEventModelRequestBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelRequestBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("model.request.before")
+		e.put("\"model.request.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"model\":")
+	e.put(",\"model\":")
 	s.Model.encode(e)
-	e.key(&first, "\"attempt\":")
+	e.put(",\"attempt\":")
 	s.Attempt.encode(e)
-	e.key(&first, "\"params\":")
+	e.put(",\"params\":")
 	e.raw(s.Params)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventModelRequestBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1423,7 +1390,7 @@ func (s *ExecutionEventModelRequestBefore) member(k []byte, b *input, i int) (in
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "model.request.before")
+		return decConstAt(&s.Type, b, i, "model.request.before")
 	case "model":
 		return s.Model.decode(b, i)
 	case "attempt":
@@ -1462,14 +1429,11 @@ func (s ExecutionEventModel) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModel) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"provider\":")
+	e.put(",\"provider\":")
 	e.str(s.Provider)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventModel) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1508,18 +1472,15 @@ func (s ExecutionEventAttempt) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventAttempt) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"number\":")
+	e.put(",\"number\":")
 	e.number(s.Number)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventAttempt) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1593,87 +1554,84 @@ func (s ExecutionEventModelResponseAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelResponseAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("model.response.after")
+		e.put("\"model.response.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"model\":")
+	e.put(",\"model\":")
 	s.Model.encode(e)
-	e.key(&first, "\"attempt\":")
+	e.put(",\"attempt\":")
 	s.Attempt.encode(e)
-	e.key(&first, "\"execution\":")
+	e.put(",\"execution\":")
 	s.Execution.encode(e)
 	if s.Usage != nil {
-		e.key(&first, "\"usage\":")
+		e.put(",\"usage\":")
 		s.Usage.encode(e)
 	}
-	e.key(&first, "\"finishReason\":")
+	e.put(",\"finishReason\":")
 	e.str(s.FinishReason)
 	if s.LatencyMs != nil {
-		e.key(&first, "\"latencyMs\":")
+		e.put(",\"latencyMs\":")
 		e.number((*s.LatencyMs))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventModelResponseAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1701,7 +1659,7 @@ func (s *ExecutionEventModelResponseAfter) member(k []byte, b *input, i int) (in
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "model.response.after")
+		return decConstAt(&s.Type, b, i, "model.response.after")
 	case "model":
 		return s.Model.decode(b, i)
 	case "attempt":
@@ -1746,21 +1704,18 @@ func (s ExecutionEventExecutionExecuted) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventExecutionExecuted) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"status\":")
+	e.put("{\"status\":")
 	if s.Status == "" {
-		e.str("executed")
+		e.put("\"executed\"")
 	} else {
 		e.str(s.Status)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventExecutionExecuted) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decKnownAt(&s.Status, b, i, "executed")
+		return decConstAt(&s.Status, b, i, "executed")
 	}
 	return notAllowed(k, i)
 }
@@ -1790,29 +1745,26 @@ func (s ExecutionEventExecutionSkippedSuppliedResult) MarshalJSON() ([]byte, err
 	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedSuppliedResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"status\":")
+	e.put("{\"status\":")
 	if s.Status == "" {
-		e.str("skipped")
+		e.put("\"skipped\"")
 	} else {
 		e.str(s.Status)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	if s.Reason == "" {
-		e.str("supplied_result")
+		e.put("\"supplied_result\"")
 	} else {
 		e.str(s.Reason)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventExecutionSkippedSuppliedResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decKnownAt(&s.Status, b, i, "skipped")
+		return decConstAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decKnownAt(&s.Reason, b, i, "supplied_result")
+		return decConstAt(&s.Reason, b, i, "supplied_result")
 	}
 	return notAllowed(k, i)
 }
@@ -1844,33 +1796,30 @@ func (s ExecutionEventExecutionSkippedPolicy) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedPolicy) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"status\":")
+	e.put("{\"status\":")
 	if s.Status == "" {
-		e.str("skipped")
+		e.put("\"skipped\"")
 	} else {
 		e.str(s.Status)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	if s.Reason == "" {
-		e.str("policy")
+		e.put("\"policy\"")
 	} else {
 		e.str(s.Reason)
 	}
 	if s.Detail != nil {
-		e.key(&first, "\"detail\":")
+		e.put(",\"detail\":")
 		e.str((*s.Detail))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventExecutionSkippedPolicy) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decKnownAt(&s.Status, b, i, "skipped")
+		return decConstAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decKnownAt(&s.Reason, b, i, "policy")
+		return decConstAt(&s.Reason, b, i, "policy")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -1905,33 +1854,30 @@ func (s ExecutionEventExecutionSkippedCancelled) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedCancelled) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"status\":")
+	e.put("{\"status\":")
 	if s.Status == "" {
-		e.str("skipped")
+		e.put("\"skipped\"")
 	} else {
 		e.str(s.Status)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	if s.Reason == "" {
-		e.str("cancelled")
+		e.put("\"cancelled\"")
 	} else {
 		e.str(s.Reason)
 	}
 	if s.Detail != nil {
-		e.key(&first, "\"detail\":")
+		e.put(",\"detail\":")
 		e.str((*s.Detail))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventExecutionSkippedCancelled) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decKnownAt(&s.Status, b, i, "skipped")
+		return decConstAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decKnownAt(&s.Reason, b, i, "cancelled")
+		return decConstAt(&s.Reason, b, i, "cancelled")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -1966,33 +1912,30 @@ func (s ExecutionEventExecutionSkippedTimeout) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedTimeout) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"status\":")
+	e.put("{\"status\":")
 	if s.Status == "" {
-		e.str("skipped")
+		e.put("\"skipped\"")
 	} else {
 		e.str(s.Status)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	if s.Reason == "" {
-		e.str("timeout")
+		e.put("\"timeout\"")
 	} else {
 		e.str(s.Reason)
 	}
 	if s.Detail != nil {
-		e.key(&first, "\"detail\":")
+		e.put(",\"detail\":")
 		e.str((*s.Detail))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventExecutionSkippedTimeout) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decKnownAt(&s.Status, b, i, "skipped")
+		return decConstAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decKnownAt(&s.Reason, b, i, "timeout")
+		return decConstAt(&s.Reason, b, i, "timeout")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -2027,33 +1970,30 @@ func (s ExecutionEventExecutionSkippedOther) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventExecutionSkippedOther) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"status\":")
+	e.put("{\"status\":")
 	if s.Status == "" {
-		e.str("skipped")
+		e.put("\"skipped\"")
 	} else {
 		e.str(s.Status)
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	if s.Reason == "" {
-		e.str("other")
+		e.put("\"other\"")
 	} else {
 		e.str(s.Reason)
 	}
 	if s.Detail != nil {
-		e.key(&first, "\"detail\":")
+		e.put(",\"detail\":")
 		e.str((*s.Detail))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventExecutionSkippedOther) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "status":
-		return decKnownAt(&s.Status, b, i, "skipped")
+		return decConstAt(&s.Status, b, i, "skipped")
 	case "reason":
-		return decKnownAt(&s.Reason, b, i, "other")
+		return decConstAt(&s.Reason, b, i, "other")
 	case "detail":
 		s.Detail = new(string)
 		return decStrAt(s.Detail, b, i)
@@ -2121,7 +2061,7 @@ func (u *ExecutionEventExecution) encode(e *encoder) {
 		u.SkippedOther.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ExecutionEventExecution has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ExecutionEventExecution) decode(b *input, i int) (int, error) {
@@ -2256,89 +2196,86 @@ func (s ExecutionEventModelError) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelError) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("model.error")
+		e.put("\"model.error\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"model\":")
+	e.put(",\"model\":")
 	s.Model.encode(e)
-	e.key(&first, "\"attempt\":")
+	e.put(",\"attempt\":")
 	s.Attempt.encode(e)
-	e.key(&first, "\"execution\":")
+	e.put(",\"execution\":")
 	s.Execution.encode(e)
-	e.key(&first, "\"error\":")
+	e.put(",\"error\":")
 	s.Error.encode(e)
 	if s.Usage != nil {
-		e.key(&first, "\"usage\":")
+		e.put(",\"usage\":")
 		s.Usage.encode(e)
 	}
 	if s.LatencyMs != nil {
-		e.key(&first, "\"latencyMs\":")
+		e.put(",\"latencyMs\":")
 		e.number((*s.LatencyMs))
 	}
 	if s.Recovery != nil {
-		e.key(&first, "\"recovery\":")
+		e.put(",\"recovery\":")
 		e.str((*s.Recovery))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventModelError) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2366,7 +2303,7 @@ func (s *ExecutionEventModelError) member(k []byte, b *input, i int) (int, error
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "model.error")
+		return decConstAt(&s.Type, b, i, "model.error")
 	case "model":
 		return s.Model.decode(b, i)
 	case "attempt":
@@ -2416,15 +2353,14 @@ func (s ExecutionEventModelErrorExecution) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelErrorExecution) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Status != nil {
 		e.key(&first, "\"status\":")
 		e.str((*s.Status))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventModelErrorExecution) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2490,79 +2426,76 @@ func (s ExecutionEventModelSwitchBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelSwitchBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("model.switch.before")
+		e.put("\"model.switch.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"current\":")
+	e.put(",\"current\":")
 	s.Current.encode(e)
-	e.key(&first, "\"proposed\":")
+	e.put(",\"proposed\":")
 	s.Proposed.encode(e)
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
 	if s.Pricing != nil {
-		e.key(&first, "\"pricing\":")
+		e.put(",\"pricing\":")
 		s.Pricing.encode(e)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventModelSwitchBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2590,7 +2523,7 @@ func (s *ExecutionEventModelSwitchBefore) member(k []byte, b *input, i int) (int
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "model.switch.before")
+		return decConstAt(&s.Type, b, i, "model.switch.before")
 	case "current":
 		return s.Current.decode(b, i)
 	case "proposed":
@@ -2634,20 +2567,17 @@ func (s ExecutionEventModelSwitchBeforePricing) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelSwitchBeforePricing) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"currency\":")
+	e.put("{\"currency\":")
 	e.str(s.Currency)
 	if s.InputPerMillionTokens != nil {
-		e.key(&first, "\"inputPerMillionTokens\":")
+		e.put(",\"inputPerMillionTokens\":")
 		e.number((*s.InputPerMillionTokens))
 	}
 	if s.OutputPerMillionTokens != nil {
-		e.key(&first, "\"outputPerMillionTokens\":")
+		e.put(",\"outputPerMillionTokens\":")
 		e.number((*s.OutputPerMillionTokens))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventModelSwitchBeforePricing) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2716,75 +2646,72 @@ func (s ExecutionEventModelSwitchAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventModelSwitchAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("model.switch.after")
+		e.put("\"model.switch.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"previous\":")
+	e.put(",\"previous\":")
 	s.Previous.encode(e)
-	e.key(&first, "\"current\":")
+	e.put(",\"current\":")
 	s.Current.encode(e)
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventModelSwitchAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2812,7 +2739,7 @@ func (s *ExecutionEventModelSwitchAfter) member(k []byte, b *input, i int) (int,
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "model.switch.after")
+		return decConstAt(&s.Type, b, i, "model.switch.after")
 	case "previous":
 		return s.Previous.decode(b, i)
 	case "current":
@@ -2885,94 +2812,91 @@ func (s ExecutionEventToolPermissionRequest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventToolPermissionRequest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("tool.permission.request")
+		e.put("\"tool.permission.request\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"call\":")
+	e.put(",\"call\":")
 	s.Call.encode(e)
-	e.key(&first, "\"tool\":")
+	e.put(",\"tool\":")
 	s.Tool.encode(e)
-	e.key(&first, "\"path\":")
+	e.put(",\"path\":")
 	e.str(s.Path)
 	if s.Batch != nil {
-		e.key(&first, "\"batch\":")
+		e.put(",\"batch\":")
 		s.Batch.encode(e)
 	}
-	e.key(&first, "\"suggestions\":")
+	e.put(",\"suggestions\":")
 	if s.Suggestions == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Suggestions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.raw(s.Suggestions[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"sandboxBypass\":")
+	e.put(",\"sandboxBypass\":")
 	e.boolean(s.SandboxBypass)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventToolPermissionRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3000,7 +2924,7 @@ func (s *ExecutionEventToolPermissionRequest) member(k []byte, b *input, i int) 
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "tool.permission.request")
+		return decConstAt(&s.Type, b, i, "tool.permission.request")
 	case "call":
 		return s.Call.decode(b, i)
 	case "tool":
@@ -3046,16 +2970,13 @@ func (s Call) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Call) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *Call) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3099,24 +3020,21 @@ func (s ExecutionEventTool) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTool) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"name\":")
+	e.put("{\"name\":")
 	e.str(s.Name)
 	if s.Kind != nil {
-		e.key(&first, "\"kind\":")
+		e.put(",\"kind\":")
 		e.str((*s.Kind))
 	}
-	e.key(&first, "\"input\":")
+	e.put(",\"input\":")
 	e.raw(s.Input)
-	e.key(&first, "\"origin\":")
+	e.put(",\"origin\":")
 	e.str(string(s.Origin))
 	if s.MCP != nil {
-		e.key(&first, "\"mcp\":")
+		e.put(",\"mcp\":")
 		s.MCP.encode(e)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventTool) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3187,18 +3105,15 @@ func (s ExecutionEventMCP) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCP) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"server\":")
+	e.put("{\"server\":")
 	s.Server.encode(e)
-	e.key(&first, "\"toolName\":")
+	e.put(",\"toolName\":")
 	e.str(s.ToolName)
-	e.key(&first, "\"provenance\":")
+	e.put(",\"provenance\":")
 	e.str(string(s.Provenance))
-	e.key(&first, "\"connection\":")
+	e.put(",\"connection\":")
 	s.Connection.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCP) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3239,16 +3154,13 @@ func (s ExecutionEventMCPServer) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCPServer) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Name != nil {
-		e.key(&first, "\"name\":")
+		e.put(",\"name\":")
 		e.str((*s.Name))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCPServer) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3310,36 +3222,33 @@ func (s ExecutionEventMCPConnectionHTTP) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionHTTP) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"transport\":")
+	e.put("{\"transport\":")
 	if s.Transport == "" {
-		e.str("http")
+		e.put("\"http\"")
 	} else {
 		e.str(s.Transport)
 	}
 	if s.URL != nil {
-		e.key(&first, "\"url\":")
+		e.put(",\"url\":")
 		e.str((*s.URL))
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCPConnectionHTTP) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
-		return decKnownAt(&s.Transport, b, i, "http")
+		return decConstAt(&s.Transport, b, i, "http")
 	case "url":
 		s.URL = new(string)
 		return decStrAt(s.URL, b, i)
@@ -3374,14 +3283,11 @@ func (s ExecutionEventMCPConnectionGap) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionGap) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"path\":")
+	e.put("{\"path\":")
 	e.str(s.Path)
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCPConnectionGap) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3420,36 +3326,33 @@ func (s ExecutionEventMCPConnectionSSE) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionSSE) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"transport\":")
+	e.put("{\"transport\":")
 	if s.Transport == "" {
-		e.str("sse")
+		e.put("\"sse\"")
 	} else {
 		e.str(s.Transport)
 	}
 	if s.URL != nil {
-		e.key(&first, "\"url\":")
+		e.put(",\"url\":")
 		e.str((*s.URL))
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCPConnectionSSE) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
-		return decKnownAt(&s.Transport, b, i, "sse")
+		return decConstAt(&s.Transport, b, i, "sse")
 	case "url":
 		s.URL = new(string)
 		return decStrAt(s.URL, b, i)
@@ -3490,51 +3393,48 @@ func (s ExecutionEventMCPConnectionStdio) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionStdio) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"transport\":")
+	e.put("{\"transport\":")
 	if s.Transport == "" {
-		e.str("stdio")
+		e.put("\"stdio\"")
 	} else {
 		e.str(s.Transport)
 	}
 	if s.Command != nil {
-		e.key(&first, "\"command\":")
+		e.put(",\"command\":")
 		e.str((*s.Command))
 	}
 	if s.Args != nil {
-		e.key(&first, "\"args\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"args\":")
+		e.put("[")
 		for i0 := range s.Args {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Args[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Cwd != nil {
-		e.key(&first, "\"cwd\":")
+		e.put(",\"cwd\":")
 		e.str((*s.Cwd))
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCPConnectionStdio) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "transport":
-		return decKnownAt(&s.Transport, b, i, "stdio")
+		return decConstAt(&s.Transport, b, i, "stdio")
 	case "command":
 		s.Command = new(string)
 		return decStrAt(s.Command, b, i)
@@ -3578,31 +3478,28 @@ func (s ExecutionEventMCPConnectionExtension) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventMCPConnectionExtension) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"transport\":")
+	e.put("{\"transport\":")
 	e.str(s.Transport)
 	if s.AddressForm != nil {
-		e.key(&first, "\"addressForm\":")
+		e.put(",\"addressForm\":")
 		e.str((*s.AddressForm))
 	}
 	if s.Address != nil {
-		e.key(&first, "\"address\":")
+		e.put(",\"address\":")
 		e.str((*s.Address))
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventMCPConnectionExtension) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3674,7 +3571,7 @@ func (u *ExecutionEventMCPConnection) encode(e *encoder) {
 		u.Extension.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ExecutionEventMCPConnection has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ExecutionEventMCPConnection) decode(b *input, i int) (int, error) {
@@ -3760,29 +3657,26 @@ func (s ExecutionEventBatch) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventBatch) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"callIds\":")
+	e.put(",\"callIds\":")
 	if s.CallIds == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.CallIds {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.CallIds[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventBatch) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3856,83 +3750,80 @@ func (s ExecutionEventToolPermissionResolved) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventToolPermissionResolved) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("tool.permission.resolved")
+		e.put("\"tool.permission.resolved\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"call\":")
+	e.put(",\"call\":")
 	s.Call.encode(e)
-	e.key(&first, "\"tool\":")
+	e.put(",\"tool\":")
 	s.Tool.encode(e)
-	e.key(&first, "\"path\":")
+	e.put(",\"path\":")
 	e.str(s.Path)
 	if s.Batch != nil {
-		e.key(&first, "\"batch\":")
+		e.put(",\"batch\":")
 		s.Batch.encode(e)
 	}
-	e.key(&first, "\"decision\":")
+	e.put(",\"decision\":")
 	e.str(string(s.Decision))
-	e.key(&first, "\"decidedBy\":")
+	e.put(",\"decidedBy\":")
 	e.str(string(s.DecidedBy))
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventToolPermissionResolved) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3960,7 +3851,7 @@ func (s *ExecutionEventToolPermissionResolved) member(k []byte, b *input, i int)
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "tool.permission.resolved")
+		return decConstAt(&s.Type, b, i, "tool.permission.resolved")
 	case "call":
 		return s.Call.decode(b, i)
 	case "tool":
@@ -4090,83 +3981,80 @@ func (s ExecutionEventToolProgress) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventToolProgress) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("tool.progress")
+		e.put("\"tool.progress\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"call\":")
+	e.put(",\"call\":")
 	s.Call.encode(e)
-	e.key(&first, "\"tool\":")
+	e.put(",\"tool\":")
 	s.Tool.encode(e)
-	e.key(&first, "\"path\":")
+	e.put(",\"path\":")
 	e.str(s.Path)
 	if s.Batch != nil {
-		e.key(&first, "\"batch\":")
+		e.put(",\"batch\":")
 		s.Batch.encode(e)
 	}
-	e.key(&first, "\"partialOutput\":")
+	e.put(",\"partialOutput\":")
 	s.PartialOutput.encode(e)
-	e.key(&first, "\"backgrounded\":")
+	e.put(",\"backgrounded\":")
 	e.boolean(s.Backgrounded)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventToolProgress) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4194,7 +4082,7 @@ func (s *ExecutionEventToolProgress) member(k []byte, b *input, i int) (int, err
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "tool.progress")
+		return decConstAt(&s.Type, b, i, "tool.progress")
 	case "call":
 		return s.Call.decode(b, i)
 	case "tool":
@@ -4266,84 +4154,81 @@ func (s ExecutionEventToolBatchAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventToolBatchAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("tool.batch.after")
+		e.put("\"tool.batch.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"batch\":")
+	e.put(",\"batch\":")
 	s.Batch.encode(e)
-	e.key(&first, "\"calls\":")
+	e.put(",\"calls\":")
 	if s.Calls == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Calls {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Calls[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventToolBatchAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4371,7 +4256,7 @@ func (s *ExecutionEventToolBatchAfter) member(k []byte, b *input, i int) (int, e
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "tool.batch.after")
+		return decConstAt(&s.Type, b, i, "tool.batch.after")
 	case "batch":
 		return s.Batch.decode(b, i)
 	case "calls":
@@ -4408,16 +4293,13 @@ func (s ExecutionEventToolBatchAfterBatch) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventToolBatchAfterBatch) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventToolBatchAfterBatch) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4463,24 +4345,21 @@ func (s ExecutionEventToolBatchAfterCall) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventToolBatchAfterCall) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"call\":")
+	e.put("{\"call\":")
 	s.Call.encode(e)
-	e.key(&first, "\"tool\":")
+	e.put(",\"tool\":")
 	s.Tool.encode(e)
-	e.key(&first, "\"path\":")
+	e.put(",\"path\":")
 	e.str(s.Path)
 	if s.Batch != nil {
-		e.key(&first, "\"batch\":")
+		e.put(",\"batch\":")
 		s.Batch.encode(e)
 	}
-	e.key(&first, "\"outcome\":")
+	e.put(",\"outcome\":")
 	e.str(string(s.Outcome))
-	e.key(&first, "\"execution\":")
+	e.put(",\"execution\":")
 	s.Execution.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventToolBatchAfterCall) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4582,81 +4461,78 @@ func (s ExecutionEventContextCompactBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventContextCompactBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("context.compact.before")
+		e.put("\"context.compact.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"trigger\":")
+	e.put(",\"trigger\":")
 	e.str(string(s.Trigger))
 	if s.Instructions != nil {
-		e.key(&first, "\"instructions\":")
+		e.put(",\"instructions\":")
 		s.Instructions.encode(e)
 	}
 	if s.TokenCounts != nil {
-		e.key(&first, "\"tokenCounts\":")
+		e.put(",\"tokenCounts\":")
 		s.TokenCounts.encode(e)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventContextCompactBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4684,7 +4560,7 @@ func (s *ExecutionEventContextCompactBefore) member(k []byte, b *input, i int) (
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "context.compact.before")
+		return decConstAt(&s.Type, b, i, "context.compact.before")
 	case "trigger":
 		return (*ExecutionEventContextCompactBeforeTrigger).decode(&s.Trigger, b, i)
 	case "instructions":
@@ -4748,7 +4624,7 @@ func (s ExecutionEventTokenCounts) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventTokenCounts) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Before != nil {
 		e.key(&first, "\"before\":")
@@ -4758,8 +4634,7 @@ func (s *ExecutionEventTokenCounts) encode(e *encoder) {
 		e.key(&first, "\"after\":")
 		e.number((*s.After))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventTokenCounts) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4828,90 +4703,87 @@ func (s ExecutionEventContextCompactAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventContextCompactAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("context.compact.after")
+		e.put("\"context.compact.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"summary\":")
+	e.put(",\"summary\":")
 	s.Summary.encode(e)
-	e.key(&first, "\"removed\":")
+	e.put(",\"removed\":")
 	if s.Removed == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Removed {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Removed[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.TokenCounts != nil {
-		e.key(&first, "\"tokenCounts\":")
+		e.put(",\"tokenCounts\":")
 		s.TokenCounts.encode(e)
 	}
-	e.key(&first, "\"execution\":")
+	e.put(",\"execution\":")
 	s.Execution.encode(e)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ExecutionEventContextCompactAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4939,7 +4811,7 @@ func (s *ExecutionEventContextCompactAfter) member(k []byte, b *input, i int) (i
 		s.Turn = new(ExecutionEventTurn)
 		return s.Turn.decode(b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "context.compact.after")
+		return decConstAt(&s.Type, b, i, "context.compact.after")
 	case "summary":
 		return s.Summary.decode(b, i)
 	case "removed":
@@ -4979,12 +4851,9 @@ func (s ExecutionEventContextCompactAfterRemovedItem) MarshalJSON() ([]byte, err
 	return e.finish()
 }
 func (s *ExecutionEventContextCompactAfterRemovedItem) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventContextCompactAfterRemovedItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -5025,26 +4894,23 @@ func (s ExecutionEventFileChange) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ExecutionEventFileChange) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"path\":")
+	e.put("{\"path\":")
 	e.str(s.Path)
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	e.str(string(s.Change))
 	if s.PreviousPath != nil {
-		e.key(&first, "\"previousPath\":")
+		e.put(",\"previousPath\":")
 		e.str((*s.PreviousPath))
 	}
 	if s.Before != nil {
-		e.key(&first, "\"before\":")
+		e.put(",\"before\":")
 		s.Before.encode(e)
 	}
 	if s.After != nil {
-		e.key(&first, "\"after\":")
+		e.put(",\"after\":")
 		s.After.encode(e)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ExecutionEventFileChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -5213,7 +5079,7 @@ func (u *ExecutionEvent) encode(e *encoder) {
 		u.ContextCompactAfter.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ExecutionEvent has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ExecutionEvent) decode(b *input, i int) (int, error) {

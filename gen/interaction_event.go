@@ -27,24 +27,21 @@ func (s InteractionEventConfigChangeBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventConfigChangeBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("config.change.before")
+		e.put("\"config.change.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	s.Change.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventConfigChangeBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "config.change.before")
+		return decConstAt(&s.Type, b, i, "config.change.before")
 	case "change":
 		return s.Change.decode(b, i)
 	}
@@ -82,33 +79,30 @@ func (s InteractionEventConfigChangeBeforeChange) MarshalJSON() ([]byte, error) 
 	return e.finish()
 }
 func (s *InteractionEventConfigChangeBeforeChange) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"source\":")
+	e.put("{\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"scope\":")
+	e.put(",\"scope\":")
 	e.str(s.Scope)
-	e.key(&first, "\"settings\":")
+	e.put(",\"settings\":")
 	if s.Settings == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Settings {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Settings[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"summary\":")
+	e.put(",\"summary\":")
 	e.str(s.Summary)
 	if s.Path != nil {
-		e.key(&first, "\"path\":")
+		e.put(",\"path\":")
 		e.str((*s.Path))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventConfigChangeBeforeChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -154,24 +148,21 @@ func (s InteractionEventConfigChangeAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventConfigChangeAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("config.change.after")
+		e.put("\"config.change.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	s.Change.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventConfigChangeAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "config.change.after")
+		return decConstAt(&s.Type, b, i, "config.change.after")
 	case "change":
 		return s.Change.decode(b, i)
 	}
@@ -211,44 +202,41 @@ func (s InteractionEventConfigChangeAfterChange) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventConfigChangeAfterChange) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"source\":")
+	e.put("{\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"scope\":")
+	e.put(",\"scope\":")
 	e.str(s.Scope)
-	e.key(&first, "\"settings\":")
+	e.put(",\"settings\":")
 	if s.Settings == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Settings {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Settings[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"summary\":")
+	e.put(",\"summary\":")
 	e.str(s.Summary)
 	if s.Path != nil {
-		e.key(&first, "\"path\":")
+		e.put(",\"path\":")
 		e.str((*s.Path))
 	}
 	if s.MCPServers != nil {
-		e.key(&first, "\"mcpServers\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"mcpServers\":")
+		e.put("[")
 		for i0 := range s.MCPServers {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.raw(s.MCPServers[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventConfigChangeAfterChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -296,24 +284,21 @@ func (s InteractionEventUserAttention) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventUserAttention) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("user.attention")
+		e.put("\"user.attention\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"attention\":")
+	e.put(",\"attention\":")
 	s.Attention.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventUserAttention) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.attention")
+		return decConstAt(&s.Type, b, i, "user.attention")
 	case "attention":
 		return s.Attention.decode(b, i)
 	}
@@ -347,16 +332,13 @@ func (s InteractionEventUserAttentionAttention) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventUserAttentionAttention) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"kind\":")
+	e.put("{\"kind\":")
 	e.str(s.Kind)
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	s.Message.encode(e)
-	e.key(&first, "\"title\":")
+	e.put(",\"title\":")
 	s.Title.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventUserAttentionAttention) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -397,24 +379,21 @@ func (s InteractionEventUserElicitationRequest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventUserElicitationRequest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("user.elicitation.request")
+		e.put("\"user.elicitation.request\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"elicitation\":")
+	e.put(",\"elicitation\":")
 	s.Elicitation.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventUserElicitationRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.elicitation.request")
+		return decConstAt(&s.Type, b, i, "user.elicitation.request")
 	case "elicitation":
 		return s.Elicitation.decode(b, i)
 	}
@@ -448,18 +427,15 @@ func (s InteractionEventUserElicitationRequestElicitation) MarshalJSON() ([]byte
 	return e.finish()
 }
 func (s *InteractionEventUserElicitationRequestElicitation) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"server\":")
+	e.put("{\"server\":")
 	e.str(s.Server)
-	e.key(&first, "\"mode\":")
+	e.put(",\"mode\":")
 	e.str(string(s.Mode))
 	if s.Request != nil {
-		e.key(&first, "\"request\":")
+		e.put(",\"request\":")
 		s.Request.encode(e)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventUserElicitationRequestElicitation) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -523,24 +499,21 @@ func (s InteractionEventUserElicitationResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventUserElicitationResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("user.elicitation.result")
+		e.put("\"user.elicitation.result\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"elicitation\":")
+	e.put(",\"elicitation\":")
 	s.Elicitation.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventUserElicitationResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.elicitation.result")
+		return decConstAt(&s.Type, b, i, "user.elicitation.result")
 	case "elicitation":
 		return s.Elicitation.decode(b, i)
 	}
@@ -576,20 +549,17 @@ func (s InteractionEventUserElicitationResultElicitation) MarshalJSON() ([]byte,
 	return e.finish()
 }
 func (s *InteractionEventUserElicitationResultElicitation) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"server\":")
+	e.put("{\"server\":")
 	e.str(s.Server)
-	e.key(&first, "\"mode\":")
+	e.put(",\"mode\":")
 	e.str(string(s.Mode))
 	if s.Result != nil {
-		e.key(&first, "\"result\":")
+		e.put(",\"result\":")
 		s.Result.encode(e)
 	}
-	e.key(&first, "\"action\":")
+	e.put(",\"action\":")
 	e.str(string(s.Action))
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventUserElicitationResultElicitation) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -657,24 +627,21 @@ func (s InteractionEventUserMessageInbound) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventUserMessageInbound) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("user.message.inbound")
+		e.put("\"user.message.inbound\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	s.Message.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventUserMessageInbound) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.message.inbound")
+		return decConstAt(&s.Type, b, i, "user.message.inbound")
 	case "message":
 		return s.Message.decode(b, i)
 	}
@@ -708,27 +675,24 @@ func (s InteractionEventUserMessageInboundMessage) MarshalJSON() ([]byte, error)
 	return e.finish()
 }
 func (s *InteractionEventUserMessageInboundMessage) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"channel\":")
+	e.put("{\"channel\":")
 	e.str(s.Channel)
-	e.key(&first, "\"sender\":")
+	e.put(",\"sender\":")
 	e.str(s.Sender)
-	e.key(&first, "\"messages\":")
+	e.put(",\"messages\":")
 	if s.Messages == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Messages {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Messages[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventUserMessageInboundMessage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -769,24 +733,21 @@ func (s InteractionEventUserMessageOutbound) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventUserMessageOutbound) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("user.message.outbound")
+		e.put("\"user.message.outbound\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	s.Message.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventUserMessageOutbound) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "user.message.outbound")
+		return decConstAt(&s.Type, b, i, "user.message.outbound")
 	case "message":
 		return s.Message.decode(b, i)
 	}
@@ -818,25 +779,22 @@ func (s InteractionEventUserMessageOutboundMessage) MarshalJSON() ([]byte, error
 	return e.finish()
 }
 func (s *InteractionEventUserMessageOutboundMessage) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"channel\":")
+	e.put("{\"channel\":")
 	e.str(s.Channel)
-	e.key(&first, "\"messages\":")
+	e.put(",\"messages\":")
 	if s.Messages == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Messages {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Messages[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventUserMessageOutboundMessage) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -877,26 +835,23 @@ func (s InteractionEventHookFailure) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventHookFailure) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("hook.failure")
+		e.put("\"hook.failure\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"failure\":")
+	e.put(",\"failure\":")
 	s.Failure.encode(e)
-	e.key(&first, "\"parentEventId\":")
+	e.put(",\"parentEventId\":")
 	e.str(s.ParentEventID)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InteractionEventHookFailure) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "hook.failure")
+		return decConstAt(&s.Type, b, i, "hook.failure")
 	case "failure":
 		return s.Failure.decode(b, i)
 	case "parentEventId":
@@ -932,16 +887,13 @@ func (s InteractionEventHookFailureFailure) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InteractionEventHookFailureFailure) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"backendId\":")
+	e.put("{\"backendId\":")
 	e.str(s.BackendID)
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
-	e.key(&first, "\"policy\":")
+	e.put(",\"policy\":")
 	e.str(string(s.Policy))
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *InteractionEventHookFailureFailure) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1057,7 +1009,7 @@ func (u *InteractionEvent) encode(e *encoder) {
 		u.HookFailure.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: InteractionEvent has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *InteractionEvent) decode(b *input, i int) (int, error) {

@@ -28,28 +28,25 @@ func (s InterceptNoEffectResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptNoEffectResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptNoEffectResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -92,26 +89,23 @@ func (s InterceptNoEffectResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptNoEffectResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptNoEffectResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":

@@ -32,25 +32,22 @@ func (s InterceptRequestParams) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptRequestParams) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
-	e.key(&first, "\"event\":")
+	e.put(",\"event\":")
 	s.Event.encode(e)
-	e.key(&first, "\"capabilities\":")
+	e.put(",\"capabilities\":")
 	s.Capabilities.encode(e)
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.State != nil {
-		e.key(&first, "\"state\":")
+		e.put(",\"state\":")
 		s.State.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptRequestParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -102,45 +99,42 @@ func (s InterceptState) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptState) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"permission\":")
+	e.put("{\"permission\":")
 	e.str(string(s.Permission))
-	e.key(&first, "\"candidate\":")
+	e.put(",\"candidate\":")
 	if s.Candidate.Valid {
 		s.Candidate.Value.encode(e)
 	} else {
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 	if s.Flow != nil {
-		e.key(&first, "\"flow\":")
+		e.put(",\"flow\":")
 		e.str(string((*s.Flow)))
 	}
 	if s.Instructions != nil {
-		e.key(&first, "\"instructions\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"instructions\":")
+		e.put("[")
 		for i0 := range s.Instructions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Instructions[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Injections != nil {
-		e.key(&first, "\"injections\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"injections\":")
+		e.put("[")
 		for i0 := range s.Injections {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Injections[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -217,17 +211,14 @@ func (s Candidate) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Candidate) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"value\":")
+	e.put("{\"value\":")
 	e.raw(s.Value)
 	if s.Provenance != nil {
-		e.key(&first, "\"provenance\":")
+		e.put(",\"provenance\":")
 		s.Provenance.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Candidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -263,11 +254,9 @@ func (s CandidateProvenance) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *CandidateProvenance) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("{")
+	e.unknown(true, s.Unknown)
+	e.put("}")
 }
 func (s *CandidateProvenance) member(k []byte, b *input, i int) (int, error) {
 	return decUnknown(&s.Unknown, k, b, i)
@@ -328,36 +317,33 @@ func (s InterceptRequest) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptRequest) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"method\":")
+	e.put(",\"method\":")
 	if s.Method == "" {
-		e.str("hooks/intercept")
+		e.put("\"hooks/intercept\"")
 	} else {
 		e.str(s.Method)
 	}
-	e.key(&first, "\"params\":")
+	e.put(",\"params\":")
 	s.Params.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptRequest) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "method":
-		return decKnownAt(&s.Method, b, i, "hooks/intercept")
+		return decConstAt(&s.Method, b, i, "hooks/intercept")
 	case "params":
 		return s.Params.decode(b, i)
 	}
@@ -391,17 +377,14 @@ func (s MessagesCandidate) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MessagesCandidate) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"value\":")
+	e.put("{\"value\":")
 	s.Value.encode(e)
 	if s.Provenance != nil {
-		e.key(&first, "\"provenance\":")
+		e.put(",\"provenance\":")
 		s.Provenance.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *MessagesCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -441,17 +424,14 @@ func (s TextCandidate) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TextCandidate) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"value\":")
+	e.put("{\"value\":")
 	s.Value.encode(e)
 	if s.Provenance != nil {
-		e.key(&first, "\"provenance\":")
+		e.put(",\"provenance\":")
 		s.Provenance.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TextCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -491,17 +471,14 @@ func (s ElicitResultCandidate) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ElicitResultCandidate) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"value\":")
+	e.put("{\"value\":")
 	s.Value.encode(e)
 	if s.Provenance != nil {
-		e.key(&first, "\"provenance\":")
+		e.put(",\"provenance\":")
 		s.Provenance.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ElicitResultCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -541,17 +518,14 @@ func (s ToolCandidate) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolCandidate) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"value\":")
+	e.put("{\"value\":")
 	e.raw(s.Value)
 	if s.Provenance != nil {
-		e.key(&first, "\"provenance\":")
+		e.put(",\"provenance\":")
 		s.Provenance.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolCandidate) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -597,45 +571,42 @@ func (s MessagesState) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MessagesState) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"permission\":")
+	e.put("{\"permission\":")
 	e.str(string(s.Permission))
-	e.key(&first, "\"candidate\":")
+	e.put(",\"candidate\":")
 	if s.Candidate.Valid {
 		s.Candidate.Value.encode(e)
 	} else {
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 	if s.Flow != nil {
-		e.key(&first, "\"flow\":")
+		e.put(",\"flow\":")
 		e.str(string((*s.Flow)))
 	}
 	if s.Instructions != nil {
-		e.key(&first, "\"instructions\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"instructions\":")
+		e.put("[")
 		for i0 := range s.Instructions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Instructions[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Injections != nil {
-		e.key(&first, "\"injections\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"injections\":")
+		e.put("[")
 		for i0 := range s.Injections {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Injections[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *MessagesState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -692,45 +663,42 @@ func (s TextState) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TextState) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"permission\":")
+	e.put("{\"permission\":")
 	e.str(string(s.Permission))
-	e.key(&first, "\"candidate\":")
+	e.put(",\"candidate\":")
 	if s.Candidate.Valid {
 		s.Candidate.Value.encode(e)
 	} else {
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 	if s.Flow != nil {
-		e.key(&first, "\"flow\":")
+		e.put(",\"flow\":")
 		e.str(string((*s.Flow)))
 	}
 	if s.Instructions != nil {
-		e.key(&first, "\"instructions\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"instructions\":")
+		e.put("[")
 		for i0 := range s.Instructions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Instructions[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Injections != nil {
-		e.key(&first, "\"injections\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"injections\":")
+		e.put("[")
 		for i0 := range s.Injections {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Injections[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TextState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -787,45 +755,42 @@ func (s ElicitResultState) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ElicitResultState) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"permission\":")
+	e.put("{\"permission\":")
 	e.str(string(s.Permission))
-	e.key(&first, "\"candidate\":")
+	e.put(",\"candidate\":")
 	if s.Candidate.Valid {
 		s.Candidate.Value.encode(e)
 	} else {
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 	if s.Flow != nil {
-		e.key(&first, "\"flow\":")
+		e.put(",\"flow\":")
 		e.str(string((*s.Flow)))
 	}
 	if s.Instructions != nil {
-		e.key(&first, "\"instructions\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"instructions\":")
+		e.put("[")
 		for i0 := range s.Instructions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Instructions[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Injections != nil {
-		e.key(&first, "\"injections\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"injections\":")
+		e.put("[")
 		for i0 := range s.Injections {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Injections[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ElicitResultState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -882,45 +847,42 @@ func (s ToolState) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolState) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"permission\":")
+	e.put("{\"permission\":")
 	e.str(string(s.Permission))
-	e.key(&first, "\"candidate\":")
+	e.put(",\"candidate\":")
 	if s.Candidate.Valid {
 		s.Candidate.Value.encode(e)
 	} else {
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 	if s.Flow != nil {
-		e.key(&first, "\"flow\":")
+		e.put(",\"flow\":")
 		e.str(string((*s.Flow)))
 	}
 	if s.Instructions != nil {
-		e.key(&first, "\"instructions\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"instructions\":")
+		e.put("[")
 		for i0 := range s.Instructions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Instructions[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Injections != nil {
-		e.key(&first, "\"injections\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"injections\":")
+		e.put("[")
 		for i0 := range s.Injections {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Injections[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolState) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -956,7 +918,7 @@ func (s *ToolState) UnmarshalJSON(data []byte) error {
 
 // checkEventID applies the rule of the schema's $comment: a request's JSON-RPC id is a string equal to params.event.id.
 func (v *InterceptRequest) checkEventID() error {
-	if id, ok := v.ID.AsString(); !ok || id != v.Params.Event.ID() {
+	if !isString(v.ID, v.Params.Event.ID()) {
 		return &ParseError{Root: "InterceptRequest", Pointer: "/id", Keyword: "eventIdEquality"}
 	}
 	return nil

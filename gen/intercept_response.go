@@ -29,28 +29,25 @@ func (s InterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -93,26 +90,23 @@ func (s InterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -165,7 +159,7 @@ func (u *SessionStartEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: SessionStartEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *SessionStartEffect) decode(b *input, i int) (int, error) {
@@ -241,28 +235,25 @@ func (s SessionStartInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionStartInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *SessionStartInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -305,26 +296,23 @@ func (s SessionStartInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionStartInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *SessionStartInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -377,7 +365,7 @@ func (u *ConfigChangeBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ConfigChangeBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ConfigChangeBeforeEffect) decode(b *input, i int) (int, error) {
@@ -453,28 +441,25 @@ func (s ConfigChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error)
 	return e.finish()
 }
 func (s *ConfigChangeBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ConfigChangeBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -517,26 +502,23 @@ func (s ConfigChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ConfigChangeBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ConfigChangeBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -574,33 +556,30 @@ func (s TurnStartModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TurnStartModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("prompt")
+		e.put("\"prompt\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TurnStartModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "prompt")
+		return decConstAt(&s.Target, b, i, "prompt")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -671,7 +650,7 @@ func (u *TurnStartEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: TurnStartEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *TurnStartEffect) decode(b *input, i int) (int, error) {
@@ -765,28 +744,25 @@ func (s TurnStartInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TurnStartInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TurnStartInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -829,26 +805,23 @@ func (s TurnStartInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TurnStartInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TurnStartInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -886,33 +859,30 @@ func (s TurnFinishBeforeModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TurnFinishBeforeModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("response")
+		e.put("\"response\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TurnFinishBeforeModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "response")
+		return decConstAt(&s.Target, b, i, "response")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -975,7 +945,7 @@ func (u *TurnFinishBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: TurnFinishBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *TurnFinishBeforeEffect) decode(b *input, i int) (int, error) {
@@ -1063,28 +1033,25 @@ func (s TurnFinishBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TurnFinishBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TurnFinishBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1127,26 +1094,23 @@ func (s TurnFinishBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TurnFinishBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TurnFinishBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -1184,33 +1148,30 @@ func (s ModelRequestBeforeModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModelRequestBeforeModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("request")
+		e.put("\"request\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ModelRequestBeforeModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "request")
+		return decConstAt(&s.Target, b, i, "request")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -1287,7 +1248,7 @@ func (u *ModelRequestBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ModelRequestBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ModelRequestBeforeEffect) decode(b *input, i int) (int, error) {
@@ -1387,28 +1348,25 @@ func (s ModelRequestBeforeInterceptResponseResult) MarshalJSON() ([]byte, error)
 	return e.finish()
 }
 func (s *ModelRequestBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ModelRequestBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1451,26 +1409,23 @@ func (s ModelRequestBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModelRequestBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ModelRequestBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -1532,7 +1487,7 @@ func (u *ModelResponseAfterEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ModelResponseAfterEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ModelResponseAfterEffect) decode(b *input, i int) (int, error) {
@@ -1614,28 +1569,25 @@ func (s ModelResponseAfterInterceptResponseResult) MarshalJSON() ([]byte, error)
 	return e.finish()
 }
 func (s *ModelResponseAfterInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ModelResponseAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1678,26 +1630,23 @@ func (s ModelResponseAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModelResponseAfterInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ModelResponseAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -1756,7 +1705,7 @@ func (u *ModelSwitchBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ModelSwitchBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ModelSwitchBeforeEffect) decode(b *input, i int) (int, error) {
@@ -1838,28 +1787,25 @@ func (s ModelSwitchBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) 
 	return e.finish()
 }
 func (s *ModelSwitchBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ModelSwitchBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1902,26 +1848,23 @@ func (s ModelSwitchBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ModelSwitchBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ModelSwitchBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2013,7 +1956,7 @@ func (u *ToolBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ToolBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ToolBeforeEffect) decode(b *input, i int) (int, error) {
@@ -2125,28 +2068,25 @@ func (s ToolBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2189,26 +2129,23 @@ func (s ToolBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2246,33 +2183,30 @@ func (s ToolAfterModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolAfterModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("output")
+		e.put("\"output\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ToolAfterModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "output")
+		return decConstAt(&s.Target, b, i, "output")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -2341,7 +2275,7 @@ func (u *ToolAfterEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ToolAfterEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ToolAfterEffect) decode(b *input, i int) (int, error) {
@@ -2435,28 +2369,25 @@ func (s ToolAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolAfterInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2499,26 +2430,23 @@ func (s ToolAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolAfterInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2592,7 +2520,7 @@ func (u *ToolPermissionRequestEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ToolPermissionRequestEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ToolPermissionRequestEffect) decode(b *input, i int) (int, error) {
@@ -2686,28 +2614,25 @@ func (s ToolPermissionRequestInterceptResponseResult) MarshalJSON() ([]byte, err
 	return e.finish()
 }
 func (s *ToolPermissionRequestInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolPermissionRequestInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2750,26 +2675,23 @@ func (s ToolPermissionRequestInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolPermissionRequestInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolPermissionRequestInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -2828,7 +2750,7 @@ func (u *ToolBatchAfterEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ToolBatchAfterEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ToolBatchAfterEffect) decode(b *input, i int) (int, error) {
@@ -2910,28 +2832,25 @@ func (s ToolBatchAfterInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolBatchAfterInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolBatchAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -2974,26 +2893,23 @@ func (s ToolBatchAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolBatchAfterInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolBatchAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3031,33 +2947,30 @@ func (s ContextCompactBeforeModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContextCompactBeforeModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("instructions")
+		e.put("\"instructions\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ContextCompactBeforeModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "instructions")
+		return decConstAt(&s.Target, b, i, "instructions")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -3128,7 +3041,7 @@ func (u *ContextCompactBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ContextCompactBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ContextCompactBeforeEffect) decode(b *input, i int) (int, error) {
@@ -3222,28 +3135,25 @@ func (s ContextCompactBeforeInterceptResponseResult) MarshalJSON() ([]byte, erro
 	return e.finish()
 }
 func (s *ContextCompactBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ContextCompactBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3286,26 +3196,23 @@ func (s ContextCompactBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContextCompactBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ContextCompactBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3343,33 +3250,30 @@ func (s ContextCompactAfterModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContextCompactAfterModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("summary")
+		e.put("\"summary\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *ContextCompactAfterModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "summary")
+		return decConstAt(&s.Target, b, i, "summary")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -3428,7 +3332,7 @@ func (u *ContextCompactAfterEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: ContextCompactAfterEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *ContextCompactAfterEffect) decode(b *input, i int) (int, error) {
@@ -3510,28 +3414,25 @@ func (s ContextCompactAfterInterceptResponseResult) MarshalJSON() ([]byte, error
 	return e.finish()
 }
 func (s *ContextCompactAfterInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ContextCompactAfterInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3574,26 +3475,23 @@ func (s ContextCompactAfterInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ContextCompactAfterInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ContextCompactAfterInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3634,28 +3532,25 @@ func (s TaskChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskChangeBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskChangeBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3698,26 +3593,23 @@ func (s TaskChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskChangeBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskChangeBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3776,7 +3668,7 @@ func (u *UserElicitationRequestEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: UserElicitationRequestEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *UserElicitationRequestEffect) decode(b *input, i int) (int, error) {
@@ -3858,28 +3750,25 @@ func (s UserElicitationRequestInterceptResponseResult) MarshalJSON() ([]byte, er
 	return e.finish()
 }
 func (s *UserElicitationRequestInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserElicitationRequestInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -3922,26 +3811,23 @@ func (s UserElicitationRequestInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserElicitationRequestInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserElicitationRequestInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -3997,7 +3883,7 @@ func (u *UserElicitationResultEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: UserElicitationResultEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *UserElicitationResultEffect) decode(b *input, i int) (int, error) {
@@ -4073,28 +3959,25 @@ func (s UserElicitationResultInterceptResponseResult) MarshalJSON() ([]byte, err
 	return e.finish()
 }
 func (s *UserElicitationResultInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserElicitationResultInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4137,26 +4020,23 @@ func (s UserElicitationResultInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserElicitationResultInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserElicitationResultInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -4218,7 +4098,7 @@ func (u *UserMessageInboundEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: UserMessageInboundEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *UserMessageInboundEffect) decode(b *input, i int) (int, error) {
@@ -4300,28 +4180,25 @@ func (s UserMessageInboundInterceptResponseResult) MarshalJSON() ([]byte, error)
 	return e.finish()
 }
 func (s *UserMessageInboundInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserMessageInboundInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4364,26 +4241,23 @@ func (s UserMessageInboundInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserMessageInboundInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserMessageInboundInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -4421,33 +4295,30 @@ func (s UserMessageOutboundModifyEffect) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserMessageOutboundModifyEffect) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("modify")
+		e.put("\"modify\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"target\":")
+	e.put(",\"target\":")
 	if s.Target == "" {
-		e.str("content")
+		e.put("\"content\"")
 	} else {
 		e.str(s.Target)
 	}
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"value\":")
+	e.put(",\"value\":")
 	s.Value.encode(e)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *UserMessageOutboundModifyEffect) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "modify")
+		return decConstAt(&s.Type, b, i, "modify")
 	case "target":
-		return decKnownAt(&s.Target, b, i, "content")
+		return decConstAt(&s.Target, b, i, "content")
 	case "operation":
 		return (*EffectOperation).decode(&s.Operation, b, i)
 	case "value":
@@ -4506,7 +4377,7 @@ func (u *UserMessageOutboundEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: UserMessageOutboundEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *UserMessageOutboundEffect) decode(b *input, i int) (int, error) {
@@ -4588,28 +4459,25 @@ func (s UserMessageOutboundInterceptResponseResult) MarshalJSON() ([]byte, error
 	return e.finish()
 }
 func (s *UserMessageOutboundInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserMessageOutboundInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4652,26 +4520,23 @@ func (s UserMessageOutboundInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *UserMessageOutboundInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *UserMessageOutboundInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":
@@ -4733,7 +4598,7 @@ func (u *WorkspaceChangeBeforeEffect) encode(e *encoder) {
 		u.Message.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: WorkspaceChangeBeforeEffect has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *WorkspaceChangeBeforeEffect) decode(b *input, i int) (int, error) {
@@ -4815,28 +4680,25 @@ func (s WorkspaceChangeBeforeInterceptResponseResult) MarshalJSON() ([]byte, err
 	return e.finish()
 }
 func (s *WorkspaceChangeBeforeInterceptResponseResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
 	if s.Effects != nil {
-		e.key(&first, "\"effects\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"effects\":")
+		e.put("[")
 		for i0 := range s.Effects {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Effects[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *WorkspaceChangeBeforeInterceptResponseResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -4879,26 +4741,23 @@ func (s WorkspaceChangeBeforeInterceptResponse) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *WorkspaceChangeBeforeInterceptResponse) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"id\":")
+	e.put(",\"id\":")
 	e.raw([]byte(s.ID))
-	e.key(&first, "\"result\":")
+	e.put(",\"result\":")
 	s.Result.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *WorkspaceChangeBeforeInterceptResponse) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "id":
 		return s.ID.decode(b, i)
 	case "result":

@@ -41,7 +41,7 @@ func (u *JSONRPCMessage) encode(e *encoder) {
 		u.ErrorResponse.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: JSONRPCMessage has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *JSONRPCMessage) decode(b *input, i int) (int, error) {

@@ -97,7 +97,7 @@ func (s MCPElicitationElicitResult) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationElicitResult) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Meta != nil {
 		e.key(&first, "\"_meta\":")
@@ -106,12 +106,11 @@ func (s *MCPElicitationElicitResult) encode(e *encoder) {
 	e.key(&first, "\"action\":")
 	e.str(string(s.Action))
 	if s.Content != nil {
-		e.key(&first, "\"content\":")
+		e.put(",\"content\":")
 		e.marshal(s.Content)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *MCPElicitationElicitResult) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -178,7 +177,7 @@ func (s MCPElicitationBooleanSchema) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationBooleanSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
@@ -194,12 +193,11 @@ func (s *MCPElicitationBooleanSchema) encode(e *encoder) {
 	}
 	e.key(&first, "\"type\":")
 	if s.Type == "" {
-		e.str("boolean")
+		e.put("\"boolean\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationBooleanSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -213,7 +211,7 @@ func (s *MCPElicitationBooleanSchema) member(k []byte, b *input, i int) (int, er
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "boolean")
+		return decConstAt(&s.Type, b, i, "boolean")
 	}
 	return notAllowed(k, i)
 }
@@ -251,7 +249,7 @@ func (s MCPElicitationElicitRequestFormParams) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationElicitRequestFormParams) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Meta != nil {
 		e.key(&first, "\"_meta\":")
@@ -260,18 +258,17 @@ func (s *MCPElicitationElicitRequestFormParams) encode(e *encoder) {
 	e.key(&first, "\"message\":")
 	e.str(s.Message)
 	if s.Mode != nil {
-		e.key(&first, "\"mode\":")
+		e.put(",\"mode\":")
 		e.str((*s.Mode))
 	}
-	e.key(&first, "\"requestedSchema\":")
+	e.put(",\"requestedSchema\":")
 	s.RequestedSchema.encode(e)
 	if s.Task != nil {
-		e.key(&first, "\"task\":")
+		e.put(",\"task\":")
 		s.Task.encode(e)
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *MCPElicitationElicitRequestFormParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -317,15 +314,14 @@ func (s ParamsMeta) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ParamsMeta) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.ProgressToken != nil {
 		e.key(&first, "\"progressToken\":")
 		e.raw([]byte(s.ProgressToken))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *ParamsMeta) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -427,7 +423,7 @@ func (s MCPElicitationElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]b
 	return e.finish()
 }
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Schema != nil {
 		e.key(&first, "\"$schema\":")
@@ -436,24 +432,23 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) encode(e *encoder
 	e.key(&first, "\"properties\":")
 	e.marshal(s.Properties)
 	if s.Required != nil {
-		e.key(&first, "\"required\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"required\":")
+		e.put("[")
 		for i0 := range s.Required {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Required[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("object")
+		e.put("\"object\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -465,7 +460,7 @@ func (s *MCPElicitationElicitRequestFormParamsRequestedSchema) member(k []byte, 
 	case "required":
 		return decArray(&s.Required, b, i, decStrAt)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "object")
+		return decConstAt(&s.Type, b, i, "object")
 	}
 	return notAllowed(k, i)
 }
@@ -505,7 +500,7 @@ func (s MCPElicitationStringSchema) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationStringSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
@@ -533,12 +528,11 @@ func (s *MCPElicitationStringSchema) encode(e *encoder) {
 	}
 	e.key(&first, "\"type\":")
 	if s.Type == "" {
-		e.str("string")
+		e.put("\"string\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationStringSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -561,7 +555,7 @@ func (s *MCPElicitationStringSchema) member(k []byte, b *input, i int) (int, err
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "string")
+		return decConstAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -625,7 +619,7 @@ func (s MCPElicitationNumberSchema) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationNumberSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
@@ -649,8 +643,7 @@ func (s *MCPElicitationNumberSchema) encode(e *encoder) {
 	}
 	e.key(&first, "\"type\":")
 	e.str(string(s.Type))
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationNumberSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -728,7 +721,7 @@ func (s MCPElicitationUntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, err
 	return e.finish()
 }
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
@@ -740,29 +733,28 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) encode(e *encoder) {
 	}
 	e.key(&first, "\"enum\":")
 	if s.Enum == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Enum {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Enum[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Title != nil {
-		e.key(&first, "\"title\":")
+		e.put(",\"title\":")
 		e.str((*s.Title))
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("string")
+		e.put("\"string\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -778,7 +770,7 @@ func (s *MCPElicitationUntitledSingleSelectEnumSchema) member(k []byte, b *input
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "string")
+		return decConstAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -814,7 +806,7 @@ func (s MCPElicitationTitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error
 	return e.finish()
 }
 func (s *MCPElicitationTitledSingleSelectEnumSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
@@ -826,29 +818,28 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) encode(e *encoder) {
 	}
 	e.key(&first, "\"oneOf\":")
 	if s.OneOf == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.OneOf {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.OneOf[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Title != nil {
-		e.key(&first, "\"title\":")
+		e.put(",\"title\":")
 		e.str((*s.Title))
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("string")
+		e.put("\"string\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -864,7 +855,7 @@ func (s *MCPElicitationTitledSingleSelectEnumSchema) member(k []byte, b *input, 
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "string")
+		return decConstAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -894,14 +885,11 @@ func (s MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]by
 	return e.finish()
 }
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"const\":")
+	e.put("{\"const\":")
 	e.str(s.Const)
-	e.key(&first, "\"title\":")
+	e.put(",\"title\":")
 	e.str(s.Title)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationTitledSingleSelectEnumSchemaOneOfItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -948,18 +936,18 @@ func (s MCPElicitationUntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, erro
 	return e.finish()
 }
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Default {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Default[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Description != nil {
 		e.key(&first, "\"description\":")
@@ -968,25 +956,24 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) encode(e *encoder) {
 	e.key(&first, "\"items\":")
 	s.Items.encode(e)
 	if s.MaxItems != nil {
-		e.key(&first, "\"maxItems\":")
+		e.put(",\"maxItems\":")
 		e.number((*s.MaxItems))
 	}
 	if s.MinItems != nil {
-		e.key(&first, "\"minItems\":")
+		e.put(",\"minItems\":")
 		e.number((*s.MinItems))
 	}
 	if s.Title != nil {
-		e.key(&first, "\"title\":")
+		e.put(",\"title\":")
 		e.str((*s.Title))
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("array")
+		e.put("\"array\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1007,7 +994,7 @@ func (s *MCPElicitationUntitledMultiSelectEnumSchema) member(k []byte, b *input,
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "array")
+		return decConstAt(&s.Type, b, i, "array")
 	}
 	return notAllowed(k, i)
 }
@@ -1037,36 +1024,33 @@ func (s MCPElicitationUntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte,
 	return e.finish()
 }
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"enum\":")
+	e.put("{\"enum\":")
 	if s.Enum == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Enum {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Enum[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("string")
+		e.put("\"string\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationUntitledMultiSelectEnumSchemaItems) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "enum":
 		return decArray(&s.Enum, b, i, decStrAt)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "string")
+		return decConstAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -1106,18 +1090,18 @@ func (s MCPElicitationTitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error)
 	return e.finish()
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Default {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Default[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Description != nil {
 		e.key(&first, "\"description\":")
@@ -1126,25 +1110,24 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) encode(e *encoder) {
 	e.key(&first, "\"items\":")
 	s.Items.encode(e)
 	if s.MaxItems != nil {
-		e.key(&first, "\"maxItems\":")
+		e.put(",\"maxItems\":")
 		e.number((*s.MaxItems))
 	}
 	if s.MinItems != nil {
-		e.key(&first, "\"minItems\":")
+		e.put(",\"minItems\":")
 		e.number((*s.MinItems))
 	}
 	if s.Title != nil {
-		e.key(&first, "\"title\":")
+		e.put(",\"title\":")
 		e.str((*s.Title))
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("array")
+		e.put("\"array\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1165,7 +1148,7 @@ func (s *MCPElicitationTitledMultiSelectEnumSchema) member(k []byte, b *input, i
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "array")
+		return decConstAt(&s.Type, b, i, "array")
 	}
 	return notAllowed(k, i)
 }
@@ -1193,23 +1176,20 @@ func (s MCPElicitationTitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, e
 	return e.finish()
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"anyOf\":")
+	e.put("{\"anyOf\":")
 	if s.AnyOf == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.AnyOf {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.AnyOf[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItems) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1244,14 +1224,11 @@ func (s MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() (
 	return e.finish()
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"const\":")
+	e.put("{\"const\":")
 	e.str(s.Const)
-	e.key(&first, "\"title\":")
+	e.put(",\"title\":")
 	e.str(s.Title)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationTitledMultiSelectEnumSchemaItemsAnyOfItem) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1296,7 +1273,7 @@ func (s MCPElicitationLegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationLegacyTitledEnumSchema) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Default != nil {
 		e.key(&first, "\"default\":")
@@ -1308,40 +1285,39 @@ func (s *MCPElicitationLegacyTitledEnumSchema) encode(e *encoder) {
 	}
 	e.key(&first, "\"enum\":")
 	if s.Enum == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Enum {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Enum[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.EnumNames != nil {
-		e.key(&first, "\"enumNames\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"enumNames\":")
+		e.put("[")
 		for i0 := range s.EnumNames {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.EnumNames[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Title != nil {
-		e.key(&first, "\"title\":")
+		e.put(",\"title\":")
 		e.str((*s.Title))
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("string")
+		e.put("\"string\"")
 	} else {
 		e.str(s.Type)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *MCPElicitationLegacyTitledEnumSchema) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1359,7 +1335,7 @@ func (s *MCPElicitationLegacyTitledEnumSchema) member(k []byte, b *input, i int)
 		s.Title = new(string)
 		return decStrAt(s.Title, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "string")
+		return decConstAt(&s.Type, b, i, "string")
 	}
 	return notAllowed(k, i)
 }
@@ -1436,7 +1412,7 @@ func (u *MCPElicitationPrimitiveSchemaDefinition) encode(e *encoder) {
 		u.LegacyTitledEnumSchema.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: MCPElicitationPrimitiveSchemaDefinition has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *MCPElicitationPrimitiveSchemaDefinition) decode(b *input, i int) (int, error) {
@@ -1518,15 +1494,14 @@ func (s MCPElicitationTaskMetadata) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationTaskMetadata) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.TTL != nil {
 		e.key(&first, "\"ttl\":")
 		e.number((*s.TTL))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *MCPElicitationTaskMetadata) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1572,7 +1547,7 @@ func (s MCPElicitationElicitRequestURLParams) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *MCPElicitationElicitRequestURLParams) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Meta != nil {
 		e.key(&first, "\"_meta\":")
@@ -1580,23 +1555,22 @@ func (s *MCPElicitationElicitRequestURLParams) encode(e *encoder) {
 	}
 	e.key(&first, "\"elicitationId\":")
 	e.str(s.ElicitationID)
-	e.key(&first, "\"message\":")
+	e.put(",\"message\":")
 	e.str(s.Message)
-	e.key(&first, "\"mode\":")
+	e.put(",\"mode\":")
 	if s.Mode == "" {
-		e.str("url")
+		e.put("\"url\"")
 	} else {
 		e.str(s.Mode)
 	}
 	if s.Task != nil {
-		e.key(&first, "\"task\":")
+		e.put(",\"task\":")
 		s.Task.encode(e)
 	}
-	e.key(&first, "\"url\":")
+	e.put(",\"url\":")
 	e.str(s.URL)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *MCPElicitationElicitRequestURLParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1608,7 +1582,7 @@ func (s *MCPElicitationElicitRequestURLParams) member(k []byte, b *input, i int)
 	case "message":
 		return decStrAt(&s.Message, b, i)
 	case "mode":
-		return decKnownAt(&s.Mode, b, i, "url")
+		return decConstAt(&s.Mode, b, i, "url")
 	case "task":
 		s.Task = new(MCPElicitationTaskMetadata)
 		return s.Task.decode(b, i)
@@ -1662,7 +1636,7 @@ func (u *MCPElicitationElicitRequestParams) encode(e *encoder) {
 		u.Form.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: MCPElicitationElicitRequestParams has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *MCPElicitationElicitRequestParams) decode(b *input, i int) (int, error) {

@@ -25,15 +25,12 @@ func (s ObserveNotificationParams) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ObserveNotificationParams) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
-	e.key(&first, "\"event\":")
+	e.put(",\"event\":")
 	s.Event.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ObserveNotificationParams) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -74,32 +71,29 @@ func (s ObserveNotification) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ObserveNotification) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"jsonrpc\":")
+	e.put("{\"jsonrpc\":")
 	if s.JSONRPC == "" {
-		e.str("2.0")
+		e.put("\"2.0\"")
 	} else {
 		e.str(s.JSONRPC)
 	}
-	e.key(&first, "\"method\":")
+	e.put(",\"method\":")
 	if s.Method == "" {
-		e.str("hooks/observe")
+		e.put("\"hooks/observe\"")
 	} else {
 		e.str(s.Method)
 	}
-	e.key(&first, "\"params\":")
+	e.put(",\"params\":")
 	s.Params.encode(e)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ObserveNotification) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "jsonrpc":
-		return decKnownAt(&s.JSONRPC, b, i, "2.0")
+		return decConstAt(&s.JSONRPC, b, i, "2.0")
 	case "method":
-		return decKnownAt(&s.Method, b, i, "hooks/observe")
+		return decConstAt(&s.Method, b, i, "hooks/observe")
 	case "params":
 		return s.Params.decode(b, i)
 	}

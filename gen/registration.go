@@ -29,30 +29,27 @@ func (s AuthenticationBearer) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AuthenticationBearer) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("bearer")
+		e.put("\"bearer\"")
 	} else {
 		e.str(s.Type)
 	}
 	if s.TokenEnv != nil {
-		e.key(&first, "\"tokenEnv\":")
+		e.put(",\"tokenEnv\":")
 		e.str((*s.TokenEnv))
 	}
 	if s.TokenRef != nil {
-		e.key(&first, "\"tokenRef\":")
+		e.put(",\"tokenRef\":")
 		e.str((*s.TokenRef))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *AuthenticationBearer) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "bearer")
+		return decConstAt(&s.Type, b, i, "bearer")
 	case "tokenEnv":
 		s.TokenEnv = new(string)
 		return decStrAt(s.TokenEnv, b, i)
@@ -100,45 +97,42 @@ func (s AuthenticationOauth) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *AuthenticationOauth) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("oauth")
+		e.put("\"oauth\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"resource\":")
+	e.put(",\"resource\":")
 	e.str(s.Resource)
-	e.key(&first, "\"issuer\":")
+	e.put(",\"issuer\":")
 	e.str(s.Issuer)
-	e.key(&first, "\"clientId\":")
+	e.put(",\"clientId\":")
 	e.str(s.ClientID)
 	if s.ClientSecretRef != nil {
-		e.key(&first, "\"clientSecretRef\":")
+		e.put(",\"clientSecretRef\":")
 		e.str((*s.ClientSecretRef))
 	}
-	e.key(&first, "\"flow\":")
+	e.put(",\"flow\":")
 	e.str(string(s.Flow))
 	if s.Scopes != nil {
-		e.key(&first, "\"scopes\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"scopes\":")
+		e.put("[")
 		for i0 := range s.Scopes {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Scopes[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *AuthenticationOauth) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "oauth")
+		return decConstAt(&s.Type, b, i, "oauth")
 	case "resource":
 		return decStrAt(&s.Resource, b, i)
 	case "issuer":
@@ -222,7 +216,7 @@ func (u *Authentication) encode(e *encoder) {
 		u.Oauth.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: Authentication has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *Authentication) decode(b *input, i int) (int, error) {
@@ -296,26 +290,23 @@ func (s Registration) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Registration) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"protocolVersion\":")
+	e.put("{\"protocolVersion\":")
 	e.str(s.ProtocolVersion)
-	e.key(&first, "\"hooks\":")
+	e.put(",\"hooks\":")
 	if s.Hooks == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Hooks {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Hooks[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Registration) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -358,32 +349,29 @@ func (s Backend) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Backend) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(string(s.ID))
-	e.key(&first, "\"transport\":")
+	e.put(",\"transport\":")
 	s.Transport.encode(e)
 	if s.Authentication != nil {
-		e.key(&first, "\"authentication\":")
+		e.put(",\"authentication\":")
 		s.Authentication.encode(e)
 	}
-	e.key(&first, "\"subscriptions\":")
+	e.put(",\"subscriptions\":")
 	if s.Subscriptions == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Subscriptions {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Subscriptions[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *Backend) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -436,41 +424,38 @@ func (s StdioTransport) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *StdioTransport) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("stdio")
+		e.put("\"stdio\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"command\":")
+	e.put(",\"command\":")
 	e.str(s.Command)
 	if s.Args != nil {
-		e.key(&first, "\"args\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"args\":")
+		e.put("[")
 		for i0 := range s.Args {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Args[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"lifecycle\":")
+	e.put(",\"lifecycle\":")
 	e.str(string(s.Lifecycle))
 	if s.Cwd != nil {
-		e.key(&first, "\"cwd\":")
+		e.put(",\"cwd\":")
 		e.str((*s.Cwd))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *StdioTransport) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "stdio")
+		return decConstAt(&s.Type, b, i, "stdio")
 	case "command":
 		return decStrAt(&s.Command, b, i)
 	case "args":
@@ -533,24 +518,21 @@ func (s HTTPTransport) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *HTTPTransport) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"type\":")
+	e.put("{\"type\":")
 	if s.Type == "" {
-		e.str("http")
+		e.put("\"http\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"url\":")
+	e.put(",\"url\":")
 	e.str(s.URL)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *HTTPTransport) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "type":
-		return decKnownAt(&s.Type, b, i, "http")
+		return decConstAt(&s.Type, b, i, "http")
 	case "url":
 		return decStrAt(&s.URL, b, i)
 	}
@@ -601,7 +583,7 @@ func (u *Transport) encode(e *encoder) {
 		u.HTTP.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: Transport has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *Transport) decode(b *input, i int) (int, error) {
@@ -691,63 +673,60 @@ func (s InterceptSubscription) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *InterceptSubscription) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"events\":")
+	e.put("{\"events\":")
 	if s.Events == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Events {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Events[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"mode\":")
+	e.put(",\"mode\":")
 	if s.Mode == "" {
-		e.str("intercept")
+		e.put("\"intercept\"")
 	} else {
 		e.str(s.Mode)
 	}
-	e.key(&first, "\"timeoutMs\":")
+	e.put(",\"timeoutMs\":")
 	e.number(s.TimeoutMs)
-	e.key(&first, "\"failurePolicy\":")
+	e.put(",\"failurePolicy\":")
 	e.str(string(s.FailurePolicy))
 	if s.IncludeNative != nil {
-		e.key(&first, "\"includeNative\":")
+		e.put(",\"includeNative\":")
 		e.boolean((*s.IncludeNative))
 	}
-	e.key(&first, "\"content\":")
+	e.put(",\"content\":")
 	s.Content.encode(e)
 	if s.Upload != nil {
-		e.key(&first, "\"upload\":")
+		e.put(",\"upload\":")
 		s.Upload.encode(e)
 	}
 	if s.Filters != nil {
-		e.key(&first, "\"filters\":")
+		e.put(",\"filters\":")
 		s.Filters.encode(e)
 	}
 	if s.Scope != nil {
-		e.key(&first, "\"scope\":")
+		e.put(",\"scope\":")
 		e.str(string((*s.Scope)))
 	}
 	if s.Disableable != nil {
-		e.key(&first, "\"disableable\":")
+		e.put(",\"disableable\":")
 		e.boolean((*s.Disableable))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *InterceptSubscription) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "events":
 		return decArray(&s.Events, b, i, (*InterceptEventSelector).decode)
 	case "mode":
-		return decKnownAt(&s.Mode, b, i, "intercept")
+		return decConstAt(&s.Mode, b, i, "intercept")
 	case "timeoutMs":
 		return decNumAt(&s.TimeoutMs, b, i)
 	case "failurePolicy":
@@ -878,33 +857,32 @@ func (s SubscriptionFilters) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SubscriptionFilters) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.ToolKinds != nil {
 		e.key(&first, "\"toolKinds\":")
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.ToolKinds {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.ToolKinds[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Paths != nil {
 		e.key(&first, "\"paths\":")
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Paths {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.Paths[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(first, s.Unknown)
+	e.put("}")
 }
 func (s *SubscriptionFilters) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -979,59 +957,56 @@ func (s ObserveSubscription) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ObserveSubscription) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"events\":")
+	e.put("{\"events\":")
 	if s.Events == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Events {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(string(s.Events[i0]))
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"mode\":")
+	e.put(",\"mode\":")
 	if s.Mode == "" {
-		e.str("observe")
+		e.put("\"observe\"")
 	} else {
 		e.str(s.Mode)
 	}
 	if s.IncludeNative != nil {
-		e.key(&first, "\"includeNative\":")
+		e.put(",\"includeNative\":")
 		e.boolean((*s.IncludeNative))
 	}
-	e.key(&first, "\"content\":")
+	e.put(",\"content\":")
 	s.Content.encode(e)
 	if s.Upload != nil {
-		e.key(&first, "\"upload\":")
+		e.put(",\"upload\":")
 		s.Upload.encode(e)
 	}
 	if s.Filters != nil {
-		e.key(&first, "\"filters\":")
+		e.put(",\"filters\":")
 		s.Filters.encode(e)
 	}
 	if s.Scope != nil {
-		e.key(&first, "\"scope\":")
+		e.put(",\"scope\":")
 		e.str(string((*s.Scope)))
 	}
 	if s.Disableable != nil {
-		e.key(&first, "\"disableable\":")
+		e.put(",\"disableable\":")
 		e.boolean((*s.Disableable))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ObserveSubscription) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
 	case "events":
 		return decArray(&s.Events, b, i, (*ObserveEventSelector).decode)
 	case "mode":
-		return decKnownAt(&s.Mode, b, i, "observe")
+		return decConstAt(&s.Mode, b, i, "observe")
 	case "includeNative":
 		s.IncludeNative = new(bool)
 		return decBoolAt(s.IncludeNative, b, i)
@@ -1179,7 +1154,7 @@ func (u *Subscription) encode(e *encoder) {
 		u.Observe.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: Subscription has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *Subscription) decode(b *input, i int) (int, error) {
@@ -1257,21 +1232,18 @@ func (s RegistrationContentReceiver) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *RegistrationContentReceiver) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"url\":")
+	e.put("{\"url\":")
 	e.str(s.URL)
 	if s.Authentication != nil {
-		e.key(&first, "\"authentication\":")
+		e.put(",\"authentication\":")
 		s.Authentication.encode(e)
 	}
-	e.key(&first, "\"timeoutMs\":")
+	e.put(",\"timeoutMs\":")
 	e.number(s.TimeoutMs)
-	e.key(&first, "\"maxBytes\":")
+	e.put(",\"maxBytes\":")
 	e.number(s.MaxBytes)
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *RegistrationContentReceiver) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -52,75 +52,72 @@ func (s SessionEndEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionEndEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("session.end")
+		e.put("\"session.end\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
-	e.key(&first, "\"session\":")
+	e.put(",\"session\":")
 	s.Session.encode(e)
-	e.key(&first, "\"outcome\":")
+	e.put(",\"outcome\":")
 	e.str(string(s.Outcome))
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"reason\":")
+	e.put(",\"reason\":")
 	e.str(s.Reason)
 	if s.Counters != nil {
-		e.key(&first, "\"counters\":")
+		e.put(",\"counters\":")
 		e.marshal(s.Counters)
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *SessionEndEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -129,7 +126,7 @@ func (s *SessionEndEvent) member(k []byte, b *input, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "session.end")
+		return decConstAt(&s.Type, b, i, "session.end")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":

@@ -56,81 +56,78 @@ func (s SessionStartEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionStartEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("session.start")
+		e.put("\"session.start\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
-	e.key(&first, "\"session\":")
+	e.put(",\"session\":")
 	s.Session.encode(e)
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"trigger\":")
+	e.put(",\"trigger\":")
 	e.str(string(s.Trigger))
 	if s.ResumedFrom != nil {
-		e.key(&first, "\"resumedFrom\":")
+		e.put(",\"resumedFrom\":")
 		s.ResumedFrom.encode(e)
 	}
-	e.key(&first, "\"permissionMode\":")
+	e.put(",\"permissionMode\":")
 	e.str(s.PermissionMode)
-	e.key(&first, "\"harness\":")
+	e.put(",\"harness\":")
 	s.Harness.encode(e)
-	e.key(&first, "\"manifest\":")
+	e.put(",\"manifest\":")
 	s.Manifest.encode(e)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *SessionStartEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -139,7 +136,7 @@ func (s *SessionStartEvent) member(k []byte, b *input, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "session.start")
+		return decConstAt(&s.Type, b, i, "session.start")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":
@@ -229,16 +226,13 @@ func (s SessionStartEventResumedFrom) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionStartEventResumedFrom) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *SessionStartEventResumedFrom) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -276,14 +270,11 @@ func (s SessionStartEventHarness) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *SessionStartEventHarness) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"name\":")
+	e.put("{\"name\":")
 	e.str(s.Name)
-	e.key(&first, "\"version\":")
+	e.put(",\"version\":")
 	e.str(s.Version)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *SessionStartEventHarness) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {

@@ -49,71 +49,68 @@ func (s TaskWorkspaceEventTaskChangeBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskWorkspaceEventTaskChangeBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("task.change.before")
+		e.put("\"task.change.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"task\":")
+	e.put(",\"task\":")
 	s.Task.encode(e)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskWorkspaceEventTaskChangeBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -141,7 +138,7 @@ func (s *TaskWorkspaceEventTaskChangeBefore) member(k []byte, b *input, i int) (
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "task.change.before")
+		return decConstAt(&s.Type, b, i, "task.change.before")
 	case "task":
 		return s.Task.decode(b, i)
 	case "synthesized":
@@ -184,28 +181,25 @@ func (s Task) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Task) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	e.raw(s.Change)
 	if s.Prior != nil {
-		e.key(&first, "\"prior\":")
+		e.put(",\"prior\":")
 		e.raw(s.Prior)
 	}
 	if s.Description != nil {
-		e.key(&first, "\"description\":")
+		e.put(",\"description\":")
 		e.str((*s.Description))
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *Task) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -300,71 +294,68 @@ func (s TaskWorkspaceEventTaskChangeAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskWorkspaceEventTaskChangeAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("task.change.after")
+		e.put("\"task.change.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"task\":")
+	e.put(",\"task\":")
 	s.Task.encode(e)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskWorkspaceEventTaskChangeAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -392,7 +383,7 @@ func (s *TaskWorkspaceEventTaskChangeAfter) member(k []byte, b *input, i int) (i
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "task.change.after")
+		return decConstAt(&s.Type, b, i, "task.change.after")
 	case "task":
 		return s.Task.decode(b, i)
 	case "synthesized":
@@ -451,71 +442,68 @@ func (s TaskWorkspaceEventWorkspaceChangeBefore) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("workspace.change.before")
+		e.put("\"workspace.change.before\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"workspace\":")
+	e.put(",\"workspace\":")
 	s.Workspace.encode(e)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -543,7 +531,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeBefore) member(k []byte, b *input, i i
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "workspace.change.before")
+		return decConstAt(&s.Type, b, i, "workspace.change.before")
 	case "workspace":
 		return s.Workspace.decode(b, i)
 	case "synthesized":
@@ -582,22 +570,19 @@ func (s Workspace) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *Workspace) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"kind\":")
+	e.put("{\"kind\":")
 	e.str(string(s.Kind))
-	e.key(&first, "\"change\":")
+	e.put(",\"change\":")
 	s.Change.encode(e)
 	if s.Prior != nil {
-		e.key(&first, "\"prior\":")
+		e.put(",\"prior\":")
 		s.Prior.encode(e)
 	}
 	if s.Reason != nil {
-		e.key(&first, "\"reason\":")
+		e.put(",\"reason\":")
 		e.str((*s.Reason))
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *Workspace) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -664,7 +649,7 @@ func (s WorkspaceChange) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *WorkspaceChange) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
+	e.put("{")
 	first := true
 	if s.Cwd != nil {
 		e.key(&first, "\"cwd\":")
@@ -672,17 +657,16 @@ func (s *WorkspaceChange) encode(e *encoder) {
 	}
 	if s.WorkspaceRoots != nil {
 		e.key(&first, "\"workspaceRoots\":")
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.WorkspaceRoots {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			e.str(s.WorkspaceRoots[i0])
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *WorkspaceChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -744,71 +728,68 @@ func (s TaskWorkspaceEventWorkspaceChangeAfter) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("workspace.change.after")
+		e.put("\"workspace.change.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"workspace\":")
+	e.put(",\"workspace\":")
 	s.Workspace.encode(e)
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -836,7 +817,7 @@ func (s *TaskWorkspaceEventWorkspaceChangeAfter) member(k []byte, b *input, i in
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "workspace.change.after")
+		return decConstAt(&s.Type, b, i, "workspace.change.after")
 	case "workspace":
 		return s.Workspace.decode(b, i)
 	case "synthesized":
@@ -895,82 +876,79 @@ func (s TaskWorkspaceEventFileChanged) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskWorkspaceEventFileChanged) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
 	if s.Items != nil {
-		e.key(&first, "\"items\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"items\":")
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("file.changed")
+		e.put("\"file.changed\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"changes\":")
+	e.put(",\"changes\":")
 	if s.Changes == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Changes {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Changes[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *TaskWorkspaceEventFileChanged) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -998,7 +976,7 @@ func (s *TaskWorkspaceEventFileChanged) member(k []byte, b *input, i int) (int, 
 	case "extensions":
 		return decRawAt(&s.Extensions, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "file.changed")
+		return decConstAt(&s.Type, b, i, "file.changed")
 	case "changes":
 		return decArray(&s.Changes, b, i, (*TaskWorkspaceEventFileChangedChange).decode)
 	case "synthesized":
@@ -1039,24 +1017,21 @@ func (s TaskWorkspaceEventFileChangedChange) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *TaskWorkspaceEventFileChangedChange) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"path\":")
+	e.put("{\"path\":")
 	e.str(s.Path)
-	e.key(&first, "\"operation\":")
+	e.put(",\"operation\":")
 	e.str(string(s.Operation))
-	e.key(&first, "\"agentCaused\":")
+	e.put(",\"agentCaused\":")
 	e.boolean(s.AgentCaused)
 	if s.Before != nil {
-		e.key(&first, "\"before\":")
+		e.put(",\"before\":")
 		s.Before.encode(e)
 	}
 	if s.After != nil {
-		e.key(&first, "\"after\":")
+		e.put(",\"after\":")
 		s.After.encode(e)
 	}
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.put("}")
 }
 func (s *TaskWorkspaceEventFileChangedChange) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -1138,7 +1113,7 @@ func (u *TaskWorkspaceEvent) encode(e *encoder) {
 		u.FileChanged.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: TaskWorkspaceEvent has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *TaskWorkspaceEvent) decode(b *input, i int) (int, error) {

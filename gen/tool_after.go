@@ -64,104 +64,101 @@ func (s ToolAfterEvent) MarshalJSON() ([]byte, error) {
 	return e.finish()
 }
 func (s *ToolAfterEvent) encode(e *encoder) {
-	e.buf = append(e.buf, '{')
-	first := true
-	e.key(&first, "\"id\":")
+	e.put("{\"id\":")
 	e.str(s.ID)
-	e.key(&first, "\"source\":")
+	e.put(",\"source\":")
 	e.str(s.Source)
-	e.key(&first, "\"type\":")
+	e.put(",\"type\":")
 	if s.Type == "" {
-		e.str("tool.after")
+		e.put("\"tool.after\"")
 	} else {
 		e.str(s.Type)
 	}
-	e.key(&first, "\"time\":")
+	e.put(",\"time\":")
 	e.str(s.Time)
 	if s.Session != nil {
-		e.key(&first, "\"session\":")
+		e.put(",\"session\":")
 		s.Session.encode(e)
 	}
-	e.key(&first, "\"tool\":")
+	e.put(",\"tool\":")
 	s.Tool.encode(e)
 	if s.Native != nil {
-		e.key(&first, "\"native\":")
+		e.put(",\"native\":")
 		e.raw(s.Native)
 	}
 	if s.Extensions != nil {
-		e.key(&first, "\"extensions\":")
+		e.put(",\"extensions\":")
 		e.raw(s.Extensions)
 	}
 	if s.ParentEventID != nil {
-		e.key(&first, "\"parentEventId\":")
+		e.put(",\"parentEventId\":")
 		e.str((*s.ParentEventID))
 	}
 	if s.Turn != nil {
-		e.key(&first, "\"turn\":")
+		e.put(",\"turn\":")
 		s.Turn.encode(e)
 	}
-	e.key(&first, "\"items\":")
+	e.put(",\"items\":")
 	if s.Items == nil {
-		e.buf = append(e.buf, "[]"...)
+		e.put("[]")
 	} else {
-		e.buf = append(e.buf, '[')
+		e.put("[")
 		for i0 := range s.Items {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Items[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Gaps != nil {
-		e.key(&first, "\"gaps\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"gaps\":")
+		e.put("[")
 		for i0 := range s.Gaps {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.Gaps[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
-	e.key(&first, "\"outcome\":")
+	e.put(",\"outcome\":")
 	e.str(string(s.Outcome))
-	e.key(&first, "\"execution\":")
+	e.put(",\"execution\":")
 	s.Execution.encode(e)
-	e.key(&first, "\"call\":")
+	e.put(",\"call\":")
 	s.Call.encode(e)
-	e.key(&first, "\"path\":")
+	e.put(",\"path\":")
 	e.str(s.Path)
 	if s.Batch != nil {
-		e.key(&first, "\"batch\":")
+		e.put(",\"batch\":")
 		s.Batch.encode(e)
 	}
 	if s.Error != nil {
-		e.key(&first, "\"error\":")
+		e.put(",\"error\":")
 		s.Error.encode(e)
 	}
 	if s.DurationMs != nil {
-		e.key(&first, "\"durationMs\":")
+		e.put(",\"durationMs\":")
 		e.number((*s.DurationMs))
 	}
 	if s.FileChanges != nil {
-		e.key(&first, "\"fileChanges\":")
-		e.buf = append(e.buf, '[')
+		e.put(",\"fileChanges\":")
+		e.put("[")
 		for i0 := range s.FileChanges {
 			if i0 > 0 {
-				e.buf = append(e.buf, ',')
+				e.put(",")
 			}
 			s.FileChanges[i0].encode(e)
 		}
-		e.buf = append(e.buf, ']')
+		e.put("]")
 	}
 	if s.Synthesized != nil {
-		e.key(&first, "\"synthesized\":")
+		e.put(",\"synthesized\":")
 		e.boolean((*s.Synthesized))
 	}
-	e.unknown(&first, s.Unknown)
-	_ = first
-	e.buf = append(e.buf, '}')
+	e.unknown(false, s.Unknown)
+	e.put("}")
 }
 func (s *ToolAfterEvent) member(k []byte, b *input, i int) (int, error) {
 	switch string(k) {
@@ -170,7 +167,7 @@ func (s *ToolAfterEvent) member(k []byte, b *input, i int) (int, error) {
 	case "source":
 		return decStrAt(&s.Source, b, i)
 	case "type":
-		return decKnownAt(&s.Type, b, i, "tool.after")
+		return decConstAt(&s.Type, b, i, "tool.after")
 	case "time":
 		return decStrAt(&s.Time, b, i)
 	case "session":

@@ -49,7 +49,7 @@ func (u *WireMessage) encode(e *encoder) {
 		u.CapabilitiesResponse.encode(e)
 	default:
 		e.fail(fmt.Errorf("%w: WireMessage has no arm set", ErrInvalid))
-		e.buf = append(e.buf, "null"...)
+		e.put("null")
 	}
 }
 func (u *WireMessage) decode(b *input, i int) (int, error) {

@@ -82,7 +82,7 @@ func encodeValue(t *goType, expr *jen.Statement, depth int) []jen.Code {
 		return []jen.Code{jen.Id("e").Dot("marshal").Call(expr)}
 	case kindNullable:
 		return []jen.Code{jen.If(expr.Clone().Dot("Valid")).Block(encodeValue(rt.Elem, expr.Clone().Dot("Value"), depth)...).Else().Block(
-			jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.Lit("null").Op("...")),
+			jen.Id("e").Dot("put").Call(jen.Lit("null")),
 		)}
 	case kindArray:
 		if rt.Name != "" && t.Kind != kindArray || rt.Name != "" {
@@ -96,13 +96,13 @@ func encodeValue(t *goType, expr *jen.Statement, depth int) []jen.Code {
 func encodeSlice(t *goType, expr *jen.Statement, depth int) []jen.Code {
 	i := "i" + strconv.Itoa(depth)
 	return []jen.Code{
-		jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.LitRune('[')),
+		jen.Id("e").Dot("put").Call(jen.Lit("[")),
 		jen.For(jen.Id(i).Op(":=").Range().Add(expr)).Block(
 			append([]jen.Code{jen.If(jen.Id(i).Op(">").Lit(0)).Block(
-				jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.LitRune(',')),
+				jen.Id("e").Dot("put").Call(jen.Lit(",")),
 			)}, encodeValue(t.Elem, expr.Clone().Index(jen.Id(i)), depth+1)...)...,
 		),
-		jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.LitRune(']')),
+		jen.Id("e").Dot("put").Call(jen.Lit("]")),
 	}
 }
 
@@ -296,36 +296,59 @@ func emitObject(f *jen.File, t *goType, where string) {
 		jen.Return(jen.Id("e").Dot("finish").Call()),
 	)
 
-	// encode
+	// encode: what has been written before a member is known until the
+	// first optional member, so that each name is written with the comma
+	// or brace before it, as one constant; after that, first tells.
 	var enc []jen.Code
-	enc = append(enc, jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.LitRune('{')), jen.Id("first").Op(":=").True())
+	state := firstNone // nothing written but what open holds
+	open := "{"
+	put := func(lit string) jen.Code { return jen.Id("e").Dot("put").Call(jen.Lit(lit)) }
+	keyFor := func(fl *field) jen.Code {
+		name := strconv.Quote(fl.JSON) + ":"
+		switch state {
+		case firstNone:
+			lit := open + name
+			open = ""
+			return put(lit)
+		case firstSome:
+			return put("," + name)
+		}
+		return jen.Id("e").Dot("key").Call(jen.Op("&").Id("first"), jen.Lit(name))
+	}
+	// optional emits cond's block with the key of fl: after it, whether
+	// a member was written is known only at run time.
+	optional := func(fl *field, cond jen.Code, value []jen.Code) {
+		if state == firstNone {
+			enc = append(enc, put(open), jen.Id("first").Op(":=").True())
+			open, state = "", firstVar
+		}
+		enc = append(enc, jen.If(cond).Block(append([]jen.Code{keyFor(fl)}, value...)...))
+	}
 	for _, fl := range t.Fields {
-		key := jen.Id("e").Dot("key").Call(jen.Op("&").Id("first"), jen.Lit(strconv.Quote(fl.JSON)+":"))
 		sel := jen.Id("s").Dot(fl.Go)
 		if fl.Required {
-			body := []jen.Code{key}
+			key := keyFor(fl)
+			state = firstSome
 			if fl.Const != nil {
 				rt := resolved(fl.Type)
 				if rt.Kind == kindString || rt.Kind == kindEnum {
-					body = append(body, jen.If(jen.Add(sel.Clone()).Op("==").Lit("")).Block(
-						jen.Id("e").Dot("str").Call(jen.Lit(*fl.Const)),
+					enc = append(enc, key, jen.If(jen.Add(sel.Clone()).Op("==").Lit("")).Block(
+						constString(*fl.Const),
 					).Else().Block(encodeValue(fl.Type, sel, 0)...))
-					enc = append(enc, body...)
 					continue
 				}
 			}
 			if resolved(fl.Type).Kind == kindArray && resolved(fl.Type).Name == "" {
-				body = append(body, jen.If(sel.Clone().Op("==").Nil()).Block(
-					jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.Lit("[]").Op("...")),
+				enc = append(enc, key, jen.If(sel.Clone().Op("==").Nil()).Block(
+					put("[]"),
 				).Else().Block(encodeValue(fl.Type, sel, 0)...))
-				enc = append(enc, body...)
 				continue
 			}
-			enc = append(enc, append(body, encodeValue(fl.Type, sel, 0)...)...)
+			enc = append(enc, append([]jen.Code{key}, encodeValue(fl.Type, sel, 0)...)...)
 			continue
 		}
 		if optionalByNil(fl.Type) {
-			enc = append(enc, jen.If(sel.Clone().Op("!=").Nil()).Block(append([]jen.Code{key}, encodeValue(fl.Type, sel, 0)...)...))
+			optional(fl, sel.Clone().Op("!=").Nil(), encodeValue(fl.Type, sel, 0))
 			continue
 		}
 		rt := resolved(fl.Type)
@@ -335,12 +358,20 @@ func emitObject(f *jen.File, t *goType, where string) {
 		} else {
 			val = jen.Parens(jen.Op("*").Add(sel.Clone()))
 		}
-		enc = append(enc, jen.If(sel.Clone().Op("!=").Nil()).Block(append([]jen.Code{key}, encodeValue(fl.Type, val, 0)...)...))
+		optional(fl, sel.Clone().Op("!=").Nil(), encodeValue(fl.Type, val, 0))
 	}
 	if t.AllowUnknown {
-		enc = append(enc, jen.Id("e").Dot("unknown").Call(jen.Op("&").Id("first"), jen.Id("s").Dot("Unknown")))
+		if open != "" {
+			enc = append(enc, put(open))
+			open = ""
+		}
+		var first jen.Code = jen.Id("first")
+		if state != firstVar {
+			first = jen.Lit(state == firstNone)
+		}
+		enc = append(enc, jen.Id("e").Dot("unknown").Call(first, jen.Id("s").Dot("Unknown")))
 	}
-	enc = append(enc, jen.Id("_").Op("=").Id("first"), jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.LitRune('}')))
+	enc = append(enc, put(open+"}"))
 	f.Func().Params(jen.Id("s").Op("*").Id(t.Name)).Id("encode").Params(jen.Id("e").Op("*").Id("encoder")).Block(enc...)
 
 	// decoding: member decodes one member; decode, a whole object
@@ -353,7 +384,7 @@ func emitObject(f *jen.File, t *goType, where string) {
 			body = append(body, decodeStmts(fl.Type, target, true)...)
 		} else if rt := resolved(fl.Type); fl.Const != nil && rt.Kind == kindString && rt.Name == "" {
 			// A constant decodes to the constant itself, without a copy.
-			body = []jen.Code{jen.Return(jen.Id("decKnownAt").Call(jen.Op("&").Add(target.Clone()), jen.Id("b"), jen.Id("i"), jen.Lit(*fl.Const)))}
+			body = []jen.Code{jen.Return(jen.Id("decConstAt").Call(jen.Op("&").Add(target.Clone()), jen.Id("b"), jen.Id("i"), jen.Lit(*fl.Const)))}
 		} else {
 			body = decodeStmts(fl.Type, target, false)
 		}
@@ -375,6 +406,24 @@ func emitObject(f *jen.File, t *goType, where string) {
 		jen.Return(jen.Id("decObject").Call(jen.Id("b"), jen.Id("i"), jen.Id("s").Dot("member"))),
 	)
 	emitUnmarshal(f, t.Name, "s", "UnmarshalJSON implements json.Unmarshaler; it does not validate (Parse functions do).")
+}
+
+// What an object's encoder knows, before a member, of the members written.
+const (
+	firstNone = iota // none
+	firstSome        // at least one
+	firstVar         // variable first tells: true when none
+)
+
+// constString emits statements that append the JSON string of v: a
+// constant when v needs no escape.
+func constString(v string) jen.Code {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return jen.Id("e").Dot("str").Call(jen.Lit(v))
+		}
+	}
+	return jen.Id("e").Dot("put").Call(jen.Lit(`"` + v + `"`))
 }
 
 func omit(fl *field) string {
@@ -444,7 +493,7 @@ func emitUnion(f *jen.File, t *goType, where string, schemaRef func(loc) string)
 	}
 	encCases = append(encCases, jen.Default().Block(
 		jen.Id("e").Dot("fail").Call(jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: "+t.Name+" has no arm set"), jen.Id("ErrInvalid"))),
-		jen.Id("e").Dot("buf").Op("=").Append(jen.Id("e").Dot("buf"), jen.Lit("null").Op("...")),
+		jen.Id("e").Dot("put").Call(jen.Lit("null")),
 	))
 	f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("encode").Params(jen.Id("e").Op("*").Id("encoder")).Block(jen.Switch().Block(encCases...))
 

@@ -198,7 +198,7 @@ func emitRoot(f *jen.File, r *root) {
 	if slicesContains(r.Checks, "eventIDEquality") {
 		f.Comment("checkEventID applies the rule of the schema's $comment: a request's JSON-RPC id is a string equal to params.event.id.")
 		f.Func().Params(jen.Id("v").Op("*").Id(name)).Id("checkEventID").Params().Error().Block(
-			jen.If(jen.List(jen.Id("id"), jen.Id("ok")).Op(":=").Id("v").Dot("ID").Dot("AsString").Call(), jen.Op("!").Id("ok").Op("||").Id("id").Op("!=").Id("v").Dot("Params").Dot("Event").Dot("ID").Call()).Block(
+			jen.If(jen.Op("!").Id("isString").Call(jen.Id("v").Dot("ID"), jen.Id("v").Dot("Params").Dot("Event").Dot("ID").Call())).Block(
 				jen.Return(jen.Op("&").Id("ParseError").Values(jen.Id("Root").Op(":").Lit(name), jen.Id("Pointer").Op(":").Lit("/id"), jen.Id("Keyword").Op(":").Lit("eventIdEquality"))),
 			),
 			jen.Return(jen.Nil()),
