@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,4 +200,46 @@ func requireFormatUTC(t *testing.T, tm time.Time) {
 		require.True(t, known)
 		require.True(t, valid, "%q", s)
 	}
+}
+
+// TestClockAgrees: a Hooks' clock formats every time as formatUTC does,
+// when the second repeats (its kept date and time of day), changes, goes
+// back, or holds a year formatUTC does not call its own, and when used
+// concurrently.
+func TestClockAgrees(t *testing.T) {
+	var c clock
+	base := time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)
+	var times []time.Time
+	for _, ns := range []int{0, 1, 10, 100000000, 999999999, 5000, 0} {
+		times = append(times, base.Add(time.Duration(ns)), base.Add(time.Second+time.Duration(ns)), base.Add(2*time.Second+time.Duration(ns)))
+	}
+	times = append(times, base.Add(-time.Hour), base, time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 6, time.UTC),
+		base.In(time.FixedZone("z", 3600)), time.Date(1969, 12, 31, 23, 59, 59, 7, time.UTC), time.Date(1969, 12, 31, 23, 59, 59, 8, time.UTC))
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		times = append(times, base.Add(time.Duration(r.Int64N(int64(3*time.Second)))))
+	}
+	for _, tm := range times {
+		wantS, wantOwn := formatUTC(tm)
+		s, own := c.format(tm)
+		require.Equal(t, wantS, s, "%v", tm)
+		require.Equal(t, wantOwn, own, "%v", tm)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				tm := base.Add(time.Duration(g*500+i) * 3 * time.Millisecond)
+				s, _ := c.format(tm)
+				want, _ := formatUTC(tm)
+				if s != want {
+					t.Errorf("%v: %q, want %q", tm, s, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -26,6 +27,7 @@ type fill struct {
 	source   string
 	id       string // WithEventID
 	manifest *gen.StaticCapabilityManifest
+	clock    *clock // formats the current time; nil means formatUTC
 	// sdk records the values of the event that the SDK wrote itself, for
 	// the entry check.
 	sdk sdkValues
@@ -40,7 +42,7 @@ type fill struct {
 // bytes, which no one else holds while the event is checked.
 type sdkValues struct {
 	time  string
-	plain [2][]byte
+	plain []byte
 }
 
 // isTime reports whether s is the time the SDK wrote.
@@ -50,15 +52,7 @@ func (v *sdkValues) isTime(s string) bool {
 
 // isPlain reports whether raw is raw JSON the SDK wrote with appendPlainJSON.
 func (v *sdkValues) isPlain(raw []byte) bool {
-	if v == nil || len(raw) == 0 {
-		return false
-	}
-	for _, p := range v.plain {
-		if len(p) == len(raw) && unsafe.SliceData(p) == unsafe.SliceData(raw) {
-			return true
-		}
-	}
-	return false
+	return v != nil && len(raw) > 0 && len(raw) == len(v.plain) && unsafe.SliceData(raw) == unsafe.SliceData(v.plain)
 }
 
 // built holds a built event and its payload (of type T, the payload of
@@ -83,27 +77,71 @@ func (f *fill) eventID(given string) string {
 
 // eventTime formats t, or now when t is zero, as RFC 3339.
 func (f *fill) eventTime(t time.Time) string {
-	if t.IsZero() {
-		t = time.Now()
+	var s string
+	var own bool
+	if t.IsZero() && f.clock != nil {
+		s, own = f.clock.format(time.Now())
+	} else {
+		if t.IsZero() {
+			t = time.Now()
+		}
+		s, own = formatUTC(t)
 	}
-	s, ok := formatUTC(t)
-	if ok {
+	if own {
 		f.sdk.time = s
 	}
 	return s
 }
 
+// clock formats the current times of the events of one Hooks as formatUTC
+// does, computing the date and time of day once per second: the last
+// second it formatted is kept (immutable, replaced as a whole).
+type clock struct{ last atomic.Pointer[clockSecond] }
+
+// clockSecond is one second formatted: "YYYY-MM-DDTHH:MM:SS".
+type clockSecond struct {
+	unix int64
+	text [19]byte
+}
+
+// format is formatUTC(t) for t near the current time (TestClockAgrees).
+func (c *clock) format(t time.Time) (_ string, own bool) {
+	sec := t.Unix()
+	cs := c.last.Load()
+	if cs == nil || cs.unix != sec {
+		s, own := formatUTC(t)
+		if own {
+			cs = &clockSecond{unix: sec}
+			copy(cs.text[:], s)
+			c.last.Store(cs)
+		}
+		return s, own
+	}
+	var b [30]byte
+	copy(b[:], cs.text[:])
+	n := 19
+	if ns := t.Nanosecond(); ns != 0 {
+		b[19] = '.'
+		for j := 28; j >= 20; j-- {
+			b[j] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n = 29
+		for b[n-1] == '0' {
+			n--
+		}
+	}
+	b[n] = 'Z'
+	return string(b[:n+1]), true
+}
+
 // appJSON is appJSON for a member of the event f fills: raw JSON that
-// appendPlainJSON wrote is recorded in f.sdk.
+// appendPlainJSON wrote is recorded in f.sdk (the first such member: an
+// event has one application-owned member at most).
 func (f *fill) appJSON(v any, pointer string) (json.RawMessage, error) {
 	b, plain, err := encodeAppJSON(v, pointer)
-	if plain {
-		for i := range f.sdk.plain {
-			if f.sdk.plain[i] == nil {
-				f.sdk.plain[i] = b
-				break
-			}
-		}
+	if plain && f.sdk.plain == nil {
+		f.sdk.plain = b
 	}
 	return b, err
 }
@@ -181,10 +219,12 @@ type call struct {
 	// occurrence goes to one interceptor (the common case), without an
 	// allocation.
 	oneChain, oneOffered [1]*subscription
-	// oneDelivery is the call's first delivery (delivered: it is taken);
-	// each later one is allocated, so none is ever overwritten.
-	oneDelivery delivery
-	delivered   bool
+	// oneDelivery is the call's first delivery and oneDeliveryCtx its
+	// context (delivered: they are taken); each later one is allocated,
+	// so none is ever overwritten or used twice.
+	oneDelivery    delivery
+	oneDeliveryCtx deliveryContext
+	delivered      bool
 	// stateContent reports that the request state may carry content (a
 	// candidate or injections), which requestState projects per receiver.
 	stateContent bool
@@ -267,7 +307,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 		return nil, false, inputError("event", "/type", "declared", "the manifest does not declare this event")
 	}
 	c.entry = e
-	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest}
+	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest, clock: &h.clock}
 	ev, err := build(&c.fill)
 	if err != nil {
 		return nil, false, err
@@ -511,6 +551,8 @@ type delivery struct {
 	body []byte
 	caps gen.Capabilities
 	dctx *deliveryContext
+	// answer holds the result of a canonical no-effect answer (admit).
+	answer gen.InterceptResponseResult
 }
 
 // prepareDelivery builds the delivery of the occurrence to s. A nil
@@ -587,12 +629,15 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 			return nil, c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 		}
 	}
+	var dctx *deliveryContext
 	if c.delivered {
-		d = new(delivery)
+		d, dctx = new(delivery), new(deliveryContext)
 	} else {
-		d, c.delivered = &c.oneDelivery, true // the first delivery, without an allocation
+		// The first delivery, without an allocation.
+		d, dctx, c.delivered = &c.oneDelivery, &c.oneDeliveryCtx, true
 	}
-	*d = delivery{s: s, id: id, body: body, caps: caps, dctx: c.h.timeouts.start(c.ctx, s.timeout)}
+	c.h.timeouts.startIn(dctx, c.ctx, s.timeout)
+	*d = delivery{s: s, id: id, body: body, caps: caps, dctx: dctx}
 	return d, false, false
 }
 
@@ -634,7 +679,14 @@ func (c *call) admit(d *delivery, raw []byte, err error) (*gen.InterceptResponse
 	if dctx.Err() != nil { // a response after the deadline is ignored, unread
 		return nil, &transport.Error{Code: transport.CodeDeadlineExceeded, Stage: transport.StageAdmit, Reason: "late_response"}
 	}
-	result, ferr := decodeIntercept(dctx, raw, d.id)
+	var result *gen.InterceptResponseResult
+	var ferr *transport.Error
+	if isNoEffectAnswer(raw, d.id) { // decodeIntercept's shortcut, into d
+		d.answer = gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: []gen.Effect{}}
+		result = &d.answer
+	} else {
+		result, ferr = decodeInterceptFull(dctx, raw, d.id)
+	}
 	if ferr != nil {
 		return nil, ferr
 	}
@@ -707,9 +759,16 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 			return nil, err
 		}
 	}
-	state, err := c.requestState(s, ev)
-	if err != nil {
-		return nil, err
+	// The state projected for s when it may carry content; otherwise the
+	// committed state, appended in place (stateRoom leaves room for the
+	// common ones).
+	var state []byte
+	stateLen := stateRoom
+	if c.stateContent {
+		if state, err = c.requestState(s, ev); err != nil {
+			return nil, err
+		}
+		stateLen = len(state)
 	}
 	var reqID []byte // the id's JSON string when it needs escapes; otherwise it is quoted as it is
 	idLen := len(id) + 2
@@ -717,7 +776,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 		reqID = gen.JSONRPCIDFromString(id)
 		idLen = len(reqID)
 	}
-	b := make([]byte, 0, len(bodyHead)+idLen+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+len(state)+len(bodyTail))
+	b := make([]byte, 0, len(bodyHead)+idLen+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+stateLen+len(bodyTail))
 	b = append(b, bodyHead...)
 	if reqID == nil {
 		b = append(b, '"')
@@ -732,9 +791,18 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	b = append(b, bodyCaps...)
 	b = append(b, *capsJSON...)
 	b = append(b, bodyState...)
-	b = append(b, state...)
+	if state != nil {
+		b = append(b, state...)
+	} else if b, err = c.occ.AppendRequestStateJSON(b); err != nil {
+		return nil, err
+	}
 	return append(b, bodyTail...), nil
 }
+
+// stateRoom is the room interceptBody leaves for a state it appends in
+// place: the encoding of a state without candidate, injections or
+// instructions fits (TestInterceptBodyMatchesGeneratedEncoder).
+const stateRoom = 64
 
 // plainID reports whether id is written as a JSON string by quoting it
 // alone, as gen.JSONRPCIDFromString writes it: printable ASCII without '"'

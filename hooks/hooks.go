@@ -223,6 +223,7 @@ type Hooks struct {
 	shutdown sync.Once
 	done     chan struct{}
 	timeouts timeouts // delivery deadlines
+	clock    clock    // formats the times the SDK gives events
 	uploader *content.Uploader
 	// invocations are the begun, unfinished Invocations (Close ends them).
 	invocations map[*Invocation]struct{}

@@ -126,8 +126,16 @@ func (q *fireQueue) remove(dc *deliveryContext) {
 // has elapsed, or when cancelAll runs. It must be released with
 // t.release when the delivery is over.
 func (t *timeouts) start(parent context.Context, d time.Duration) *deliveryContext {
+	dc := new(deliveryContext)
+	t.startIn(dc, parent, d)
+	return dc
+}
+
+// startIn is start into dc, a deliveryContext never used before (its
+// zero value).
+func (t *timeouts) startIn(dc *deliveryContext, parent context.Context, d time.Duration) {
 	ctx, cancel := context.WithCancelCause(parent)
-	dc := &deliveryContext{Context: ctx, cancel: cancel, fire: farFuture}
+	*dc = deliveryContext{Context: ctx, cancel: cancel, fire: farFuture}
 	pd, hasPD := parent.Deadline()
 	t.mu.Lock()
 	if t.ended {
@@ -136,7 +144,7 @@ func (t *timeouts) start(parent context.Context, d time.Duration) *deliveryConte
 			dc.deadline = time.Now().Add(d)
 		}
 		cancel(ErrClosed)
-		return dc
+		return
 	}
 	q := &t.never
 	if d > 0 {
@@ -158,7 +166,6 @@ func (t *timeouts) start(parent context.Context, d time.Duration) *deliveryConte
 		t.arm(dc.fire)
 	}
 	t.mu.Unlock()
-	return dc
 }
 
 // release ends a delivery context that start returned.

@@ -283,6 +283,9 @@ type Occurrence struct {
 	origAnswers gen.OrderedMap[gen.FormAnswerValue]
 	cur         committed
 	offered     int
+	// firstAccepted holds the first accepted response (cur.accepted's
+	// only element until a second one is accepted).
+	firstAccepted [1]AcceptedResponse
 	// stop is set, while ApplyContext stages a response, once its context
 	// ends: the long scans of staging look at it and give up, and
 	// ApplyContext then reports the context's error.
@@ -496,7 +499,16 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("settle: not published: %w", err)
 	}
-	next.accepted = append(slices.Clip(next.accepted), AcceptedResponse{Index: index, Effects: copyEffects(result.Effects)})
+	accepted := AcceptedResponse{Index: index, Effects: copyEffects(result.Effects)}
+	if len(next.accepted) == 0 {
+		// The first accepted response, in the occurrence's own array:
+		// nothing published refers to it yet, and a later response copies
+		// the list (its capacity is one).
+		o.firstAccepted[0] = accepted
+		next.accepted = o.firstAccepted[:1:1]
+	} else {
+		next.accepted = append(slices.Clip(next.accepted), accepted)
+	}
 	o.cur = next
 	return nil
 }
@@ -568,8 +580,11 @@ func (o *Occurrence) State() State {
 	if v, ok := o.targetValue(); ok {
 		s.Targets = map[gen.ModifyTarget]json.RawMessage{o.b.target: v}
 	}
-	for _, a := range c.accepted {
-		s.Accepted = append(s.Accepted, AcceptedResponse{Index: a.Index, Effects: copyEffects(a.Effects)})
+	if len(c.accepted) > 0 {
+		s.Accepted = make([]AcceptedResponse, len(c.accepted))
+		for i, a := range c.accepted {
+			s.Accepted[i] = AcceptedResponse{Index: a.Index, Effects: copyEffects(a.Effects)}
+		}
 	}
 	return s
 }
@@ -608,11 +623,29 @@ const pristineState = `{"permission":"none","candidate":null,"flow":"none"}`
 // RequestStateJSON returns the encoding of RequestState. The default state,
 // the common one for a first receiver, is encoded without building it.
 func (o *Occurrence) RequestStateJSON() ([]byte, error) {
-	c := &o.cur
-	if c.perm == gen.PermissionNone && !c.cand.Present && c.flow == gen.FlowStateNone && len(c.instructions) == 0 && len(c.injections) == 0 {
+	if o.pristine() {
 		return []byte(pristineState), nil
 	}
 	return o.RequestState().MarshalJSON()
+}
+
+// AppendRequestStateJSON appends what RequestStateJSON returns to dst
+// (the default state without an allocation of its own).
+func (o *Occurrence) AppendRequestStateJSON(dst []byte) ([]byte, error) {
+	if o.pristine() {
+		return append(dst, pristineState...), nil
+	}
+	b, err := o.RequestState().MarshalJSON()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// pristine reports whether the committed state is the default one.
+func (o *Occurrence) pristine() bool {
+	c := &o.cur
+	return c.perm == gen.PermissionNone && !c.cand.Present && c.flow == gen.FlowStateNone && len(c.instructions) == 0 && len(c.injections) == 0
 }
 
 // RequestState returns the params.state to send to the next receiver: the

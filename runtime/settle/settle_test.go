@@ -443,7 +443,8 @@ func TestStateIsDetached(t *testing.T) {
 }
 
 // TestRequestStateJSON: the shortcut for the default state encodes what
-// RequestState encodes, and every other state takes the full encoding.
+// RequestState encodes, and every other state takes the full encoding;
+// AppendRequestStateJSON appends the same bytes.
 func TestRequestStateJSON(t *testing.T) {
 	ev := event(t, gen.EventToolBefore)
 	for name, in := range map[string]settle.Initial{
@@ -460,6 +461,9 @@ func TestRequestStateJSON(t *testing.T) {
 		got, err := occ.RequestStateJSON()
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got), name)
+		appended, err := occ.AppendRequestStateJSON([]byte("prefix:"))
+		require.NoError(t, err)
+		require.Equal(t, "prefix:"+string(want), string(appended), name)
 	}
 }
 
@@ -484,4 +488,28 @@ func TestCheckEventAgreesWithAdmit(t *testing.T) {
 			require.ErrorIs(t, checkErr, settle.ErrInvalidEvent, name)
 		}
 	}
+}
+
+// TestAcceptedDetached: the accepted responses of an occurrence are listed
+// in order, and a State taken earlier keeps what it had when later
+// responses are accepted or rejected (the first one is held in the
+// occurrence's own array).
+func TestAcceptedDetached(t *testing.T) {
+	o := newOcc(t, gen.EventToolBefore)
+	g := fullGrant(t, gen.EventToolBefore)
+	require.NoError(t, apply(t, o, g, `[{"type":"allow"}]`))
+	first := o.State()
+	require.Len(t, first.Accepted, 1)
+	requireRejected(t, apply(t, o, gen.Capabilities{}, `[{"type":"allow"}]`), settle.ReasonEffectNotGranted)
+	require.NoError(t, apply(t, o, g, `[{"type":"message","text":"m"}]`))
+	require.NoError(t, apply(t, o, g, `[]`))
+	s := o.State()
+	require.Equal(t, []settle.AcceptedResponse{
+		{Index: 0, Effects: effects(t, `[{"type":"allow"}]`)},
+		{Index: 2, Effects: effects(t, `[{"type":"message","text":"m"}]`)},
+		{Index: 3, Effects: []gen.Effect{}},
+	}, s.Accepted)
+	require.Equal(t, []settle.AcceptedResponse{{Index: 0, Effects: effects(t, `[{"type":"allow"}]`)}}, first.Accepted)
+	s.Accepted[0].Index = 9
+	require.Equal(t, 0, o.State().Accepted[0].Index)
 }
