@@ -42,6 +42,9 @@ const (
 	tString
 	tArray
 	tObject
+
+	// allKinds are the kinds of every value (tok.kind bits).
+	allKinds = tNull | tBool | tNumber | tString | tArray | tObject
 )
 
 // fastSchema is the fast-path program for one schema reference. A nil root
@@ -167,11 +170,15 @@ type fastNode struct {
 	fastFmt uint8
 	// leaf is a visit that needs nothing but a look at the value's token
 	// (leafType, leafString, leafConst), or leafNone.
-	leaf   uint8
-	object bool // some object keyword is present
-	array  bool // some array keyword is present
-	str    bool // some string keyword is present
-	num    bool // some number keyword is present
+	leaf uint8
+	// leafKinds are the kinds of value (tok.kind bits) the leaf visit
+	// applies to: all but numbers, all for leafAlways, none for
+	// leafNone.
+	leafKinds uint8
+	object    bool // some object keyword is present
+	array     bool // some array keyword is present
+	str       bool // some string keyword is present
+	num       bool // some number keyword is present
 
 	// ops has a bit per keyword group present (see setOps), so that a
 	// visit skips the absent ones together.
@@ -278,6 +285,7 @@ const (
 	// leafRequired is "required" (names outside "properties") alone,
 	// perhaps with "type": "object".
 	leafRequired
+	leafAlways // the schema true or false, on any value
 )
 
 // setOps sets n.ops from n's keywords; it is called once n is laid out
@@ -335,6 +343,14 @@ func (n *fastNode) setOps() {
 			!n.addlFalse && n.addl == nil && n.propNames == nil:
 			n.leaf = leafRequired
 		}
+	}
+	switch {
+	case n.always != 0:
+		n.leaf, n.leafKinds = leafAlways, allKinds
+	case n.leaf != leafNone:
+		n.leafKinds = tNull | tBool | tString | tArray | tObject
+	default:
+		n.leafKinds = 0
 	}
 	switch n.fmtName {
 	case "date-time":

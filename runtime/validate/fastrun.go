@@ -178,16 +178,15 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 			return false
 		}
 	}
-	if n.always != 0 {
-		return n.always > 0
-	}
 	tk := &r.t.toks[i]
 	kind := tk.kind
-	if n.leaf != leafNone && kind != tNumber && r.depth < maxFastDepth {
+	if n.leafKinds&kind != 0 && r.depth < maxFastDepth {
 		// What the full visit below would do, in fewer steps. (A number
 		// takes the full visit, which aborts on those it does not
-		// model.)
+		// model, but for the schemas true and false.)
 		switch n.leaf {
+		case leafAlways:
+			return n.always > 0
 		case leafType:
 			return n.types&kind != 0
 		case leafString:
@@ -209,6 +208,9 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 			}
 			return true
 		}
+	}
+	if n.always != 0 {
+		return n.always > 0
 	}
 	memo := n.shared && kind == tObject
 	if memo {

@@ -307,11 +307,9 @@ func progCount(v uint32) int { return int(v) - 1 }
 // fill lays out n from program node s. c.mu must be held.
 func (c *fastCompiler) fill(n *fastNode, s *schemaprog.Node) error {
 	switch s.Bool {
-	case 1:
-		n.always = 1
-		return nil
-	case -1:
-		n.always = -1
+	case 1, -1:
+		n.always = s.Bool
+		n.leaf, n.leafKinds = leafAlways, allKinds
 		return nil
 	}
 	n.minProps, n.maxProps, n.minItems, n.maxItems, n.minLen, n.maxLen = -1, -1, -1, -1, -1, -1
