@@ -327,17 +327,23 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 				return p, false
 			}
 		}
-		if p = skipSpace(src, p+1); p < len(src) && src[p] == '"' {
-			// The common value, a string, without the dispatch of
-			// scanValue (whose look at done is repeated here), scanned
-			// inline when it has no escapes.
+		var c byte
+		if p = skipSpace(src, p+1); p < len(src) {
+			c = src[p]
+		}
+		if c == '"' || c == '{' {
+			// The common values, strings and objects, without the
+			// dispatch of scanValue (whose look at done is repeated
+			// here); a string without escapes is scanned inline.
 			if t.done != nil {
 				if t.steps++; t.steps%pollEvery == 0 && closed(t.done) {
 					t.stopped = true
 					return p, false
 				}
 			}
-			if q := plainRun(src, p+1); q < len(src) && src[q] == '"' {
+			if c == '{' {
+				p, ok = t.scanObject(p, depth+1)
+			} else if q := plainRun(src, p+1); q < len(src) && src[q] == '"' {
 				v := uint32(len(t.toks))
 				*t.push() = tok{kind: tString, off: uint32(p + 1), n: uint32(q - p - 1), end: v + 1,
 					pos: uint32(p), stop: uint32(q + 1)}
