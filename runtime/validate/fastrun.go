@@ -470,8 +470,8 @@ func (r *fastRun) object(n *fastNode, i uint32) bool {
 		// table when it gives every property a slot of its own.
 		var seen uint64
 		tab := &n.propTab
-		toks := t.toks
-		for c := i + 1; c < obj.end; c = toks[c+1].end {
+		toks, end := t.toks, obj.end
+		for c := i + 1; c < end; c = toks[c+1].end {
 			pi := -1
 			if tab.direct {
 				k := &toks[c]
