@@ -260,6 +260,23 @@ type request struct {
 	params      int
 	paramsFound bool
 	paramsDone  bool
+	// verdictOnly: doc is validated for its verdict alone, since the
+	// Logger did not show the record of an invalid message when the
+	// dispatcher looked (see verdictUnlessLogged); a Logger whose level
+	// goes down later gets no record of this message's violation, which
+	// would name no location.
+	verdictOnly bool
+}
+
+// verdictUnlessLogged has doc validated for its verdict alone unless the
+// Handler's Logger shows records at level, which name where an invalid
+// message is invalid. The decision is made once per message, so that a
+// record of its violation is either exact or absent.
+func (h *Handler) verdictUnlessLogged(ctx context.Context, rq *request, level slog.Level) {
+	if rq.doc != nil && !h.logs(ctx, level) {
+		rq.doc.VerdictOnly()
+		rq.verdictOnly = true
+	}
 }
 
 // paramsAt returns the token of params in doc, or -1 when the message has
@@ -407,11 +424,9 @@ func (h *Handler) intercept(ctx context.Context, rq *request) result {
 	// error codes ahead of invalid params; the answer to every request is
 	// the one the opposite order would give. Validation is linear in the
 	// size of the request, whether it passes or not (see invalidParams).
-	if rq.doc != nil && !h.logs(ctx, slog.LevelDebug) {
-		// Nothing would show where the request is invalid (invalidParams
-		// logs it at Debug): validation gives only its verdict.
-		rq.doc.VerdictOnly()
-	}
+	// Nothing may show where the request is invalid (invalidParams logs
+	// it at Debug): validation then gives only its verdict.
+	h.verdictUnlessLogged(ctx, rq, slog.LevelDebug)
 	req, err := rq.parseIntercept(ctx)
 	if err != nil {
 		if stopped(ctx, err) {
@@ -636,11 +651,12 @@ func stopped(ctx context.Context, err error) bool {
 // request that it cannot decide (nesting deeper than 512 levels, escaped
 // lone surrogates, numbers beyond its exact range) is rejected with keyword
 // "unverified". Malformed JSON and repeated member names get their pointer
-// at any size. Unless the Logger shows Debug records, the dispatcher asked
-// validation for its verdict only (validate.Doc.VerdictOnly), and nothing
-// is logged.
+// at any size. Unless the Logger showed Debug records when the dispatcher
+// looked, before validating, it asked validation for its verdict only
+// (validate.Doc.VerdictOnly), and nothing is logged, even if the Logger's
+// level has gone down to Debug since.
 func (h *Handler) invalidParams(ctx context.Context, rq *request, err error) result {
-	if !h.logs(ctx, slog.LevelDebug) {
+	if rq.verdictOnly || !h.logs(ctx, slog.LevelDebug) {
 		return errorReply(rq.env.ID, jsonrpc.CodeInvalidParams)
 	}
 	attrs := []slog.Attr{
@@ -718,14 +734,12 @@ func (h *Handler) observe(ctx context.Context, rq *request) result {
 			return h.drop(ctx, rq, "event not in ObserveEvents")
 		}
 	}
-	if rq.doc != nil && !h.logs(ctx, slog.LevelWarn) {
-		// Nothing would show where the notification is invalid (it is
-		// logged at Warn): validation gives only its verdict.
-		rq.doc.VerdictOnly()
-	}
+	// Nothing may show where the notification is invalid (it is logged
+	// at Warn): validation then gives only its verdict.
+	h.verdictUnlessLogged(ctx, rq, slog.LevelWarn)
 	n, err := rq.parseObserve(ctx)
 	if err != nil {
-		if !h.logs(ctx, slog.LevelWarn) {
+		if rq.verdictOnly || !h.logs(ctx, slog.LevelWarn) {
 			return result{out: outDropped}
 		}
 		reason := "canonical validation failed"
@@ -757,9 +771,7 @@ func (h *Handler) capabilities(ctx context.Context, rq *request) result {
 	if rq.unsupportedVersion() {
 		return h.reject(ctx, rq, jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocolVersion")
 	}
-	if rq.doc != nil && !h.logs(ctx, slog.LevelDebug) {
-		rq.doc.VerdictOnly() // as in intercept
-	}
+	h.verdictUnlessLogged(ctx, rq, slog.LevelDebug) // as in intercept
 	if _, err := rq.parseCapabilities(ctx); err != nil {
 		if stopped(ctx, err) {
 			return h.reject(ctx, rq, jsonrpc.CodeBackendUnavailable, "request context ended during validation")
