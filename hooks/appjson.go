@@ -60,6 +60,20 @@ func appendPlainObject[V any](b []byte, m map[string]V, elem func([]byte, V) ([]
 	if m == nil {
 		return append(b, "null"...), true
 	}
+	if len(m) == 1 { // the common tool input: no order to establish
+		for k, v := range m {
+			b = append(b, '{')
+			var ok bool
+			if b, ok = appendPlainString(b, k); !ok {
+				return b, false
+			}
+			b = append(b, ':')
+			if b, ok = elem(b, v); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

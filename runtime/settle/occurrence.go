@@ -459,9 +459,20 @@ func compactTop(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
+			// To the closing quote: the next one after an even run of
+			// backslashes.
+			for {
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return false // not valid JSON
+				}
+				i += 1 + j
+				k := i - 1
+				for b[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
 				}
 			}
 		case '{', '[':
