@@ -5,6 +5,7 @@ package gen
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -680,6 +681,15 @@ var strSafe = func() (t [256]bool) {
 // string's value: no escapes and valid UTF-8.
 func stringSpan(b []byte, i int) (end int, plain bool, err error) {
 	j := i + 1
+	// Eight bytes at a time, up to the first that needs a closer look
+	// (mostly the closing quote); the bytes before it are ASCII.
+	for len(b)-j >= 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			break
+		}
+		j += 8
+	}
 	var high byte
 	for j < len(b) && strSafe[b[j]] {
 		high |= b[j]
@@ -1224,7 +1234,10 @@ func getEncoder() *encoder {
 // finish returns a copy of the encoding and its error, and gives the
 // encoder back to the pool.
 func (e *encoder) finish() ([]byte, error) {
-	out, err := bytes.Clone(e.buf), e.err
+	// make and copy in one step: no zeroing, no growth policy.
+	out := make([]byte, len(e.buf))
+	copy(out, e.buf)
+	err := e.err
 	if cap(e.buf) <= maxPooledEncoder {
 		e.err = nil
 		encoders.Put(e)
@@ -1279,12 +1292,19 @@ func word4(s string) uint32 {
 
 // specialBytes reports whether one of the eight bytes of w has its high
 // bit set, is below 0x20, or is '"' or '\\'.
-func specialBytes(w uint64) bool {
+func specialBytes(w uint64) bool { return specialMask(w) != 0 }
+
+// specialMask has the high bit set of the first byte of w (the lowest)
+// that has its high bit set, is below 0x20, or is '"' or '\\', and only
+// of bytes above it besides: its trailing zeros divided by eight are the
+// index of that byte, and it is zero when there is none.
+func specialMask(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q, bs := w^('"'*ones), w^('\\'*ones)
 	// Such a byte (zero after the xor, for '"' and '\\') sets its high
-	// bit in the expression.
-	return (w|(w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs)&highs != 0
+	// bit in the expression; a borrow only carries from such a byte into
+	// the bytes above it.
+	return (w | (w-0x20*ones)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
 // plainTail is plainASCII one byte at a time.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agenthooks/agenthooks-go/internal/fixtures"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
@@ -300,6 +301,54 @@ func FuzzValidJSON(f *testing.F) {
 			t.Fatalf("validJSON(%q) = %t, json.Valid %t", v, got, want)
 		}
 	})
+}
+
+// stringSpanOracle is stringSpan one byte at a time.
+func stringSpanOracle(b []byte, i int) (int, bool, bool) {
+	j, plain := i+1, true
+	for ; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, plain && utf8.Valid(b[i+1:j]), true
+		case c == '\\':
+			plain = false
+			if j+1 < len(b) && b[j+1] == 'u' {
+				if len(b)-j < 6 || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) || !isHex(b[j+5]) {
+					return 0, false, false
+				}
+				j += 5
+			} else if j+1 < len(b) && strings.IndexByte(`"\/bfnrt`, b[j+1]) >= 0 {
+				j++
+			} else {
+				return 0, false, false
+			}
+		case c < 0x20:
+			return 0, false, false
+		}
+	}
+	return 0, false, false
+}
+
+// TestStringSpanAgrees holds stringSpan, which skips eight bytes at a time,
+// to its byte-at-a-time oracle with a quote, a backslash, a control, a
+// non-ASCII byte or an escape at every position of strings of up to 19
+// bytes, with and without bytes after the closing quote.
+func TestStringSpanAgrees(t *testing.T) {
+	for n := 0; n < 20; n++ {
+		for at := 0; at < n; at++ {
+			for _, ins := range []string{`"`, `\`, "\x01", "\x80", "\xc3\xa9", `\n`, `\u00e9`, `\u00e`, `\x`} {
+				for _, tail := range []string{``, `"`, `",1234567890`} {
+					s := []byte(strings.Repeat("a", at) + ins + strings.Repeat("b", n-at) + tail)
+					b := append([]byte{'"'}, s...)
+					end, plain, err := stringSpan(b, 0)
+					wend, wplain, ok := stringSpanOracle(b, 0)
+					if (err == nil) != ok || ok && (end != wend || plain != wplain) {
+						t.Fatalf("stringSpan(%q) = %d, %t, %v; oracle %d, %t, ok %t", b, end, plain, err, wend, wplain, ok)
+					}
+				}
+			}
+		}
+	}
 }
 
 // taggedUnions lists every union that selectTagged selects the arm of.
