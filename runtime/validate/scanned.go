@@ -85,9 +85,10 @@ func (d *Doc) fallback() {
 }
 
 // Release gives the memory of d back for reuse; d must not be used
-// afterwards. A nil d is ignored.
+// afterwards. A nil d is ignored, and so is a second Release of d (which
+// would otherwise hand the same Doc to two later scans).
 func (d *Doc) Release() {
-	if d == nil {
+	if d == nil || d.t == nil {
 		return
 	}
 	d.docState = docState{}

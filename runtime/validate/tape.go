@@ -120,7 +120,9 @@ func reusable(t *tape) bool {
 }
 
 func (t *tape) reset(src []byte) {
-	t.src = src
+	// Capped at its length: a string of the tape then has no capacity past
+	// the document, so keyName.is never reads the caller's bytes after it.
+	t.src = src[:len(src):len(src)]
 	t.buf = t.buf[:0]
 	t.toks = t.toks[:0]
 	t.keys = t.keys[:0]
