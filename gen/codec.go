@@ -230,20 +230,14 @@ func (in *input) start(b []byte, d *validate.Doc) {
 	in.chunk = in.first[:0]
 }
 
-// rootInput is a decoded root value and its input, allocated together:
-// the strings of the value share the input's first chunk.
-type rootInput[T any] struct {
-	v  T
-	in input
-}
-
 // newRoot returns a new T and the input that decodes doc, a valid
-// document, into it.
+// document, into it. The two are separate allocations: a decoded string
+// kept from the input's first chunk keeps alive the input only, not the
+// root, which refers to everything else that was decoded.
 func newRoot[T any, P interface{ *T }](doc *validate.Doc) (P, *input) {
-	r := new(rootInput[T])
-	r.in.start(doc.Src(), doc)
-	r.in.valid = true
-	return P(&r.v), &r.in
+	in := docInput(doc)
+	in.valid = true
+	return P(new(T)), in
 }
 
 // detach drops what in refers to but its chunks, which the decoded strings
