@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -229,6 +230,50 @@ func fixtureMessages(t testing.TB) [][]byte {
 		out = append(out, c.Messages(data)...)
 	}
 	return out
+}
+
+// TestSingleOpenArmExcludesTheOthers holds the tags to the schemas, which
+// selectTagged trusts for a valid document when a tag value leaves one arm
+// open: for every object of the fixtures that is valid for an arm, setting
+// the tag member to a value that leaves only another arm open makes it
+// invalid for the arm.
+func TestSingleOpenArmExcludesTheOthers(t *testing.T) {
+	var objs [][]byte
+	for _, data := range fixtureMessages(t) {
+		objs = append(objs, objectsIn(data)...)
+	}
+	checked := 0
+	for _, u := range taggedUnions {
+		values := []string{"no.such.value"}
+		for _, a := range u.arms {
+			for _, d := range a.discs {
+				if d.key == u.key {
+					values = append(values, d.values...)
+				}
+			}
+		}
+		for j, a := range u.arms {
+			for _, obj := range objs {
+				if validate.Default().Validate(a.schema, obj) != nil {
+					continue
+				}
+				ms, _ := members(obj)
+				for _, v := range values {
+					open := u.tag([]byte(v))
+					if open == 0 || open&(open-1) != 0 || open == 1<<j {
+						continue
+					}
+					checked++
+					if mut := render(with(ms, u.key, quoted(v))); validate.Default().Validate(a.schema, mut) == nil {
+						t.Fatalf("%s: %s is valid for arm %d with %s %q, which leaves only arm %d open", u.name, mut, j, u.key, v, bits.TrailingZeros64(open))
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no fixture object is valid for an arm that a tag value excludes")
+	}
 }
 
 func FuzzTaggedSelection(f *testing.F) {
