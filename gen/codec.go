@@ -499,10 +499,12 @@ func (in *input) str(v []byte) string {
 // are decoded.
 const stopEvery = 1024
 
-// observe makes the decoders of in stop once ctx ends; a context that can
-// never end costs nothing.
+// observe makes the decoders of in stop once ctx ends; context.Background
+// and context.TODO cost nothing. It does not ask ctx for its Done channel
+// (look asks for Err): a cancelable context such as net/http's request
+// context creates that channel at the first call to Done.
 func (in *input) observe(ctx context.Context) {
-	if ctx.Done() != nil {
+	if ctx != context.Background() && ctx != context.TODO() {
 		in.ctx = ctx
 	}
 }

@@ -13,12 +13,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agenthooks/agenthooks-go/gen"
+	"github.com/agenthooks/agenthooks-go/internal/hostile"
 	"github.com/agenthooks/agenthooks-go/server"
 )
 
 // faultyContext is a request context whose Done panics the first time it
 // is called: it stands in for a bug in the first step of dispatching, the
-// scan of the message (validate.Scan asks for Done before anything else).
+// scan of the message (validate.Scan is the first to ask for Done, at its
+// first look at the context, a thousand values into a message).
 type faultyContext struct {
 	context.Context
 	calls int
@@ -51,7 +53,8 @@ func TestDispatchGuardCoversScan(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	resp, err := srv.Client().Post(srv.URL, "application/json", bytes.NewReader(interceptBase(t)))
+	msg := withInput(t, hostile.Object(2000)) // long enough for Scan to look at its context
+	resp, err := srv.Client().Post(srv.URL, "application/json", bytes.NewReader(msg))
 	require.NoError(t, err, "the reply must not be lost")
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -182,14 +182,14 @@ func TestAllOfConditionalEntriesAgreeWithV6(t *testing.T) {
 			want := sch.Validate(value) == nil
 			tp := new(tape)
 			require.True(t, tp.parse([]byte(doc)))
-			valid, decided, _ := fs.verdict(tp, nil)
+			valid, decided, _ := fs.verdict(tp, watch{})
 			if !decided {
 				require.False(t, valid)
 				continue
 			}
 			require.Equal(t, want, valid, "%s on %s", sj, doc)
 			if !want {
-				_, ok := explain("t.json", fs.root, tp, nil)
+				_, ok := explain("t.json", fs.root, tp, watch{})
 				require.True(t, ok, "%s on %s: no explanation", sj, doc)
 			}
 		}

@@ -72,8 +72,8 @@ func (e *explainer) cause(kw, loc string, missing []string) Cause {
 
 // explain returns the error for the document on t, which root rejects;
 // ok is false if the run aborted (undecidable input, or done closed).
-func explain(key string, root *fastNode, t *tape, done <-chan struct{}) (err *Error, ok bool) {
-	r := fastRun{t: t, done: done}
+func explain(key string, root *fastNode, t *tape, w watch) (err *Error, ok bool) {
+	r := fastRun{t: t, w: w}
 	e := explainer{r: &r}
 	causes := e.node(root, 0, nil)
 	if r.abort {
@@ -114,8 +114,8 @@ func (e *explainer) node(n *fastNode, i uint32, dst []Cause) []Cause {
 		r.abort = true
 		return dst
 	}
-	if r.done != nil {
-		if r.steps++; r.steps%pollEvery == 0 && closed(r.done) {
+	if r.w.ctx != nil {
+		if r.steps++; r.steps%pollEvery == 0 && r.w.ended() {
 			r.abort, r.stopped = true, true
 			return dst
 		}

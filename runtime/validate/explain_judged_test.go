@@ -41,10 +41,10 @@ func TestExplainJudgedLevelsAgreeWithV6(t *testing.T) {
 			require.Error(t, want, doc)
 			tp := new(tape)
 			require.True(t, tp.parse([]byte(doc)))
-			valid, decided, _ := fs.verdict(tp, nil)
+			valid, decided, _ := fs.verdict(tp, watch{})
 			require.True(t, decided)
 			require.False(t, valid)
-			got, ok := explain("t.json", fs.root, tp, nil)
+			got, ok := explain("t.json", fs.root, tp, watch{})
 			require.True(t, ok, doc)
 			require.Equal(t, want, got, "depth %d, %s", depth, inner)
 		}

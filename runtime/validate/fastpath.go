@@ -69,18 +69,18 @@ func (f *fastSchema) valid(value any) bool {
 // means invalid or undecided; a document with a duplicate key is never
 // valid.
 func (f *fastSchema) validTape(t *tape) bool {
-	valid, _, _ := f.verdict(t, nil)
+	valid, _, _ := f.verdict(t, watch{})
 	return valid
 }
 
 // verdict runs the fast path on the document on t. decided reports that
 // valid is the exact verdict (the fast path modelled everything it met);
 // stopped that done was closed before the end (decided is then false).
-func (f *fastSchema) verdict(t *tape, done <-chan struct{}) (valid, decided, stopped bool) {
+func (f *fastSchema) verdict(t *tape, w watch) (valid, decided, stopped bool) {
 	if f == nil || f.root == nil || t.dup {
 		return false, false, false
 	}
-	r := fastRun{t: t, done: done}
+	r := fastRun{t: t, w: w}
 	ok := r.valid(f.root, 0)
 	return ok && !r.abort, !r.abort, r.stopped
 }

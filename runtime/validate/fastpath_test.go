@@ -767,11 +767,11 @@ func FuzzFastPathAgreesWithV6(f *testing.F) {
 			}
 			// Where the fast path decides (Check and Valid rely on it),
 			// its verdict is v6's, rejections included.
-			if valid, decided, _ := fs.verdict(tp, nil); decided {
+			if valid, decided, _ := fs.verdict(tp, watch{}); decided {
 				require.Equal(t, want, valid, "fast path decided against v6")
 				// A rejection is explained as v6 explains it.
 				if !valid && !tp.dup {
-					if got, ok := explain(key, fs.root, tp, nil); ok {
+					if got, ok := explain(key, fs.root, tp, watch{}); ok {
 						require.Equal(t, wantErr, error(got), "explanation differs from v6's")
 					}
 				}

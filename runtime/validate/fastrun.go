@@ -50,9 +50,9 @@ type fastRun struct {
 	abort bool
 	depth int
 
-	// done, when not nil, ends the run (abort and stopped set) once it is
-	// closed; it is looked at every pollEvery visits.
-	done    <-chan struct{}
+	// w, when it has a context, ends the run (abort and stopped set) once
+	// that context has ended; it is looked at every pollEvery visits.
+	w       watch
 	steps   uint32
 	stopped bool
 
@@ -172,8 +172,8 @@ func (r *fastRun) valid(n *fastNode, i uint32) bool {
 		r.abort = true
 		return false
 	}
-	if r.done != nil {
-		if r.steps++; r.steps%pollEvery == 0 && closed(r.done) {
+	if r.w.ctx != nil {
+		if r.steps++; r.steps%pollEvery == 0 && r.w.ended() {
 			r.abort, r.stopped = true, true
 			return false
 		}

@@ -137,7 +137,7 @@ func TestConstEnumFormsAgainstV6(t *testing.T) {
 				require.Contains(t, ij, `\ud`, ij)
 				continue
 			}
-			valid, decided, _ := fs.verdict(tp, nil)
+			valid, decided, _ := fs.verdict(tp, watch{})
 			require.True(t, decided, "schema %s instance %s undecided", sj, ij)
 			require.Equal(t, want, valid, "schema %s instance %s (tape)", sj, ij)
 		}
@@ -195,7 +195,7 @@ func TestDispatchGuardDiscriminator(t *testing.T) {
 			want := sch.Validate(inst) == nil
 			require.Equal(t, want, fs.valid(inst), "schema %s instance %s (value)", sj, ij)
 			require.True(t, tp.parse([]byte(ij)), ij)
-			valid, decided, _ := fs.verdict(tp, nil)
+			valid, decided, _ := fs.verdict(tp, watch{})
 			require.True(t, decided, "schema %s instance %s undecided", sj, ij)
 			require.Equal(t, want, valid, "schema %s instance %s (tape)", sj, ij)
 		}

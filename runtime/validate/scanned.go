@@ -54,7 +54,7 @@ func Scan(ctx context.Context, src []byte) *Doc {
 	d := docPool.Get().(*Doc)
 	d.src, d.t = src, &d.tp
 	t := d.t
-	if t.parseUntil(src, ctx.Done()) {
+	if t.parseUntil(src, watchOf(ctx)) {
 		d.tokens = true
 	} else if t.stopped {
 		d.stopped = true
@@ -95,7 +95,7 @@ func (d *Doc) Release() {
 	if t := &d.tp; reusable(t) {
 		// Decoded strings are not kept around in pooled memory.
 		clear(t.buf)
-		t.src, t.done = nil, nil
+		t.src, t.w = nil, watch{}
 	} else {
 		d.tp = tape{}
 	}

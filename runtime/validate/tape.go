@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -72,9 +73,9 @@ type tape struct {
 	dup   bool // some object has two members with the same key
 	dupAt int  // with dup: offset in src of the first repeated key
 
-	done    <-chan struct{} // parseUntil: stop once closed
-	steps   uint32          // values scanned, to poll done
-	stopped bool            // parse gave up because done was closed
+	w       watch  // parseUntil: stop once its context has ended
+	steps   uint32 // values scanned, to poll w
+	stopped bool   // parse gave up because the context ended
 
 	keys []uint32    // parse scratch: key tokens of a large object
 	set  jsonlex.Set // parse scratch: finds repeated keys of large objects
@@ -108,7 +109,7 @@ func putTape(t *tape) {
 	if reusable(t) {
 		// Decoded strings are not kept around in pooled memory.
 		clear(t.buf)
-		t.src, t.done = nil, nil
+		t.src, t.w = nil, watch{}
 		tapePool.Put(t)
 	}
 }
@@ -127,12 +128,43 @@ func (t *tape) reset(src []byte) {
 	t.toks = t.toks[:0]
 	t.keys = t.keys[:0]
 	t.dup, t.dupAt = false, 0
-	t.done, t.steps, t.stopped = nil, 0, false
+	t.w, t.steps, t.stopped = watch{}, 0, false
 }
 
 // pollEvery is how many values parsing and the fast path go through
 // between two looks at a deadline.
 const pollEvery = 1024
+
+// watch is the context that a scan or a run of the fast path looks at
+// every pollEvery values or visits. Its Done channel is asked for at the
+// first look only: a cancelable context such as net/http's request context
+// creates its channel at the first call to Done, which a message of fewer
+// than pollEvery values would otherwise pay for (an allocation, and the
+// work of closing the channel when the request ends) without ever looking
+// at it.
+type watch struct {
+	ctx  context.Context // nil: nothing to look at
+	done <-chan struct{} // ctx.Done(), once asked for
+}
+
+// watchOf is the watch of ctx: none for a context that never ends.
+func watchOf(ctx context.Context) watch {
+	if ctx == nil || ctx == context.Background() || ctx == context.TODO() {
+		return watch{}
+	}
+	return watch{ctx: ctx}
+}
+
+// ended reports whether the context of w (not nil) has ended.
+func (w *watch) ended() bool {
+	if w.done == nil {
+		if w.done = w.ctx.Done(); w.done == nil {
+			w.ctx = nil // a context that never ends: no more looks
+			return false
+		}
+	}
+	return closed(w.done)
+}
 
 // closed reports whether done is closed.
 func closed(done <-chan struct{}) bool {
@@ -157,13 +189,13 @@ func (t *tape) bytes(i uint32) []byte {
 // parse scans src into t. It reports false when src is not exactly one
 // JSON value with optional surrounding whitespace, or when it is one that
 // encoding/json reads in a way parse does not model; t is then unusable.
-func (t *tape) parse(src []byte) bool { return t.parseUntil(src, nil) }
+func (t *tape) parse(src []byte) bool { return t.parseUntil(src, watch{}) }
 
-// parseUntil is parse that gives up, setting t.stopped, once done is
-// closed; it looks every pollEvery values.
-func (t *tape) parseUntil(src []byte, done <-chan struct{}) bool {
+// parseUntil is parse that gives up, setting t.stopped, once the context
+// of w has ended; it looks every pollEvery values.
+func (t *tape) parseUntil(src []byte, w watch) bool {
 	t.reset(src)
-	t.done = done
+	t.w = w
 	if uint64(len(src)) > maxTapeBytes {
 		return false
 	}
@@ -230,8 +262,8 @@ func (t *tape) scanValue(p, depth int) (int, bool) {
 	if p >= len(src) {
 		return p, false
 	}
-	if t.done != nil {
-		if t.steps++; t.steps%pollEvery == 0 && closed(t.done) {
+	if t.w.ctx != nil {
+		if t.steps++; t.steps%pollEvery == 0 && t.w.ended() {
 			t.stopped = true
 			return p, false
 		}
@@ -337,8 +369,8 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 			// The common values, strings and objects, without the
 			// dispatch of scanValue (whose look at done is repeated
 			// here); a string without escapes is scanned inline.
-			if t.done != nil {
-				if t.steps++; t.steps%pollEvery == 0 && closed(t.done) {
+			if t.w.ctx != nil {
+				if t.steps++; t.steps%pollEvery == 0 && t.w.ended() {
 					t.stopped = true
 					return p, false
 				}
@@ -383,8 +415,8 @@ func (t *tape) scanObject(p, depth int) (int, bool) {
 				}
 				t.keys = keys
 				var stop func() bool
-				if t.done != nil {
-					stop = func() bool { return closed(t.done) }
+				if t.w.ctx != nil {
+					stop = func() bool { return t.w.ctx != nil && t.w.ended() }
 				}
 				d, found, stopped := t.set.RepeatStop(len(keys), func(j int) []byte { return t.bytes(keys[j]) }, stop)
 				if stopped {

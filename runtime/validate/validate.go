@@ -97,7 +97,7 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 	}
 	t := getTape()
 	defer putTape(t)
-	if derr := load(t, key, doc, nil); derr != nil {
+	if derr := load(t, key, doc, watch{}); derr != nil {
 		return derr
 	}
 	return judge(key, fs, t)
@@ -107,14 +107,14 @@ func (v *Validator) Validate(ref string, doc []byte) error {
 // valid, otherwise the explained *Error, or one with keyword
 // [KeywordUnverified] when the program cannot decide.
 func judge(key string, fs *fastSchema, t *tape) error {
-	valid, decided, _ := fs.verdict(t, nil)
+	valid, decided, _ := fs.verdict(t, watch{})
 	switch {
 	case valid:
 		return nil
 	case !decided:
 		return &Error{Schema: key, Keyword: KeywordUnverified}
 	}
-	if e, ok := explain(key, fs.root, t, nil); ok {
+	if e, ok := explain(key, fs.root, t, watch{}); ok {
 		return e
 	}
 	return &Error{Schema: key, Keyword: KeywordUnverified}
@@ -125,8 +125,8 @@ func judge(key string, fs *fastSchema, t *tape) error {
 // encoding/json and put on t from the value. It reports malformed input
 // and repeated member names, and a document too deep for the tape as
 // unverified; a nil error with t.stopped set means done was closed.
-func load(t *tape, key string, doc []byte, done <-chan struct{}) *Error {
-	if t.parseUntil(doc, done) {
+func load(t *tape, key string, doc []byte, w watch) *Error {
+	if t.parseUntil(doc, w) {
 		if t.dup {
 			return duplicate(key, doc, t.dupAt)
 		}
@@ -182,8 +182,7 @@ func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
 	}
 	t := getTape()
 	defer putTape(t)
-	done := ctx.Done()
-	if derr := load(t, key, doc, done); derr != nil {
+	if derr := load(t, key, doc, watchOf(ctx)); derr != nil {
 		return derr
 	}
 	if t.stopped {
@@ -195,8 +194,8 @@ func (v *Validator) Check(ctx context.Context, ref string, doc []byte) error {
 // decide is the verdict of Check (and CheckDoc) on the document of size
 // bytes loaded on t.
 func (v *Validator) decide(ctx context.Context, key string, fs *fastSchema, t *tape, size int) error {
-	done := ctx.Done()
-	valid, decided, halted := fs.verdict(t, done)
+	w := watchOf(ctx)
+	valid, decided, halted := fs.verdict(t, w)
 	switch {
 	case halted:
 		return stopped(ctx.Err())
@@ -207,7 +206,7 @@ func (v *Validator) decide(ctx context.Context, key string, fs *fastSchema, t *t
 	case size > maxExactBytes:
 		return &Error{Schema: key, Keyword: KeywordSchema}
 	}
-	e, ok := explain(key, fs.root, t, done)
+	e, ok := explain(key, fs.root, t, w)
 	switch {
 	case ok:
 		return e
@@ -236,7 +235,7 @@ func (v *Validator) Valid(ref string, doc []byte) bool {
 func (v *Validator) FirstValid(refs []string, doc []byte) int {
 	t := getTape()
 	defer putTape(t)
-	if load(t, "", doc, nil) != nil {
+	if load(t, "", doc, watch{}) != nil {
 		return -1
 	}
 	for i, ref := range refs {
@@ -244,7 +243,7 @@ func (v *Validator) FirstValid(refs []string, doc []byte) int {
 		if err != nil {
 			continue
 		}
-		if valid, _, _ := fs.verdict(t, nil); valid {
+		if valid, _, _ := fs.verdict(t, watch{}); valid {
 			return i
 		}
 	}
