@@ -123,7 +123,6 @@ func TestHTTPBinding(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-		require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 		require.Equal(t, int64(len(data)), resp.ContentLength)
 		require.False(t, strings.Contains(string(data), "\n"), "one compact object")
 	})
