@@ -62,7 +62,7 @@ func TestOwnedClientRequests(t *testing.T) {
 	body := string(req("1").Body)
 	require.Len(t, got, 8)
 	for _, s := range got {
-		require.Equal(t, seen{http.MethodPost, "application/json", "application/json", "", body, int64(len(body))}, s)
+		require.Equal(t, seen{http.MethodPost, "application/json", "", "", body, int64(len(body))}, s)
 	}
 
 	got = nil

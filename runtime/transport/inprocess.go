@@ -92,7 +92,6 @@ func (t *InProcess) serve(ctx context.Context, msg Message) (*recorder, error) {
 	}
 	req.RemoteAddr = "in-process"
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
 	rec := &recorder{header: http.Header{}, limit: t.limit}
 	if !t.run(rec, req) {
 		return nil, fail(CodeTransport, StageReceive, "handler_panic", errHandlerPanic)
