@@ -165,7 +165,11 @@ func eventName(ev *gen.Event) (gen.EventName, error) {
 }
 
 // Begin starts an invocation of the canonical typed event ev, with the
-// call options of the named methods (ev as for Dispatch). ctx bounds the
+// call options of the named methods. ev is validated as for Dispatch and
+// borrowed for the whole invocation: it must not be modified until the
+// invocation has ended (its Result is final, or Cancel has returned),
+// since the invocation reads it, its tool input among it, up to its
+// Result, whose event is ev or built from it. ctx bounds the
 // whole invocation, as the context of a named call bounds the call; ending
 // it interrupts the invocation like Cancel, with ctx's error. Nothing is
 // sent yet: Request returns the first interceptor's request.
