@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -15,25 +14,6 @@ import (
 	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/server"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
-// slog.TextHandler.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestValidationDetailsLoggedWhenShown: a Logger that shows the records of
 // invalid messages (Debug for requests, Warn for notifications) gets the
@@ -58,7 +38,7 @@ func TestValidationDetailsLoggedWhenShown(t *testing.T) {
 		{"notification at Error", badObserve, slog.LevelError, false, http.StatusBadRequest},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out lockedBuffer
+			var out syncBuffer
 			h := &server.Handler{
 				Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
 					t.Error("invalid request reached Intercept")

@@ -2,11 +2,13 @@ package validate_test
 
 import (
 	"context"
+	"os"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenthooks/agenthooks-go/gen"
 	"github.com/agenthooks/agenthooks-go/internal/hostile"
 	"github.com/agenthooks/agenthooks-go/runtime/validate"
 )
@@ -59,4 +61,23 @@ func TestContextDoneAskedOnlyWhenLookedAt(t *testing.T) {
 	require.False(t, d.Stopped(), "a short message is scanned to its end")
 	require.ErrorIs(t, v.CheckDoc(ctx, ref, d), context.Canceled)
 	d.Release()
+}
+
+// TestParseDocDoesNotAskForDone checks that parsing a short request the way
+// the server does (Scan, then gen.ParseInterceptRequestDoc) and
+// gen.ParseInterceptRequestContext never ask a cancelable context for its
+// Done channel.
+func TestParseDocDoesNotAskForDone(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/fixtures/draft/http/intercept-request.valid.json")
+	require.NoError(t, err)
+	live, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := &doneCounter{Context: live}
+	d := validate.Scan(ctx, data)
+	defer d.Release()
+	_, err = gen.ParseInterceptRequestDoc(ctx, d)
+	require.NoError(t, err)
+	_, err = gen.ParseInterceptRequestContext(ctx, data)
+	require.NoError(t, err)
+	require.Zero(t, ctx.dones.Load())
 }
