@@ -192,17 +192,20 @@ func (t *tape) bytes(i uint32) []byte {
 func (t *tape) parse(src []byte) bool { return t.parseUntil(src, watch{}) }
 
 // parseUntil is parse that gives up, setting t.stopped, once the context
-// of w has ended; it looks every pollEvery values.
+// of w has ended; it looks every pollEvery values. The tape does not keep
+// the context after parsing (a Doc held by its caller would keep the
+// context's values alive for nothing).
 func (t *tape) parseUntil(src []byte, w watch) bool {
 	t.reset(src)
-	t.w = w
 	if uint64(len(src)) > maxTapeBytes {
 		return false
 	}
 	if want := len(src) / 8; cap(t.toks) < want {
 		t.toks = make([]tok, 0, want)
 	}
+	t.w = w
 	p, ok := t.scanValue(skipSpace(src, 0), 0)
+	t.w = watch{}
 	return ok && skipSpace(src, p) == len(src)
 }
 
