@@ -69,23 +69,15 @@ func TestErrorsAgreeWithV6(t *testing.T) {
 			if !m.valid {
 				return
 			}
-			var ps [][]string
-			pointers(value, nil, &ps)
-			for _, p := range ps {
-				for _, mu := range mutations {
-					mv, ok := mutateAt(value, p, mu)
-					if !ok {
-						continue
-					}
-					what := m.id + " " + pointer(p) + " " + mu.name
-					compare(t, what, m.ref, mv, sampled(what, every))
-					if len(p) > 2 && p[0] == "params" && p[1] == "event" {
-						if ev, ok := eventOf(mv); ok {
-							compare(t, what+" params.event", "event.schema.json", ev, sampled(what+" event", every))
-						}
+			eachMutation(value, func(p []string, mu mutation, mv any) {
+				what := m.id + " " + pointer(p) + " " + mu.name
+				compare(t, what, m.ref, mv, sampled(what, every))
+				if len(p) > 2 && p[0] == "params" && p[1] == "event" {
+					if ev, ok := eventOf(mv); ok {
+						compare(t, what+" params.event", "event.schema.json", ev, sampled(what+" event", every))
 					}
 				}
-			}
+			})
 		})
 	}
 	t.Logf("%d verdicts compared with v6, %d complete errors", verdicts.Load(), errs.Load())

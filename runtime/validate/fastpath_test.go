@@ -358,6 +358,20 @@ func pointers(v any, prefix []string, out *[][]string) {
 
 // mutateAt returns a copy of root (sharing everything off the path) with
 // the value at path changed by m; false when m does not apply.
+// eachMutation calls f with every mutation (mutations) of value at every
+// pointer of it (pointers) that mutateAt can apply.
+func eachMutation(value any, f func(p []string, mu mutation, mv any)) {
+	var ps [][]string
+	pointers(value, nil, &ps)
+	for _, p := range ps {
+		for _, mu := range mutations {
+			if mv, ok := mutateAt(value, p, mu); ok {
+				f(p, mu, mv)
+			}
+		}
+	}
+}
+
 func mutateAt(root any, p []string, m mutation) (any, bool) {
 	if len(p) == 0 {
 		return nil, false
@@ -461,24 +475,16 @@ func TestFastPathMutations(t *testing.T) {
 						rejectsChecked.Add(1)
 					}
 				}
-				var ps [][]string
-				pointers(value, nil, &ps)
-				for _, p := range ps {
-					for _, mu := range mutations {
-						mv, ok := mutateAt(value, p, mu)
-						if !ok {
-							continue
-						}
-						what := m.id + " " + pointer(p) + " " + mu.name
-						compare(what, m.ref, mv)
-						if len(p) > 2 && p[0] == "params" && p[1] == "event" {
-							// The event on its own against the event union.
-							if ev, ok := eventOf(mv); ok {
-								compare(what+" params.event", "event.schema.json", ev)
-							}
+				eachMutation(value, func(p []string, mu mutation, mv any) {
+					what := m.id + " " + pointer(p) + " " + mu.name
+					compare(what, m.ref, mv)
+					if len(p) > 2 && p[0] == "params" && p[1] == "event" {
+						// The event on its own against the event union.
+						if ev, ok := eventOf(mv); ok {
+							compare(what+" params.event", "event.schema.json", ev)
 						}
 					}
-				}
+				})
 			})
 		}
 	})

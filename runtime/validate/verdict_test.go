@@ -63,19 +63,11 @@ func TestVerdictOnlyAgrees(t *testing.T) {
 		if derr != nil {
 			continue
 		}
-		var ps [][]string
-		pointers(value, nil, &ps)
-		for _, p := range ps {
-			for _, mu := range mutations {
-				mv, ok := mutateAt(value, p, mu)
-				if !ok {
-					continue
-				}
-				raw, err := json.Marshal(mv)
-				require.NoError(t, err)
-				count(requireVerdictOnlyAgrees(t, v, m.id+" "+pointer(p)+" "+mu.name, m.ref, raw))
-			}
-		}
+		eachMutation(value, func(p []string, mu mutation, mv any) {
+			raw, err := json.Marshal(mv)
+			require.NoError(t, err)
+			count(requireVerdictOnlyAgrees(t, v, m.id+" "+pointer(p)+" "+mu.name, m.ref, raw))
+		})
 	}
 	const ref = "intercept-request.schema.json"
 	for name, doc := range map[string]string{
