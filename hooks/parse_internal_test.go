@@ -51,16 +51,24 @@ func TestDecodeInterceptObservesDeadline(t *testing.T) {
 
 // TestDecodeInterceptLargeAnswerStopsAtDeadline: a 4 MB answer whose
 // deadline ends while it is being read is a deadline failure, whichever
-// pass it was in. The full parse is timed once so that the deadline falls
-// inside it.
+// pass it was in. The deadline is a fraction of the fastest of three full
+// parses, so that it falls inside the parse however loaded the machine is:
+// a slow parse only meets its deadline sooner, and one full parse slowed
+// once (a collection, a preemption) does not set a deadline that a later,
+// faster parse beats.
 func TestDecodeInterceptLargeAnswerStopsAtDeadline(t *testing.T) {
 	const id = "evt-1"
 	raw := []byte(`{"jsonrpc":"2.0","id":"` + id + `","result":{"protocolVersion":"draft","effects":[` +
 		`{"type":"modify","target":"input","operation":"replace","value":` + hostile.Object(250000) + `}]}}`)
-	start := time.Now()
-	_, te := decodeInterceptFull(t.Context(), raw, id)
-	require.Nil(t, te)
-	full := time.Since(start)
+	var full time.Duration
+	for i := range 3 {
+		start := time.Now()
+		_, te := decodeInterceptFull(t.Context(), raw, id)
+		require.Nil(t, te)
+		if d := time.Since(start); i == 0 || d < full {
+			full = d
+		}
+	}
 	for _, frac := range []int{10, 30} {
 		ctx, cancel := context.WithTimeout(t.Context(), full*time.Duration(frac)/100)
 		_, te := decodeInterceptFull(ctx, raw, id)
