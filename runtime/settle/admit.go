@@ -176,7 +176,7 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	var (
 		modified  = -1 // index of the last modification
 		ret       = -1
-		perm      = gen.PermissionNone
+		perm      = permNone
 		anyStop   bool
 		anyCont   bool
 		stopWhy   string
@@ -255,11 +255,11 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 		case e.ReturnTool != nil:
 			ret = i
 		case e.Deny != nil:
-			perm = maxPermission(perm, gen.PermissionDeny)
+			perm = max(perm, permDeny)
 		case e.Ask != nil:
-			perm = maxPermission(perm, gen.PermissionAsk)
+			perm = max(perm, permAsk)
 		case e.Allow != nil:
-			perm = maxPermission(perm, gen.PermissionAllow)
+			perm = max(perm, permAllow)
 		case e.StopFlow != nil:
 			if !anyStop {
 				stopWhy = e.StopFlow.Reason
@@ -299,8 +299,8 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	// earlier approval; a deeply equal result preserves both (interop §5).
 	if changed {
 		next.discardCandidate(c)
-		if next.perm == gen.PermissionAllow {
-			next.perm = gen.PermissionNone
+		if next.perm == permAllow {
+			next.perm = permNone
 		}
 	}
 	// Modifications are applied before this response's supplied result is
@@ -308,17 +308,17 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	if ret >= 0 {
 		next.mutMore(c).cand = Candidate{Present: true, Value: bytes.Clone(effects[ret].ReturnTool.Value), Provenance: bytes.Clone(prov)}
 	}
-	next.perm = maxPermission(next.perm, perm)
-	if next.perm == gen.PermissionDeny {
+	next.perm = max(next.perm, perm)
+	if next.perm == permDeny {
 		next.discardCandidate(c) // denial discards a candidate
 	}
-	if anyStop && next.flow != gen.FlowStateStop {
-		next.flow = gen.FlowStateStop
+	if anyStop && next.flow != flowStop {
+		next.flow = flowStop
 		if stopWhy != next.more.get().stopReason {
 			next.mutMore(c).stopReason = stopWhy
 		}
-	} else if anyCont && next.flow == gen.FlowStateNone {
-		next.flow = gen.FlowStateContinue
+	} else if anyCont && next.flow == flowNone {
+		next.flow = flowContinue
 	}
 	if g.hasRemaining {
 		next.contRemaining = uint32(g.remaining) // at most 1<<31 (nonNegative)

@@ -89,8 +89,6 @@ func (o *Occurrence) init(event *gen.Event, encoded []byte, initial Initial, hos
 		return invalid("event is not interceptable", nil)
 	}
 	o.b, o.hostContext, o.known = b, host, partSet{}
-	o.cur.perm = gen.PermissionNone
-	o.cur.flow = gen.FlowStateNone
 	if err := o.initState(initial); err != nil {
 		return err
 	}
@@ -118,13 +116,13 @@ func (o *Occurrence) initState(in Initial) error {
 		if !in.Permission.Known() {
 			return invalid("initial permission", nil)
 		}
-		o.cur.perm = in.Permission
+		o.cur.perm = permissionOf(in.Permission)
 	}
 	if in.Flow != "" {
 		if !in.Flow.Known() {
 			return invalid("initial flow", nil)
 		}
-		o.cur.flow = in.Flow
+		o.cur.flow = flowStateOf(in.Flow)
 	}
 	if in.StopReason != "" {
 		o.cur.own().stopReason = in.StopReason

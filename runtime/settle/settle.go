@@ -239,12 +239,12 @@ type ApplyOptions struct {
 // and its more part are never written in place once published; staging
 // copies on write (mutMore).
 type committed struct {
-	perm        gen.Permission
-	flow        gen.FlowState
 	messages    []string
 	input       []member
 	list        []json.RawMessage
 	accepted    []AcceptedResponse
+	perm        permission
+	flow        flowState
 	listPresent bool
 	listHidden  bool // accepted modifications brought withheld text into list
 	// contCount and contRemaining are the granted continuationCount and
@@ -471,8 +471,6 @@ func AdmitType(name gen.EventName, granted gen.Capabilities, effects []gen.Effec
 		return true, invalid("event is not interceptable", nil)
 	}
 	o := Occurrence{b: b, validated: true}
-	o.cur.perm = gen.PermissionNone
-	o.cur.flow = gen.FlowStateNone
 	if _, rej := o.stage(&granted, effects, nil); rej != nil {
 		return true, rej
 	}
@@ -578,7 +576,7 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 // accepted denial or flow stop (AHP-COMP-001). The harness sends no
 // further interception requests; remaining subscriptions observe.
 func (o *Occurrence) Done() bool {
-	return o.cur.perm == gen.PermissionDeny || o.cur.flow == gen.FlowStateStop
+	return o.cur.perm == permDeny || o.cur.flow == flowStop
 }
 
 // ReplaceWithheld reports the boundary's list target when it contains text
@@ -614,9 +612,9 @@ func (o *Occurrence) State() State {
 	c := &o.cur
 	m := c.more.get()
 	s := State{
-		Permission:             c.perm,
+		Permission:             c.perm.wire(),
 		Candidate:              m.cand.clone(),
-		Flow:                   c.flow,
+		Flow:                   c.flow.wire(),
 		StopReason:             m.stopReason,
 		ContinuationCount:      int(c.contCount),
 		RemainingContinuations: int(c.contRemaining),
@@ -624,7 +622,7 @@ func (o *Occurrence) State() State {
 		Injections:             copyInjections(m.injections),
 		Messages:               slices.Clone(c.messages),
 	}
-	if c.flow == gen.FlowStateContinue {
+	if c.flow == flowContinue {
 		s.ContinuationCount++
 		if s.RemainingContinuations > 0 {
 			s.RemainingContinuations--
@@ -707,7 +705,7 @@ func (o *Occurrence) AppendRequestStateJSON(dst []byte) ([]byte, error) {
 // pristine reports whether the committed state is the default one.
 func (o *Occurrence) pristine() bool {
 	c := &o.cur
-	if c.perm != gen.PermissionNone || c.flow != gen.FlowStateNone {
+	if c.perm != permNone || c.flow != flowNone {
 		return false
 	}
 	m := c.more
@@ -721,7 +719,7 @@ func (o *Occurrence) pristine() bool {
 func (o *Occurrence) RequestState() *gen.InterceptState {
 	c := &o.cur
 	m := c.more.get()
-	st := &gen.InterceptState{Permission: c.perm}
+	st := &gen.InterceptState{Permission: c.perm.wire()}
 	if m.cand.Present {
 		cand := gen.Candidate{Value: bytes.Clone(m.cand.Value)}
 		if m.cand.Provenance != nil {
@@ -735,7 +733,7 @@ func (o *Occurrence) RequestState() *gen.InterceptState {
 		}
 		st.Candidate = gen.NullableOf(cand)
 	}
-	flow := c.flow
+	flow := c.flow.wire()
 	st.Flow = &flow
 	if len(m.instructions) > 0 {
 		st.Instructions = slices.Clone(m.instructions)
@@ -791,21 +789,72 @@ func normalizeProvenance(p json.RawMessage) (json.RawMessage, error) {
 	return cp.MarshalJSON()
 }
 
-// maxPermission composes permissions: deny > ask > allow > none.
-func maxPermission(a, b gen.Permission) gen.Permission {
-	rank := func(p gen.Permission) int {
-		switch p {
-		case gen.PermissionDeny:
-			return 3
-		case gen.PermissionAsk:
-			return 2
-		case gen.PermissionAllow:
-			return 1
-		}
-		return 0
+// permission is a known gen.Permission, numbered in the order permissions
+// compose (max): deny > ask > allow > none, the zero value.
+type permission uint8
+
+const (
+	permNone permission = iota
+	permAllow
+	permAsk
+	permDeny
+)
+
+// permissionOf returns the permission p names (none for an unknown one:
+// p is checked with Known first).
+func permissionOf(p gen.Permission) permission {
+	switch p {
+	case gen.PermissionAllow:
+		return permAllow
+	case gen.PermissionAsk:
+		return permAsk
+	case gen.PermissionDeny:
+		return permDeny
 	}
-	if rank(b) > rank(a) {
-		return b
+	return permNone
+}
+
+// wire returns the gen.Permission p is.
+func (p permission) wire() gen.Permission {
+	switch p {
+	case permAllow:
+		return gen.PermissionAllow
+	case permAsk:
+		return gen.PermissionAsk
+	case permDeny:
+		return gen.PermissionDeny
 	}
-	return a
+	return gen.PermissionNone
+}
+
+// flowState is a known gen.FlowState; none is the zero value.
+type flowState uint8
+
+const (
+	flowNone flowState = iota
+	flowStop
+	flowContinue
+)
+
+// flowStateOf returns the flow state f names (none for an unknown one: f
+// is checked with Known first).
+func flowStateOf(f gen.FlowState) flowState {
+	switch f {
+	case gen.FlowStateStop:
+		return flowStop
+	case gen.FlowStateContinue:
+		return flowContinue
+	}
+	return flowNone
+}
+
+// wire returns the gen.FlowState f is.
+func (f flowState) wire() gen.FlowState {
+	switch f {
+	case flowStop:
+		return gen.FlowStateStop
+	case flowContinue:
+		return gen.FlowStateContinue
+	}
+	return gen.FlowStateNone
 }
