@@ -78,6 +78,8 @@ type attachments struct {
 	groups  map[*subscription]*uploadGroup
 	started []*uploadGroup // every group started, joined before the call returns
 
+	cache content.Cache // the call's upload confirmations, shared by its groups
+
 	mu      sync.Mutex
 	uploads map[uploadKey]uploadResult
 	issued  map[*subscription]map[string][]*attached // receiver's reference → the parts it stands for
@@ -99,7 +101,8 @@ type uploadResult struct {
 // bindAttachments puts the canonical references of the call's attachment
 // parts into ev (a copy of what changes).
 func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
-	if len(c.opts.attachments) == 0 {
+	o := c.options()
+	if o == nil || len(o.attachments) == 0 {
 		reserved := false
 		walkEvent(partVisitor{part: func(a parts) {
 			if a.attBody != nil && strings.HasPrefix(a.attBody.Body.Ref, attachmentRefPrefix) {
@@ -114,7 +117,7 @@ func (c *call) bindAttachments(ev *gen.Event) (*gen.Event, error) {
 	att := &attachments{byRef: map[string]*attached{}, groups: map[*subscription]*uploadGroup{}, uploads: map[uploadKey]uploadResult{},
 		issued: map[*subscription]map[string][]*attached{}}
 	byPart := map[string]*attached{}
-	for _, o := range c.opts.attachments {
+	for _, o := range o.attachments {
 		if o.partID == "" || o.a == nil {
 			return nil, inputError("attachments", "", "attachment", "an attachment needs a part id and an attachment")
 		}
@@ -310,7 +313,7 @@ func (c *call) startUploads(interceptors, observers []*subscription) {
 			first = append(first, g.done)
 			go func() {
 				defer close(g.done)
-				g.outs = c.h.uploader.UploadAll(g.ctx, &c.cache, jobs)
+				g.outs = c.h.uploader.UploadAll(g.ctx, &c.att.cache, jobs)
 			}()
 			continue
 		}
@@ -345,9 +348,9 @@ func (c *call) observerUploads(ctx context.Context, jobs []content.Job, after []
 			}
 		}
 		if !slot { // the interceptors' groups have ended (or ctx has)
-			return append(outs, c.h.uploader.UploadAll(ctx, &c.cache, jobs)...)
+			return append(outs, c.h.uploader.UploadAll(ctx, &c.att.cache, jobs)...)
 		}
-		outs = append(outs, c.h.uploader.UploadAll(ctx, &c.cache, jobs[:1])...)
+		outs = append(outs, c.h.uploader.UploadAll(ctx, &c.att.cache, jobs[:1])...)
 		jobs = jobs[1:]
 		<-share
 	}
@@ -375,7 +378,7 @@ func (c *call) awaitUploads(ctx context.Context, s *subscription) {
 	}
 	for _, g := range c.planUploads([]*subscription{s}, nil) {
 		uctx := c.h.timeouts.start(ctx, 0)
-		g.outs = c.h.uploader.UploadAll(uctx, &c.cache, g.jobs())
+		g.outs = c.h.uploader.UploadAll(uctx, &c.att.cache, g.jobs())
 		c.h.timeouts.release(uctx)
 		g.collect(c.att)
 	}
@@ -547,9 +550,11 @@ func uploadError() *transport.Error {
 // its options and, through res, the interrupted Result's. Their cleanup
 // errors are dropped: the call's error is what the caller gets.
 func (c *call) release(res *Result) {
-	for _, o := range c.opts.attachments {
-		if o.a != nil {
-			_ = o.a.Close()
+	if opts := c.options(); opts != nil {
+		for _, o := range opts.attachments {
+			if o.a != nil {
+				_ = o.a.Close()
+			}
 		}
 	}
 	if res != nil {

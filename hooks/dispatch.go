@@ -15,7 +15,6 @@ import (
 	"unsafe"
 
 	"github.com/agenthooks/agenthooks-go/gen"
-	"github.com/agenthooks/agenthooks-go/runtime/content"
 	"github.com/agenthooks/agenthooks-go/runtime/jsonrpc"
 	"github.com/agenthooks/agenthooks-go/runtime/settle"
 	"github.com/agenthooks/agenthooks-go/runtime/transport"
@@ -24,10 +23,11 @@ import (
 
 // fill supplies the members of an event that the SDK owns.
 type fill struct {
-	source   string
-	id       string // WithEventID
-	manifest *gen.StaticCapabilityManifest
-	clock    *clock // formats the current time; nil means formatUTC
+	source string
+	id     string // WithEventID
+	// h is the Hooks whose manifest and clock (which formats the current
+	// time) the event uses; nil means formatUTC and no manifest.
+	h *Hooks
 	// sdk records the values of the event that the SDK wrote itself, for
 	// the entry check.
 	sdk sdkValues
@@ -79,8 +79,8 @@ func (f *fill) eventID(given string) string {
 func (f *fill) eventTime(t time.Time) string {
 	var s string
 	var own bool
-	if t.IsZero() && f.clock != nil {
-		s, own = f.clock.format(time.Now())
+	if t.IsZero() && f.h != nil {
+		s, own = f.h.clock.format(time.Now())
 	} else {
 		if t.IsZero() {
 			t = time.Now()
@@ -188,9 +188,16 @@ func formatUTC(t time.Time) (_ string, sdk bool) {
 }
 
 // sessionManifest returns a detached copy of the configured manifest.
-func (f *fill) sessionManifest() gen.StaticCapabilityManifest { return cloneManifest(*f.manifest) }
+func (f *fill) sessionManifest() gen.StaticCapabilityManifest { return cloneManifest(f.h.manifest) }
 
-// call is one in-flight hook call.
+// call is one in-flight hook call. What only some calls need is kept
+// apart, so that the common call fits a small size class: the options,
+// the request an Invocation was begun from and the call's own
+// advertisement in rare, the failures in diags.
+//
+// A call is not reused: the delivery contexts it hands to transports
+// (oneDeliveryCtx among them) may be kept by a transport's goroutines
+// after the exchange returns, and its events reach the Result.
 type call struct {
 	h *Hooks
 	// ctx is the caller's context. The contexts the call hands out (to the
@@ -198,24 +205,24 @@ type call struct {
 	// which Close cancels; ended reports either end.
 	ctx   context.Context
 	entry *eventEntry
-	caps  gen.Capabilities
-	occ   *settle.Occurrence
-	base  *gen.Event
-	cur   *gen.Event
+	// caps is the call's advertisement: the entry's configured grant
+	// (immutable once configured, shared) when it is advertised as it is,
+	// otherwise the call's own (rare.caps or an allocation of its own);
+	// nil for an occurrence that is observation only.
+	caps *gen.Capabilities
+	occ  *settle.Occurrence
+	base *gen.Event
+	cur  *gen.Event
 	// curJSON is cur encoded, nil once unknown; capsJSON is caps encoded,
 	// on first use.
 	curJSON  []byte
 	capsJSON []byte
-	// room is the buffer the base event was encoded into, through the end
-	// of curJSON, with room around it for the first request body built
-	// from it (bodyRoom), until that body takes it; nil without any.
-	room []byte
 
-	opts callOptions
 	fill fill
 
 	att   *attachments // the call's attachment parts and their uploads, nil without any
-	cache content.Cache
+	rare  *callRare    // nil for a call given no options and begun from no request
+	diags *diagnostics // nil until the first failure
 
 	offered   []*subscription // subscriptions whose responses went to Apply, in order
 	observers []*subscription // the matching observers
@@ -236,17 +243,60 @@ type call struct {
 	// something (hasContent); without any, the base event needs no ids,
 	// attachment binding or projection.
 	content   bool
-	diags     []Diagnostic
 	synthetic bool
+	// applied reports that a response was published (the state is no
+	// longer the request's).
+	applied bool
+}
 
+// callRare is the part of a call that only a call given options or begun
+// from a request needs: such a call is allocated with it (callWithRare).
+type callRare struct {
+	opts callOptions
+	caps gen.Capabilities // the call's own advertisement, when caps is not the configured one
 	// given is the canonical request an Invocation was begun from
 	// (BeginRequest), nil otherwise; reqID is its id, the id of every
-	// interception request of the call ("" means the event id). applied
-	// reports that a response was published (the state is no longer the
-	// request's).
-	given   []byte
-	reqID   string
-	applied bool
+	// interception request of the call ("" means the event id).
+	given []byte
+	reqID string
+}
+
+// callWithRare is a call and its rare part in one allocation.
+type callWithRare struct {
+	call
+	rare callRare
+}
+
+// options returns the call's options (nil for a call given none).
+func (c *call) options() *callOptions {
+	if c.rare == nil {
+		return nil
+	}
+	return &c.rare.opts
+}
+
+// given returns the canonical request the call was begun from and its id
+// (BeginRequest): nil and "" otherwise.
+func (c *call) given() ([]byte, string) {
+	if c.rare == nil {
+		return nil, ""
+	}
+	return c.rare.given, c.rare.reqID
+}
+
+// diagnostics are the failures a call recorded, in order; the first is
+// held in place.
+type diagnostics struct {
+	list  []Diagnostic
+	first [1]Diagnostic
+}
+
+// diagnostics returns the failures recorded so far.
+func (c *call) diagnostics() []Diagnostic {
+	if c.diags == nil {
+		return nil
+	}
+	return c.diags.list
 }
 
 // beginRequest is what BeginRequest takes from a canonical intercept
@@ -284,15 +334,25 @@ func (h *Hooks) dispatch(ctx context.Context, name gen.EventName, opts []CallOpt
 // capabilities (a narrowing of the configured grant) and id replace the
 // computed ones, its state is the initial state.
 func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption, build func(*fill) (*gen.Event, error), req *beginRequest) (_ *call, intercept bool, err error) {
-	// One allocation holds the call, its options and the fill the input
-	// conversion reads.
-	c := &call{h: h, ctx: ctx}
-	o := &c.opts
-	for _, opt := range opts {
-		if opt != nil {
-			opt.apply(o)
+	// One allocation holds the call and the fill the input conversion
+	// reads, and with options or a request, the call's rare part too.
+	// Without options, o is a zero value on the stack.
+	var c *call
+	var none callOptions
+	o := &none
+	if len(opts) > 0 || req != nil {
+		w := &callWithRare{}
+		c, o = &w.call, &w.rare.opts
+		c.rare = &w.rare
+		for _, opt := range opts {
+			if opt != nil {
+				opt.apply(&w.rare.opts)
+			}
 		}
+	} else {
+		c = new(call)
 	}
+	c.h, c.ctx = h, ctx
 	if !h.enter() {
 		c.release(nil)
 		return nil, false, ErrClosed
@@ -311,7 +371,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 		return nil, false, inputError("event", "/type", "declared", "the manifest does not declare this event")
 	}
 	c.entry = e
-	c.fill = fill{source: h.source, id: o.eventID, manifest: &h.manifest, clock: &h.clock}
+	c.fill = fill{source: h.source, id: o.eventID, h: h}
 	ev, err := build(&c.fill)
 	if err != nil {
 		return nil, false, err
@@ -324,16 +384,9 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 			return nil, false, err
 		}
 	}
-	head, tail := bodyRoom(e, o, ev, req)
-	framed, err := checkEventFramed(e, ev, &c.fill.sdk, head, tail)
+	encoded, err := checkEvent(e, ev, &c.fill.sdk)
 	if err != nil {
 		return nil, false, err
-	}
-	// The encoding is read only from here on (by the settlement and the
-	// request bodies): capped, so that nothing appends into the room.
-	encoded := framed[head:len(framed):len(framed)]
-	if head > 0 {
-		c.room = framed
 	}
 	if o.origSet {
 		if err := o.originalRequest(name); err != nil {
@@ -346,7 +399,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 			return nil, false, ErrWidening
 		}
 		caps, intercept = req.caps, true
-		c.given, c.reqID = req.body, req.id
+		c.rare.given, c.rare.reqID = req.body, req.id
 	} else if caps, intercept, err = e.advertisement(o, usedContinuations(o, ev)); err != nil {
 		return nil, false, err
 	}
@@ -363,10 +416,22 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 			caps, narrowed = withoutReplace(caps, target), true
 		}
 	}
-	c.caps, c.occ, c.base, c.cur, c.curJSON = caps, occ, ev, ev, encoded
+	c.occ, c.base, c.cur, c.curJSON = occ, ev, ev, encoded
 	c.stateContent = o.initial.Candidate.Present || len(o.initial.Injections) > 0
-	if req == nil && o.grant == nil && !narrowed && !countsContinuations(e.caps) {
+	configured := req == nil && o.grant == nil && !narrowed && !countsContinuations(e.caps)
+	if configured {
 		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
+	}
+	switch {
+	case !intercept: // nothing is advertised
+	case configured:
+		c.caps = &e.caps // advertise returned it as it is
+	case c.rare != nil:
+		c.rare.caps = caps
+		c.caps = &c.rare.caps
+	default:
+		own := caps
+		c.caps = &own
 	}
 	return c, intercept, nil
 }
@@ -494,7 +559,7 @@ func (c *call) chain(intercept bool) (chain, owed []*subscription) {
 	// publication). The call joins them all before it returns
 	// (joinUploads).
 	c.startUploads(chain, c.observers)
-	if !intercept || (c.occ != nil && c.occ.Done() && c.given == nil) {
+	if given, _ := c.given(); !intercept || (c.occ != nil && c.occ.Done() && given == nil) {
 		// Observation only, or decision-making ended before it began: the
 		// host's initial state is a denial or a flow stop (AHP-COMP-001).
 		// A request the host made itself (BeginRequest) is delivered all
@@ -526,7 +591,7 @@ func (c *call) finish(owed []*subscription) (*Result, error) {
 	if c.cancelled() {
 		return c.interrupted(nil)
 	}
-	res.Diagnostics = c.diags
+	res.Diagnostics = c.diagnostics()
 	return res, nil
 }
 
@@ -560,10 +625,8 @@ type delivery struct {
 	s    *subscription
 	id   string
 	body []byte
-	caps gen.Capabilities
+	caps *gen.Capabilities // the call's, or a narrowing of its own; never modified
 	dctx *deliveryContext
-	// answer holds the result of a canonical no-effect answer (admit).
-	answer gen.InterceptResponseResult
 }
 
 // prepareDelivery builds the delivery of the occurrence to s. A nil
@@ -596,21 +659,24 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 	// This delivery's advertisement: the call's, unless the target now
 	// holds withheld text (an accepted merge brought it in, or this
 	// receiver's content selection withheld it).
+	// A narrowed one is allocated (the call's own is never modified).
 	caps, capsJSON := c.caps, &c.capsJSON
 	target, withheld := c.occ.ReplaceWithheld()
 	if !withheld && ev != c.cur {
 		target, withheld = settle.ReplaceWithheldIn(ev)
 	}
-	if withheld && grantsReplace(c.caps, target) {
+	if withheld && grantsReplace(*c.caps, target) {
 		var own []byte
-		caps, capsJSON = withoutReplace(c.caps, target), &own
+		narrowed := withoutReplace(*c.caps, target)
+		caps, capsJSON = &narrowed, &own
 	}
-	if answerWithheld(c.cur, ev) && grantsTarget(caps, gen.ModifyTargetContent) {
+	if answerWithheld(c.cur, ev) && grantsTarget(*caps, gen.ModifyTargetContent) {
 		// An answer object the receiver does not see in full is not its
 		// to modify (interaction-payloads: modify(content) "requires an
 		// accepted form result and body selection").
 		var own []byte
-		caps, capsJSON = withoutTarget(caps, gen.ModifyTargetContent), &own
+		narrowed := withoutTarget(*caps, gen.ModifyTargetContent)
+		caps, capsJSON = &narrowed, &own
 	}
 	if requestWithheld(c.cur, ev) && slices.Contains(caps.Effects, gen.EffectFamilyReturn) {
 		// An answer depends on the form the request body carries (message,
@@ -618,15 +684,17 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 		// return (metadata and omit selections authorize no body-dependent
 		// effect).
 		var own []byte
-		caps, capsJSON = withoutEffect(caps, gen.EffectFamilyReturn), &own
+		narrowed := withoutEffect(*caps, gen.EffectFamilyReturn)
+		caps, capsJSON = &narrowed, &own
 	}
 	id := ev.ID()
-	if c.reqID != "" {
-		id = c.reqID
+	given, reqID := c.given()
+	if reqID != "" {
+		id = reqID
 	}
 	var body []byte
 	if c.givenFits(s, ev, capsJSON) {
-		body = c.given // the canonical request as the host gave it
+		body = given // the canonical request as the host gave it
 	} else {
 		var evJSON []byte
 		if ev == c.cur {
@@ -636,7 +704,7 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 			evJSON = c.curJSON
 		}
 		var err error
-		if body, err = c.interceptBody(id, ev, evJSON, &caps, capsJSON, s); err != nil {
+		if body, err = c.interceptBody(id, ev, evJSON, caps, capsJSON, s); err != nil {
 			return nil, c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
 		}
 	}
@@ -658,7 +726,7 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 // or preparation changed it), the call's capabilities are advertised
 // unchanged, and the state needs no projection for s.
 func (c *call) givenFits(s *subscription, ev *gen.Event, capsJSON *[]byte) bool {
-	if c.given == nil || c.applied || ev != c.cur || c.cur != c.base || capsJSON != &c.capsJSON {
+	if given, _ := c.given(); given == nil || c.applied || ev != c.cur || c.cur != c.base || capsJSON != &c.capsJSON {
 		return false
 	}
 	if !c.stateContent {
@@ -692,9 +760,8 @@ func (c *call) admit(d *delivery, raw []byte, err error) (*gen.InterceptResponse
 	}
 	var result *gen.InterceptResponseResult
 	var ferr *transport.Error
-	if isNoEffectAnswer(raw, d.id) { // decodeIntercept's shortcut, into d
-		d.answer = gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: []gen.Effect{}}
-		result = &d.answer
+	if isNoEffectAnswer(raw, d.id) { // decodeIntercept's shortcut, without an allocation
+		result = &noEffectResult
 	} else {
 		result, ferr = decodeInterceptFull(dctx, raw, d.id)
 	}
@@ -730,7 +797,7 @@ func (c *call) publish(d *delivery, result *gen.InterceptResponseResult) (stop, 
 			BackendID string `json:"backendId"`
 		}{d.id, "hook", s.b.id})
 	}
-	if err := c.occ.ApplyContext(dctx, d.caps, result, opts); err != nil {
+	if err := c.occ.ApplyContext(dctx, *d.caps, result, opts); err != nil {
 		if c.ended() {
 			return false, true
 		}
@@ -787,19 +854,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 		reqID = gen.JSONRPCIDFromString(id)
 		idLen = len(reqID)
 	}
-	headLen := len(bodyHead) + idLen + len(bodyParams) + len(bodyEvent)
-	tailLen := len(bodyCaps) + len(*capsJSON) + len(bodyState) + stateLen + len(bodyTail)
-	// The body is built around the event's encoding where it was encoded
-	// when the call's room fits it (the head in front, the rest behind;
-	// the encoding itself is not written), otherwise in a new buffer.
-	var b []byte
-	inRoom := c.fitsRoom(evJSON, headLen, tailLen)
-	if inRoom {
-		front := len(c.room) - len(evJSON)
-		b, c.room = c.room[front-headLen:front-headLen], nil // taken: no later body writes into it
-	} else {
-		b = make([]byte, 0, headLen+len(evJSON)+tailLen)
-	}
+	b := make([]byte, 0, len(bodyHead)+idLen+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+stateLen+len(bodyTail))
 	b = append(b, bodyHead...)
 	if reqID == nil {
 		b = append(b, '"')
@@ -810,11 +865,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	}
 	b = append(b, bodyParams...)
 	b = append(b, bodyEvent...)
-	if inRoom {
-		b = b[:len(b)+len(evJSON)] // the encoding, in place
-	} else {
-		b = append(b, evJSON...)
-	}
+	b = append(b, evJSON...)
 	b = append(b, bodyCaps...)
 	b = append(b, *capsJSON...)
 	b = append(b, bodyState...)
@@ -824,41 +875,6 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 		return nil, err
 	}
 	return append(b, bodyTail...), nil
-}
-
-// bodyRoom is the room start leaves around the encoding of a call's event
-// for the first request body built from it (interceptBody): in front, the
-// envelope head for the event's id; behind, the configured capabilities
-// and a state of stateRoom bytes. It is none (0, 0) when the call is not
-// expected to build a request body from the encoding: an event that is not
-// intercepted, a call begun from a canonical request (its request is the
-// body), an id that needs escapes or is over maxRoomID bytes.
-func bodyRoom(e *eventEntry, o *callOptions, ev *gen.Event, req *beginRequest) (head, tail int) {
-	if req != nil || !e.intercept || !e.info.Interceptable() || (o.grant != nil && !o.grant.intercept) {
-		return 0, 0
-	}
-	id := ev.ID()
-	if len(id) > maxRoomID || !plainID(id) {
-		return 0, 0
-	}
-	return len(bodyHead) + len(id) + 2 + len(bodyParams) + len(bodyEvent),
-		len(bodyCaps) + len(e.capsJSON) + len(bodyState) + stateRoom + len(bodyTail)
-}
-
-// maxRoomID bounds the id bodyRoom leaves room for (far below what
-// gen.EncodeEventFramed admits).
-const maxRoomID = 1 << 10
-
-// fitsRoom reports whether a body of headLen bytes, evJSON and tailLen
-// bytes can be built in the call's room: evJSON is the encoding the room
-// ends with (curJSON, not re-encoded since), with at least headLen bytes
-// in front of it and tailLen behind.
-func (c *call) fitsRoom(evJSON []byte, headLen, tailLen int) bool {
-	n := len(evJSON)
-	if c.room == nil || n == 0 || n > len(c.room) || unsafe.SliceData(evJSON) != &c.room[len(c.room)-n] {
-		return false
-	}
-	return len(c.room)-n >= headLen && cap(c.room)-len(c.room) >= tailLen
 }
 
 // stateRoom is the room interceptBody leaves for a state it appends in
@@ -972,7 +988,11 @@ func (c *call) failure(s *subscription, te *transport.Error) (stop bool) {
 }
 
 func (c *call) record(d Diagnostic) {
-	c.diags = append(c.diags, d)
+	if c.diags == nil {
+		c.diags = new(diagnostics)
+		c.diags.list = c.diags.first[:0]
+	}
+	c.diags.list = append(c.diags.list, d)
 	c.h.log.Warn("ahp: delivery failed", "event", string(c.entry.info.Name), "code", string(d.Code), "backend", d.BackendID,
 		"subscription", d.SubscriptionIndex, "mode", string(d.Mode), "downgraded", d.Downgraded, "stage", string(d.Stage),
 		"policy", string(d.FailurePolicy), "synthetic_denial", d.SyntheticDenial, "reason", d.Reason, "status", d.Status)
@@ -1076,6 +1096,14 @@ const (
 	noEffectSuffix = `,"result":{"protocolVersion":"` + gen.ProtocolVersion + `","effects":[]}}`
 )
 
+// noEffectResult is the result of the canonical no-effect answer
+// (isNoEffectAnswer), shared by every delivery that receives one. It is
+// read, never written: admission (canonicalRefs, canonicalGaps), an
+// Invocation's retained response (Response encodes it) and publication
+// (settle copies the effects) only read a result
+// (TestNoEffectResultShared).
+var noEffectResult = gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: []gen.Effect{}}
+
 // isNoEffectAnswer reports whether raw is exactly the canonical no-effect
 // answer to the request whose event (and request) id is id. Such a
 // response is valid whatever the id, as long as the id is a valid request
@@ -1105,6 +1133,15 @@ func isNoEffectAnswer(raw []byte, id string) bool {
 	return true
 }
 
+// flowCaps is the flow member of the call's advertisement (nil without
+// one).
+func (c *call) flowCaps() *gen.CapabilitiesFlow {
+	if c.caps == nil {
+		return nil
+	}
+	return c.caps.Flow
+}
+
 // result assembles the settled Result.
 func (c *call) result() *Result {
 	var st settle.State
@@ -1126,7 +1163,7 @@ func (c *call) result() *Result {
 		RemainingContinuations: st.RemainingContinuations,
 		event:                  c.cur,
 	}
-	if f := c.caps.Flow; f != nil && f.RemainingContinuations != nil && f.ContinuationCount != nil {
+	if f := c.flowCaps(); f != nil && f.RemainingContinuations != nil && f.ContinuationCount != nil {
 		// The counters after settlement follow from the advertised ones,
 		// also when no response was admitted (the occurrence learns them
 		// only at an admission): unchanged, or one step consumed by a
@@ -1190,7 +1227,7 @@ func (c *call) interrupted(inflight *subscription) (*Result, error) {
 	r.Interrupted = true
 	r.Permission = gen.PermissionDeny
 	r.Candidate = Candidate{}
-	r.Diagnostics = c.diags
+	r.Diagnostics = c.diagnostics()
 	name := c.entry.info.Name
 	if errors.Is(cause, ErrClosed) {
 		return r, fmt.Errorf("hooks: %s interrupted: %w", name, ErrClosed)

@@ -47,5 +47,5 @@ func TestObserveEncodeFailureDiagnosed(t *testing.T) {
 	c := &call{h: h, ctx: context.Background(), entry: entry, base: ev, cur: ev}
 	c.observe(entry.observers, nil)
 	require.Equal(t, []string{"com.example.plain"}, got)
-	require.Equal(t, []Diagnostic{{Code: transport.CodeProtocolRejection, BackendID: "com.example.native", Mode: gen.ModeObserve, Stage: transport.StageSend, Reason: "encode"}}, c.diags)
+	require.Equal(t, []Diagnostic{{Code: transport.CodeProtocolRejection, BackendID: "com.example.native", Mode: gen.ModeObserve, Stage: transport.StageSend, Reason: "encode"}}, c.diagnostics())
 }

@@ -89,6 +89,8 @@ func (o *Occurrence) init(event *gen.Event, encoded []byte, initial Initial, hos
 		return invalid("event is not interceptable", nil)
 	}
 	o.b, o.hostContext, o.known = b, host, partSet{}
+	o.cur.perm = gen.PermissionNone
+	o.cur.flow = gen.FlowStateNone
 	if err := o.initState(initial); err != nil {
 		return err
 	}
@@ -116,46 +118,39 @@ func (o *Occurrence) initState(in Initial) error {
 		if !in.Permission.Known() {
 			return invalid("initial permission", nil)
 		}
-		o.cur.perm = permissionOf(in.Permission)
+		o.cur.perm = in.Permission
 	}
 	if in.Flow != "" {
 		if !in.Flow.Known() {
 			return invalid("initial flow", nil)
 		}
-		o.cur.flow = flowStateOf(in.Flow)
+		o.cur.flow = in.Flow
 	}
-	if in.StopReason != "" {
-		o.cur.own().stopReason = in.StopReason
-	}
+	o.cur.stopReason = in.StopReason
 	for _, s := range in.Instructions {
 		if s == "" {
 			return invalid("initial instructions", nil)
 		}
 	}
-	if in.Instructions != nil {
-		o.cur.own().instructions = slices.Clone(in.Instructions)
-	}
+	o.cur.instructions = slices.Clone(in.Instructions)
 	for i := range in.Injections {
 		b, err := in.Injections[i].MarshalJSON()
 		if err != nil || canonical(refInject, b) != nil {
 			return invalid("initial injections", err)
 		}
 	}
-	if in.Injections != nil {
-		o.cur.own().injections = copyInjections(in.Injections)
-	}
+	o.cur.injections = copyInjections(in.Injections)
 	if in.Candidate.Present {
 		if len(in.Candidate.Value) == 0 || checkJSON(in.Candidate.Value) != nil {
 			return invalid("initial candidate", nil)
 		}
-		m := o.cur.own()
-		m.cand = Candidate{Present: true, Value: bytes.Clone(in.Candidate.Value)}
+		o.cur.cand = Candidate{Present: true, Value: bytes.Clone(in.Candidate.Value)}
 		if in.Candidate.Provenance != nil {
 			p, err := normalizeProvenance(in.Candidate.Provenance)
 			if err != nil {
 				return invalid("initial candidate provenance", err)
 			}
-			m.cand.Provenance = p
+			o.cur.cand.Provenance = p
 		}
 	}
 	return nil
@@ -164,11 +159,10 @@ func (o *Occurrence) initState(in Initial) error {
 // checkInitialCandidate validates an incoming candidate against the
 // boundary's candidate definition (intercept-request.schema.json $defs).
 func (o *Occurrence) checkInitialCandidate() error {
-	cand := &o.cur.more.get().cand
-	if !cand.Present {
+	if !o.cur.cand.Present {
 		return nil
 	}
-	v := cand.Value
+	v := o.cur.cand.Value
 	var err error
 	switch o.b.ret {
 	case rkMessages:
@@ -205,7 +199,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 	case ev.TurnFinishBefore != nil:
 		msgs, gaps = ev.TurnFinishBefore.Items, ev.TurnFinishBefore.Gaps
 		if n, ok := Integer(ev.TurnFinishBefore.ContinuationCount); ok && n >= 0 && n < 1<<31 {
-			o.cur.contCount = uint32(n)
+			o.cur.contCount = int(n)
 		}
 	case ev.ModelRequestBefore != nil:
 		msgs, gaps = ev.ModelRequestBefore.Items, ev.ModelRequestBefore.Gaps
@@ -233,7 +227,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 			return err
 		}
 	case ev.WorkspaceChangeBefore != nil:
-		o.cur.own().workspace = cloneWorkspace(ev.WorkspaceChangeBefore.Workspace.Change)
+		o.cur.workspace = cloneWorkspace(ev.WorkspaceChangeBefore.Workspace.Change)
 		return nil
 	case ev.UserElicitationResult != nil:
 		return o.extractElicitResult(ev.UserElicitationResult, in.ElicitationRequest)
@@ -270,7 +264,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		if text != nil {
 			if lazy {
 				info, err = classifyTextParts(text, &o.known)
-				o.lazyList = ev
+				o.lazyText, o.lazyList = text, true
 			} else {
 				list, info, err = encodeTextParts(text, &o.known)
 			}
@@ -282,7 +276,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		}
 		if lazy {
 			info, err = classifyMessages(msgs, &o.known)
-			o.lazyList = ev
+			o.lazyMsgs, o.lazyList = msgs, true
 		} else {
 			list, info, err = encodeMessages(msgs, &o.known)
 		}
@@ -325,52 +319,22 @@ func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
 // loadList encodes the list target that extract left to be encoded when
 // needed (lazyList) into cur.list, as extract would have.
 func (o *Occurrence) loadList() error {
-	if o.lazyList == nil {
+	if !o.lazyList {
 		return nil
 	}
 	var list []json.RawMessage
 	var err error
-	if msgs, text, isText := listTarget(o.lazyList); isText {
-		list, _, err = encodeTextParts(text, nil)
+	if o.lazyMsgs != nil {
+		list, _, err = encodeMessages(o.lazyMsgs, nil)
 	} else {
-		if msgs == nil {
-			msgs = []gen.CanonicalMessage{}
-		}
-		list, _, err = encodeMessages(msgs, nil)
+		list, _, err = encodeTextParts(o.lazyText, nil)
 	}
 	if err != nil {
 		return err
 	}
 	o.cur.list = list
-	o.lazyList = nil
+	o.lazyList, o.lazyMsgs, o.lazyText = false, nil, nil
 	return nil
-}
-
-// listTarget returns the list target of an event that extract reads one
-// of: its messages, or (isText) its text parts. It selects the event's
-// member as extract does.
-func listTarget(ev *gen.Event) (msgs []gen.CanonicalMessage, text gen.TextParts, isText bool) {
-	switch {
-	case ev.TurnStart != nil:
-		return ev.TurnStart.Items, nil, false
-	case ev.TurnFinishBefore != nil:
-		return ev.TurnFinishBefore.Items, nil, false
-	case ev.ModelRequestBefore != nil:
-		return ev.ModelRequestBefore.Items, nil, false
-	case ev.ModelResponseAfter != nil:
-		return ev.ModelResponseAfter.Items, nil, false
-	case ev.ToolAfter != nil:
-		return ev.ToolAfter.Items, nil, false
-	case ev.UserMessageInbound != nil:
-		return ev.UserMessageInbound.Message.Messages, nil, false
-	case ev.UserMessageOutbound != nil:
-		return ev.UserMessageOutbound.Message.Messages, nil, false
-	case ev.ContextCompactBefore != nil:
-		return nil, ev.ContextCompactBefore.Instructions, true
-	case ev.ContextCompactAfter != nil:
-		return nil, ev.ContextCompactAfter.Summary, true
-	}
-	return nil, nil, false
 }
 
 // extractInput reads the tool input (or the host's override).
@@ -558,12 +522,11 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 		}
 		c.result = r
 		c.resultPart = el.Result.Body
-		m := o.cur.own()
-		m.answers = cloneAnswers(r.Content)
-		if m.answers == nil && c.formAvailable() {
-			m.answers = gen.OrderedMap[gen.FormAnswerValue]{}
+		o.cur.answers = cloneAnswers(r.Content)
+		if o.cur.answers == nil && c.formAvailable() {
+			o.cur.answers = gen.OrderedMap[gen.FormAnswerValue]{}
 		}
-		c.origAnswers = cloneAnswers(m.answers)
+		o.origAnswers = cloneAnswers(o.cur.answers)
 	}
 	if req != nil {
 		form, err := requestForm(req)
@@ -658,9 +621,9 @@ func (o *Occurrence) Event() (*gen.Event, error) {
 	case ev.ContextCompactAfter != nil:
 		ev.ContextCompactAfter.Summary = text
 	case ev.WorkspaceChangeBefore != nil:
-		ev.WorkspaceChangeBefore.Workspace.Change = cloneWorkspace(c.more.get().workspace)
+		ev.WorkspaceChangeBefore.Workspace.Change = cloneWorkspace(c.workspace)
 	case ev.UserElicitationResult != nil:
-		if o.elicit.formAvailable() && !answersEqual(o.elicit.origAnswers, c.more.get().answers) {
+		if o.elicit.formAvailable() && !answersEqual(o.origAnswers, c.answers) {
 			res, err := o.effectiveResult()
 			if err != nil {
 				return nil, err
@@ -687,7 +650,7 @@ func (o *Occurrence) effectiveResult() ([]byte, error) {
 	if err := r.UnmarshalJSON(orig); err != nil {
 		return nil, fmt.Errorf("settle: copy elicitation result: %w", err)
 	}
-	r.Content = cloneAnswers(o.cur.more.get().answers)
+	r.Content = cloneAnswers(o.cur.answers)
 	if r.Content == nil {
 		r.Content = gen.OrderedMap[gen.FormAnswerValue]{}
 	}
