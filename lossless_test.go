@@ -167,10 +167,40 @@ func TestEncodeNilIsInvalid(t *testing.T) {
 		"EncodeInterceptRequest":  func() ([]byte, error) { return gen.EncodeInterceptRequest(nil) },
 		"EncodeInterceptResponse": func() ([]byte, error) { return gen.EncodeInterceptResponse(nil) },
 		"EncodeEvent":             func() ([]byte, error) { return gen.EncodeEvent(nil) },
+		"EncodeEventFramed":       func() ([]byte, error) { return gen.EncodeEventFramed(nil, 8, 8) },
 	} {
 		out, err := encode()
 		require.Nil(t, out, name)
 		require.ErrorIs(t, err, gen.ErrInvalid, name)
 		require.ErrorContains(t, err, name)
 	}
+}
+
+// TestEncodeEventFramed: the framed encoding is EncodeEvent's bytes behind
+// head zero bytes, with room for tail more; a negative head or tail is
+// zero, one over 1 MiB an error, never a panic.
+func TestEncodeEventFramed(t *testing.T) {
+	req, err := gen.ParseInterceptRequest([]byte(requestWithExtras))
+	require.NoError(t, err)
+	ev := &req.Params.Event
+	want, err := gen.EncodeEvent(ev)
+	require.NoError(t, err)
+	for _, tc := range []struct{ head, tail, wantHead int }{
+		{0, 0, 0}, {1, 0, 1}, {0, 1, 0}, {47, 93, 47}, {-5, -5, 0}, {1 << 20, 1 << 20, 1 << 20},
+	} {
+		out, err := gen.EncodeEventFramed(ev, tc.head, tc.tail)
+		require.NoError(t, err)
+		require.Len(t, out, tc.wantHead+len(want))
+		require.Equal(t, make([]byte, tc.wantHead), out[:tc.wantHead], "head %d", tc.head)
+		require.Equal(t, string(want), string(out[tc.wantHead:]))
+		require.GreaterOrEqual(t, cap(out)-len(out), max(tc.tail, 0))
+	}
+	for _, tc := range [][2]int{{1<<20 + 1, 0}, {0, 1<<20 + 1}, {int(^uint(0) >> 1), 1}} {
+		out, err := gen.EncodeEventFramed(ev, tc[0], tc[1])
+		require.Nil(t, out)
+		require.ErrorIs(t, err, gen.ErrInvalid)
+	}
+	// An event the encoder rejects is an error, as for EncodeEvent.
+	_, err = gen.EncodeEventFramed(&gen.Event{}, 8, 8)
+	require.ErrorIs(t, err, gen.ErrInvalid)
 }

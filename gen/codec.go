@@ -294,6 +294,30 @@ func encodeRoot[T any, P interface {
 	return out, nil
 }
 
+// maxFrame bounds the head and the tail of encodeRootFramed.
+const maxFrame = 1 << 20
+
+// encodeRootFramed is encodeRoot into a buffer framed for the caller: head
+// zero bytes, then the encoding, with capacity for tail more bytes.
+func encodeRootFramed[T any, P interface {
+	*T
+	encode(*encoder)
+}](v P, fn string, head, tail int) ([]byte, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%w: %s of nil", ErrInvalid, fn)
+	}
+	if head > maxFrame || tail > maxFrame {
+		return nil, fmt.Errorf("%w: %s: frame over %d bytes", ErrInvalid, fn, maxFrame)
+	}
+	e := getEncoder()
+	v.encode(e)
+	out, err := e.finishFramed(max(head, 0), max(tail, 0))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // parseFailure converts a validation error into a ParseError; nil stays
 // nil.
 func parseFailure(root string, err error) error {
@@ -1233,6 +1257,22 @@ func (e *encoder) finish() ([]byte, error) {
 	// make and copy in one step: no zeroing, no growth policy.
 	out := make([]byte, len(e.buf))
 	copy(out, e.buf)
+	err := e.err
+	if cap(e.buf) <= maxPooledEncoder {
+		e.err = nil
+		encoders.Put(e)
+	}
+	return out, err
+}
+
+// finishFramed is finish into one allocation of head zero bytes, then the
+// encoding, with capacity for tail more bytes behind it.
+func (e *encoder) finishFramed(head, tail int) ([]byte, error) {
+	if head == 0 && tail == 0 {
+		return e.finish()
+	}
+	out := make([]byte, head+len(e.buf), head+len(e.buf)+tail)
+	copy(out[head:], e.buf)
 	err := e.err
 	if cap(e.buf) <= maxPooledEncoder {
 		e.err = nil

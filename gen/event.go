@@ -704,3 +704,8 @@ func ParseEventDoc(ctx context.Context, doc *validate.Doc) (*Event, error) {
 func EncodeEvent(v *Event) ([]byte, error) {
 	return encodeRoot(v, "EncodeEvent")
 }
+
+// EncodeEventFramed is EncodeEvent into a buffer a caller frames without copying the encoding: the result holds head zero bytes followed by the encoding, and has capacity for at least tail more bytes behind it. A negative head or tail counts as zero; one over 1 MiB is an error wrapping ErrInvalid.
+func EncodeEventFramed(v *Event, head, tail int) ([]byte, error) {
+	return encodeRootFramed(v, "EncodeEventFramed", head, tail)
+}

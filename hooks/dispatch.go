@@ -217,6 +217,10 @@ type call struct {
 	// on first use.
 	curJSON  []byte
 	capsJSON []byte
+	// room is the buffer the base event was encoded into, through the end
+	// of curJSON, with room around it for the first request body built
+	// from it (bodyRoom), until that body takes it; nil without any.
+	room []byte
 
 	fill fill
 
@@ -384,9 +388,16 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 			return nil, false, err
 		}
 	}
-	encoded, err := checkEvent(e, ev, &c.fill.sdk)
+	head, tail := bodyRoom(e, o, ev, req)
+	framed, err := checkEventFramed(e, ev, &c.fill.sdk, head, tail)
 	if err != nil {
 		return nil, false, err
+	}
+	// The encoding is read only from here on (by the settlement and the
+	// request bodies): capped, so that nothing appends into the room.
+	encoded := framed[head:len(framed):len(framed)]
+	if head > 0 {
+		c.room = framed
 	}
 	if o.origSet {
 		if err := o.originalRequest(name); err != nil {
@@ -854,7 +865,19 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 		reqID = gen.JSONRPCIDFromString(id)
 		idLen = len(reqID)
 	}
-	b := make([]byte, 0, len(bodyHead)+idLen+len(bodyParams)+len(bodyEvent)+len(evJSON)+len(bodyCaps)+len(*capsJSON)+len(bodyState)+stateLen+len(bodyTail))
+	headLen := len(bodyHead) + idLen + len(bodyParams) + len(bodyEvent)
+	tailLen := len(bodyCaps) + len(*capsJSON) + len(bodyState) + stateLen + len(bodyTail)
+	// The body is built around the event's encoding where it was encoded
+	// when the call's room fits it (the head in front, the rest behind;
+	// the encoding itself is not written), otherwise in a new buffer.
+	var b []byte
+	inRoom := c.fitsRoom(evJSON, headLen, tailLen)
+	if inRoom {
+		front := len(c.room) - len(evJSON)
+		b, c.room = c.room[front-headLen:front-headLen], nil // taken: no later body writes into it
+	} else {
+		b = make([]byte, 0, headLen+len(evJSON)+tailLen)
+	}
 	b = append(b, bodyHead...)
 	if reqID == nil {
 		b = append(b, '"')
@@ -865,7 +888,11 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	}
 	b = append(b, bodyParams...)
 	b = append(b, bodyEvent...)
-	b = append(b, evJSON...)
+	if inRoom {
+		b = b[:len(b)+len(evJSON)] // the encoding, in place
+	} else {
+		b = append(b, evJSON...)
+	}
 	b = append(b, bodyCaps...)
 	b = append(b, *capsJSON...)
 	b = append(b, bodyState...)
@@ -875,6 +902,41 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 		return nil, err
 	}
 	return append(b, bodyTail...), nil
+}
+
+// bodyRoom is the room start leaves around the encoding of a call's event
+// for the first request body built from it (interceptBody): in front, the
+// envelope head for the event's id; behind, the configured capabilities
+// and a state of stateRoom bytes. It is none (0, 0) when the call is not
+// expected to build a request body from the encoding: an event that is not
+// intercepted, a call begun from a canonical request (its request is the
+// body), an id that needs escapes or is over maxRoomID bytes.
+func bodyRoom(e *eventEntry, o *callOptions, ev *gen.Event, req *beginRequest) (head, tail int) {
+	if req != nil || !e.intercept || !e.info.Interceptable() || (o.grant != nil && !o.grant.intercept) {
+		return 0, 0
+	}
+	id := ev.ID()
+	if len(id) > maxRoomID || !plainID(id) {
+		return 0, 0
+	}
+	return len(bodyHead) + len(id) + 2 + len(bodyParams) + len(bodyEvent),
+		len(bodyCaps) + len(e.capsJSON) + len(bodyState) + stateRoom + len(bodyTail)
+}
+
+// maxRoomID bounds the id bodyRoom leaves room for (far below what
+// gen.EncodeEventFramed admits).
+const maxRoomID = 1 << 10
+
+// fitsRoom reports whether a body of headLen bytes, evJSON and tailLen
+// bytes can be built in the call's room: evJSON is the encoding the room
+// ends with (curJSON, not re-encoded since), with at least headLen bytes
+// in front of it and tailLen behind.
+func (c *call) fitsRoom(evJSON []byte, headLen, tailLen int) bool {
+	n := len(evJSON)
+	if c.room == nil || n == 0 || n > len(c.room) || unsafe.SliceData(evJSON) != &c.room[len(c.room)-n] {
+		return false
+	}
+	return len(c.room)-n >= headLen && cap(c.room)-len(c.room) >= tailLen
 }
 
 // stateRoom is the room interceptBody leaves for a state it appends in

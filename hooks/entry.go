@@ -1003,15 +1003,22 @@ type entryState struct {
 // every event the plan does not accept) by validating the encoding against
 // the canonical payload schema, which reports the error.
 func checkEvent(e *eventEntry, ev *gen.Event, sdk *sdkValues) ([]byte, error) {
-	data, err := gen.EncodeEvent(ev)
+	return checkEventFramed(e, ev, sdk, 0, 0)
+}
+
+// checkEventFramed is checkEvent into a buffer framed as
+// gen.EncodeEventFramed frames it: head zero bytes, then the encoding, with
+// capacity for tail more bytes.
+func checkEventFramed(e *eventEntry, ev *gen.Event, sdk *sdkValues, head, tail int) ([]byte, error) {
+	framed, err := gen.EncodeEventFramed(ev, head, tail)
 	if err == nil && e.eventPlan().accepts(ev, sdk) {
-		return data, nil
+		return framed, nil
 	}
 	if err == nil {
-		err = validate.Default().Validate(e.info.PayloadSchema, data)
+		err = validate.Default().Validate(e.info.PayloadSchema, framed[head:])
 	}
 	if err != nil {
 		return nil, inputError("event", "", "schema", "the event does not satisfy its canonical schema").withCause("", err)
 	}
-	return data, nil
+	return framed, nil
 }

@@ -243,6 +243,13 @@ func emitRoot(f *jen.File, r *root) {
 	f.Func().Id(encode).Params(jen.Id("v").Op("*").Id(name)).Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Id("encodeRoot").Call(jen.Id("v"), jen.Lit(encode))),
 	)
+	if r.Func == "Event" {
+		// The host frames an event's encoding in its request body.
+		f.Comment(fmt.Sprintf("%sFramed is %s into a buffer a caller frames without copying the encoding: the result holds head zero bytes followed by the encoding, and has capacity for at least tail more bytes behind it. A negative head or tail counts as zero; one over 1 MiB is an error wrapping ErrInvalid.", encode, encode))
+		f.Func().Id(encode+"Framed").Params(jen.Id("v").Op("*").Id(name), jen.List(jen.Id("head"), jen.Id("tail")).Int()).Params(jen.Index().Byte(), jen.Error()).Block(
+			jen.Return(jen.Id("encodeRootFramed").Call(jen.Id("v"), jen.Lit(encode+"Framed"), jen.Id("head"), jen.Id("tail"))),
+		)
+	}
 	f.Line()
 }
 

@@ -142,8 +142,14 @@ type staged struct {
 // stage admits every effect and, if all are admissible, computes the next
 // committed state from the current one without touching it.
 func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov json.RawMessage) (committed, *Rejection) {
-	g := makeGrant(&o.b, granted)
-	st := make([]staged, len(effects))
+	g := makeGrant(o.b, granted)
+	var small [4]staged // the common responses have few effects
+	st := small[:0]
+	if len(effects) <= len(small) {
+		st = small[:len(effects)]
+	} else {
+		st = make([]staged, len(effects))
+	}
 	for i := range effects {
 		if reason := o.admit(&effects[i], &g, &st[i]); reason != "" {
 			return committed{}, reject(i, reason)
@@ -170,7 +176,7 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	var (
 		modified  = -1 // index of the last modification
 		ret       = -1
-		perm      = gen.PermissionNone
+		perm      = permNone
 		anyStop   bool
 		anyCont   bool
 		stopWhy   string
@@ -228,32 +234,32 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 		case e.ModifyWorkspace != nil:
 			modified = i
 			if s.op == gen.EffectOperationReplace {
-				next.workspace = s.ws
+				next.mutMore(c).workspace = s.ws
 			} else {
-				w := cloneWorkspace(next.workspace)
+				w := cloneWorkspace(next.more.get().workspace)
 				if s.ws.Cwd != nil {
 					w.Cwd = s.ws.Cwd
 				}
 				if s.ws.WorkspaceRoots != nil {
 					w.WorkspaceRoots = s.ws.WorkspaceRoots
 				}
-				next.workspace = w
+				next.mutMore(c).workspace = w
 			}
 		case e.ModifyForm != nil:
 			modified = i
 			if s.op == gen.EffectOperationReplace {
-				next.answers = s.answers
+				next.mutMore(c).answers = s.answers
 			} else {
-				next.answers = mergeAnswers(next.answers, s.answers)
+				next.mutMore(c).answers = mergeAnswers(next.more.get().answers, s.answers)
 			}
 		case e.ReturnTool != nil:
 			ret = i
 		case e.Deny != nil:
-			perm = maxPermission(perm, gen.PermissionDeny)
+			perm = max(perm, permDeny)
 		case e.Ask != nil:
-			perm = maxPermission(perm, gen.PermissionAsk)
+			perm = max(perm, permAsk)
 		case e.Allow != nil:
-			perm = maxPermission(perm, gen.PermissionAllow)
+			perm = max(perm, permAllow)
 		case e.StopFlow != nil:
 			if !anyStop {
 				stopWhy = e.StopFlow.Reason
@@ -274,16 +280,16 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 		case tkMessages, tkText:
 			changed = !listsEqual(c.list, next.list) || c.listPresent != next.listPresent
 		case tkWorkspace:
-			if !validWorkspace(next.workspace) {
+			if !validWorkspace(next.more.get().workspace) {
 				return committed{}, reject(modified, ReasonInvalidValue)
 			}
-			a, _ := c.workspace.MarshalJSON()
-			b, _ := next.workspace.MarshalJSON()
+			a, _ := c.more.get().workspace.MarshalJSON()
+			b, _ := next.more.get().workspace.MarshalJSON()
 			changed = !bytes.Equal(a, b)
 		case tkForm:
-			changed = !answersEqual(c.answers, next.answers)
+			changed = !answersEqual(c.more.get().answers, next.more.get().answers)
 			if o.elicit.form != nil {
-				if checkAnswers(o.elicit.form, next.answers) != nil {
+				if checkAnswers(o.elicit.form, next.more.get().answers) != nil {
 					return committed{}, reject(modified, ReasonInvalidValue)
 				}
 			}
@@ -292,39 +298,43 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	// A changed effective operation invalidates an earlier candidate and an
 	// earlier approval; a deeply equal result preserves both (interop §5).
 	if changed {
-		next.cand = Candidate{}
-		if next.perm == gen.PermissionAllow {
-			next.perm = gen.PermissionNone
+		next.discardCandidate(c)
+		if next.perm == permAllow {
+			next.perm = permNone
 		}
 	}
 	// Modifications are applied before this response's supplied result is
 	// bound; a later return replaces the candidate.
 	if ret >= 0 {
-		next.cand = Candidate{Present: true, Value: bytes.Clone(effects[ret].ReturnTool.Value), Provenance: bytes.Clone(prov)}
+		next.mutMore(c).cand = Candidate{Present: true, Value: bytes.Clone(effects[ret].ReturnTool.Value), Provenance: bytes.Clone(prov)}
 	}
-	next.perm = maxPermission(next.perm, perm)
-	if next.perm == gen.PermissionDeny {
-		next.cand = Candidate{} // denial discards a candidate
+	next.perm = max(next.perm, perm)
+	if next.perm == permDeny {
+		next.discardCandidate(c) // denial discards a candidate
 	}
-	if anyStop && next.flow != gen.FlowStateStop {
-		next.flow = gen.FlowStateStop
-		next.stopReason = stopWhy
-	} else if anyCont && next.flow == gen.FlowStateNone {
-		next.flow = gen.FlowStateContinue
+	if anyStop && next.flow != flowStop {
+		next.flow = flowStop
+		if stopWhy != next.more.get().stopReason {
+			next.mutMore(c).stopReason = stopWhy
+		}
+	} else if anyCont && next.flow == flowNone {
+		next.flow = flowContinue
 	}
 	if g.hasRemaining {
-		next.contRemaining = g.remaining
+		next.contRemaining = uint32(g.remaining) // at most 1<<31 (nonNegative)
 	}
 	if g.hasCount {
-		next.contCount = g.count
+		next.contCount = uint32(g.count)
 	}
 	for i := range effects {
 		e := &effects[i]
 		switch {
 		case e.ContinueFlow != nil && e.ContinueFlow.Instruction != nil:
-			next.instructions = append(slices.Clip(next.instructions), *e.ContinueFlow.Instruction)
+			m := next.mutMore(c)
+			m.instructions = append(slices.Clip(m.instructions), *e.ContinueFlow.Instruction)
 		case e.Inject != nil:
-			next.injections = append(slices.Clip(next.injections), copyInject(e.Inject))
+			m := next.mutMore(c)
+			m.injections = append(slices.Clip(m.injections), copyInject(e.Inject))
 		case e.Message != nil:
 			next.messages = append(slices.Clip(next.messages), e.Message.Text)
 		}
@@ -349,7 +359,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 	case arms > 1:
 		return ReasonInvalidEffect
 	}
-	b := &o.b
+	b := o.b
 	family := func(f familySet) string {
 		if b.families&f == 0 {
 			return ReasonBoundaryForbidden

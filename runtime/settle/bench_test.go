@@ -88,6 +88,37 @@ func BenchmarkSettleToolBeforeChain(b *testing.B) {
 	})
 }
 
+// BenchmarkSettleToolBeforeValidated is the host's settlement of a
+// tool.before occurrence with one receiver: NewValidated of the encoded
+// event, one response (no effect, an approval, a denial with a message)
+// and the State the Result reads.
+func BenchmarkSettleToolBeforeValidated(b *testing.B) {
+	ev := event(b, gen.EventToolBefore)
+	encoded, err := gen.EncodeEvent(ev)
+	require.NoError(b, err)
+	g := fullGrant(b, gen.EventToolBefore)
+	for _, tc := range []struct{ name, effects string }{
+		{"none", `[]`},
+		{"allow", `[{"type":"allow"}]`},
+		{"deny", `[{"type":"deny","reason":"no"},{"type":"message","text":"denied"}]`},
+	} {
+		res := result(effects(b, tc.effects))
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				o, err := settle.NewValidated(ev, encoded, settle.Initial{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := o.Apply(g, res); err != nil {
+					b.Fatal(err)
+				}
+				_ = o.State()
+			}
+		})
+	}
+}
+
 // TestBenchChainSettles keeps the benchmark honest: the chain is admissible
 // and settles to the expected state.
 func TestBenchChainSettles(t *testing.T) {

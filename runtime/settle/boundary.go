@@ -86,18 +86,19 @@ type boundary struct {
 
 // boundaries holds the semantics of every interceptable event, derived
 // once from the catalogue and never modified afterwards.
-var boundaries = sync.OnceValue(func() map[gen.EventName]boundary {
-	m := make(map[gen.EventName]boundary)
+var boundaries = sync.OnceValue(func() map[gen.EventName]*boundary {
+	m := make(map[gen.EventName]*boundary)
 	for _, info := range gen.Events() {
 		if b, ok := deriveBoundary(info.Name); ok {
-			m[info.Name] = b
+			m[info.Name] = &b
 		}
 	}
 	return m
 })
 
-// boundaryFor returns the semantics of an interceptable event, or false.
-func boundaryFor(name gen.EventName) (boundary, bool) {
+// boundaryFor returns the semantics of an interceptable event (shared,
+// never modified), or false.
+func boundaryFor(name gen.EventName) (*boundary, bool) {
 	b, ok := boundaries()[name]
 	return b, ok
 }

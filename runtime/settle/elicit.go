@@ -17,6 +17,8 @@ type elicitCtx struct {
 	action     string                          // envelope action
 	result     *gen.MCPElicitationElicitResult // parsed body, nil unless body-selected
 	resultPart *gen.TextBodyPart               // the body part carrying result
+	// origAnswers are the answers of the result, as the event carries them.
+	origAnswers gen.OrderedMap[gen.FormAnswerValue]
 	// form is the compiled requested form schema, nil when the request body
 	// is not available (metadata/omit selection, URL mode, or no host context).
 	form *formSchema

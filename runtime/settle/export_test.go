@@ -1,6 +1,10 @@
 package settle
 
-import "github.com/agenthooks/agenthooks-go/gen"
+import (
+	"reflect"
+
+	"github.com/agenthooks/agenthooks-go/gen"
+)
 
 // StageBoth stages effects for event under granted in two admission-only
 // occurrences, one set up as Admit sets it up and one as AdmitValidated
@@ -50,3 +54,16 @@ func CheckValidatedByOccurrence(event *gen.Event) error {
 	o := Occurrence{checkOnly: true, validated: true}
 	return o.init(event, nil, Initial{}, false)
 }
+
+// StageOnly stages effects at o under granted as Apply does, without
+// publishing what it staged: it returns the rejection, or nil.
+func (o *Occurrence) StageOnly(granted gen.Capabilities, effects []gen.Effect) error {
+	if _, rej := o.stage(&granted, effects, nil); rej != nil {
+		return rej
+	}
+	return nil
+}
+
+// ZeroMoreIntact reports whether the zero committedMore that reads of an
+// absent one share is still zero.
+func ZeroMoreIntact() bool { return reflect.DeepEqual(zeroMore, committedMore{}) }

@@ -89,8 +89,6 @@ func (o *Occurrence) init(event *gen.Event, encoded []byte, initial Initial, hos
 		return invalid("event is not interceptable", nil)
 	}
 	o.b, o.hostContext, o.known = b, host, partSet{}
-	o.cur.perm = gen.PermissionNone
-	o.cur.flow = gen.FlowStateNone
 	if err := o.initState(initial); err != nil {
 		return err
 	}
@@ -118,39 +116,46 @@ func (o *Occurrence) initState(in Initial) error {
 		if !in.Permission.Known() {
 			return invalid("initial permission", nil)
 		}
-		o.cur.perm = in.Permission
+		o.cur.perm = permissionOf(in.Permission)
 	}
 	if in.Flow != "" {
 		if !in.Flow.Known() {
 			return invalid("initial flow", nil)
 		}
-		o.cur.flow = in.Flow
+		o.cur.flow = flowStateOf(in.Flow)
 	}
-	o.cur.stopReason = in.StopReason
+	if in.StopReason != "" {
+		o.cur.own().stopReason = in.StopReason
+	}
 	for _, s := range in.Instructions {
 		if s == "" {
 			return invalid("initial instructions", nil)
 		}
 	}
-	o.cur.instructions = slices.Clone(in.Instructions)
+	if in.Instructions != nil {
+		o.cur.own().instructions = slices.Clone(in.Instructions)
+	}
 	for i := range in.Injections {
 		b, err := in.Injections[i].MarshalJSON()
 		if err != nil || canonical(refInject, b) != nil {
 			return invalid("initial injections", err)
 		}
 	}
-	o.cur.injections = copyInjections(in.Injections)
+	if in.Injections != nil {
+		o.cur.own().injections = copyInjections(in.Injections)
+	}
 	if in.Candidate.Present {
 		if len(in.Candidate.Value) == 0 || checkJSON(in.Candidate.Value) != nil {
 			return invalid("initial candidate", nil)
 		}
-		o.cur.cand = Candidate{Present: true, Value: bytes.Clone(in.Candidate.Value)}
+		m := o.cur.own()
+		m.cand = Candidate{Present: true, Value: bytes.Clone(in.Candidate.Value)}
 		if in.Candidate.Provenance != nil {
 			p, err := normalizeProvenance(in.Candidate.Provenance)
 			if err != nil {
 				return invalid("initial candidate provenance", err)
 			}
-			o.cur.cand.Provenance = p
+			m.cand.Provenance = p
 		}
 	}
 	return nil
@@ -159,10 +164,11 @@ func (o *Occurrence) initState(in Initial) error {
 // checkInitialCandidate validates an incoming candidate against the
 // boundary's candidate definition (intercept-request.schema.json $defs).
 func (o *Occurrence) checkInitialCandidate() error {
-	if !o.cur.cand.Present {
+	cand := &o.cur.more.get().cand
+	if !cand.Present {
 		return nil
 	}
-	v := o.cur.cand.Value
+	v := cand.Value
 	var err error
 	switch o.b.ret {
 	case rkMessages:
@@ -199,7 +205,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 	case ev.TurnFinishBefore != nil:
 		msgs, gaps = ev.TurnFinishBefore.Items, ev.TurnFinishBefore.Gaps
 		if n, ok := Integer(ev.TurnFinishBefore.ContinuationCount); ok && n >= 0 && n < 1<<31 {
-			o.cur.contCount = int(n)
+			o.cur.contCount = uint32(n)
 		}
 	case ev.ModelRequestBefore != nil:
 		msgs, gaps = ev.ModelRequestBefore.Items, ev.ModelRequestBefore.Gaps
@@ -227,7 +233,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 			return err
 		}
 	case ev.WorkspaceChangeBefore != nil:
-		o.cur.workspace = cloneWorkspace(ev.WorkspaceChangeBefore.Workspace.Change)
+		o.cur.own().workspace = cloneWorkspace(ev.WorkspaceChangeBefore.Workspace.Change)
 		return nil
 	case ev.UserElicitationResult != nil:
 		return o.extractElicitResult(ev.UserElicitationResult, in.ElicitationRequest)
@@ -264,7 +270,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		if text != nil {
 			if lazy {
 				info, err = classifyTextParts(text, &o.known)
-				o.lazyText, o.lazyList = text, true
+				o.lazyList = ev
 			} else {
 				list, info, err = encodeTextParts(text, &o.known)
 			}
@@ -276,7 +282,7 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 		}
 		if lazy {
 			info, err = classifyMessages(msgs, &o.known)
-			o.lazyMsgs, o.lazyList = msgs, true
+			o.lazyList = ev
 		} else {
 			list, info, err = encodeMessages(msgs, &o.known)
 		}
@@ -319,22 +325,52 @@ func (o *Occurrence) knownMessages(ms []gen.CanonicalMessage) error {
 // loadList encodes the list target that extract left to be encoded when
 // needed (lazyList) into cur.list, as extract would have.
 func (o *Occurrence) loadList() error {
-	if !o.lazyList {
+	if o.lazyList == nil {
 		return nil
 	}
 	var list []json.RawMessage
 	var err error
-	if o.lazyMsgs != nil {
-		list, _, err = encodeMessages(o.lazyMsgs, nil)
+	if msgs, text, isText := listTarget(o.lazyList); isText {
+		list, _, err = encodeTextParts(text, nil)
 	} else {
-		list, _, err = encodeTextParts(o.lazyText, nil)
+		if msgs == nil {
+			msgs = []gen.CanonicalMessage{}
+		}
+		list, _, err = encodeMessages(msgs, nil)
 	}
 	if err != nil {
 		return err
 	}
 	o.cur.list = list
-	o.lazyList, o.lazyMsgs, o.lazyText = false, nil, nil
+	o.lazyList = nil
 	return nil
+}
+
+// listTarget returns the list target of an event that extract reads one
+// of: its messages, or (isText) its text parts. It selects the event's
+// member as extract does.
+func listTarget(ev *gen.Event) (msgs []gen.CanonicalMessage, text gen.TextParts, isText bool) {
+	switch {
+	case ev.TurnStart != nil:
+		return ev.TurnStart.Items, nil, false
+	case ev.TurnFinishBefore != nil:
+		return ev.TurnFinishBefore.Items, nil, false
+	case ev.ModelRequestBefore != nil:
+		return ev.ModelRequestBefore.Items, nil, false
+	case ev.ModelResponseAfter != nil:
+		return ev.ModelResponseAfter.Items, nil, false
+	case ev.ToolAfter != nil:
+		return ev.ToolAfter.Items, nil, false
+	case ev.UserMessageInbound != nil:
+		return ev.UserMessageInbound.Message.Messages, nil, false
+	case ev.UserMessageOutbound != nil:
+		return ev.UserMessageOutbound.Message.Messages, nil, false
+	case ev.ContextCompactBefore != nil:
+		return nil, ev.ContextCompactBefore.Instructions, true
+	case ev.ContextCompactAfter != nil:
+		return nil, ev.ContextCompactAfter.Summary, true
+	}
+	return nil, nil, false
 }
 
 // extractInput reads the tool input (or the host's override).
@@ -522,11 +558,12 @@ func (o *Occurrence) extractElicitResult(e *gen.UserElicitationResultEvent, req 
 		}
 		c.result = r
 		c.resultPart = el.Result.Body
-		o.cur.answers = cloneAnswers(r.Content)
-		if o.cur.answers == nil && c.formAvailable() {
-			o.cur.answers = gen.OrderedMap[gen.FormAnswerValue]{}
+		m := o.cur.own()
+		m.answers = cloneAnswers(r.Content)
+		if m.answers == nil && c.formAvailable() {
+			m.answers = gen.OrderedMap[gen.FormAnswerValue]{}
 		}
-		o.origAnswers = cloneAnswers(o.cur.answers)
+		c.origAnswers = cloneAnswers(m.answers)
 	}
 	if req != nil {
 		form, err := requestForm(req)
@@ -621,9 +658,9 @@ func (o *Occurrence) Event() (*gen.Event, error) {
 	case ev.ContextCompactAfter != nil:
 		ev.ContextCompactAfter.Summary = text
 	case ev.WorkspaceChangeBefore != nil:
-		ev.WorkspaceChangeBefore.Workspace.Change = cloneWorkspace(c.workspace)
+		ev.WorkspaceChangeBefore.Workspace.Change = cloneWorkspace(c.more.get().workspace)
 	case ev.UserElicitationResult != nil:
-		if o.elicit.formAvailable() && !answersEqual(o.origAnswers, c.answers) {
+		if o.elicit.formAvailable() && !answersEqual(o.elicit.origAnswers, c.more.get().answers) {
 			res, err := o.effectiveResult()
 			if err != nil {
 				return nil, err
@@ -650,7 +687,7 @@ func (o *Occurrence) effectiveResult() ([]byte, error) {
 	if err := r.UnmarshalJSON(orig); err != nil {
 		return nil, fmt.Errorf("settle: copy elicitation result: %w", err)
 	}
-	r.Content = cloneAnswers(o.cur.answers)
+	r.Content = cloneAnswers(o.cur.more.get().answers)
 	if r.Content == nil {
 		r.Content = gen.OrderedMap[gen.FormAnswerValue]{}
 	}

@@ -183,3 +183,62 @@ func TestPropertyStepwise(t *testing.T) {
 		})
 	}
 }
+
+// TestStagingWritesNothingPublished: staging a response, admitted or
+// rejected (also after its modifications were merged into the staged
+// state, as an answer outside the requested form is), never writes the
+// committed state it starts from, whatever of it is set (a candidate,
+// continuation instructions, injections, a workspace or form target, a
+// stop reason): the state stays what State reported before, and the zero
+// state that occurrences without those share stays zero.
+func TestStagingWritesNothingPublished(t *testing.T) {
+	names := []gen.EventName{gen.EventToolBefore, gen.EventTurnFinishBefore, gen.EventUserMessageInbound,
+		gen.EventContextCompactBefore, gen.EventModelRequestBefore, gen.EventUserElicitationResult, gen.EventWorkspaceChangeBefore}
+	extra := map[gen.EventName][]string{
+		gen.EventUserElicitationResult: {
+			`[{"type":"modify","target":"content","operation":"merge","value":{"count":"many"}}]`,
+			`[{"type":"modify","target":"content","operation":"replace","value":{"count":1}}]`,
+			`[{"type":"message","text":"m"},{"type":"modify","target":"content","operation":"merge","value":{"answer":""}}]`,
+		},
+		gen.EventWorkspaceChangeBefore: {
+			`[{"type":"modify","target":"workspace","operation":"merge","value":{"workspaceRoots":["/a","/b"]}}]`,
+			`[{"type":"modify","target":"workspace","operation":"replace","value":{"cwd":"/other"}}]`,
+		},
+	}
+	staged := map[string]int{}
+	for _, name := range names {
+		t.Run(string(name), func(t *testing.T) {
+			full := fullGrant(t, name)
+			grants := []gen.Capabilities{full, without(full, gen.EffectFamilyModify), {}}
+			for seed := range 30 {
+				r := rng{rand.New(rand.NewPCG(uint64(seed), 0x57a9e))}
+				o := newOcc(t, name)
+				for range 1 + r.IntN(4) {
+					responses := append([]string{r.response(name), r.response(name)}, extra[name]...)
+					before := o.State()
+					for _, resp := range responses {
+						for _, g := range grants {
+							if o.StageOnly(g, effects(t, resp)) == nil {
+								staged["admitted"]++
+							} else {
+								staged["rejected"]++
+							}
+							require.Equal(t, before, o.State(), "seed %d: staging %s", seed, resp)
+						}
+					}
+					// Then publish one and go on from the new state.
+					resp := r.response(name)
+					require.NoError(t, apply(t, o, full, resp), "seed %d: %s", seed, resp)
+					after := o.State()
+					if after.Candidate.Present || len(after.Instructions) > 0 || len(after.Injections) > 0 || after.StopReason != "" {
+						staged["from a rich state"]++
+					}
+				}
+			}
+		})
+	}
+	t.Logf("coverage: %v", staged)
+	require.Positive(t, staged["rejected"])
+	require.Positive(t, staged["from a rich state"])
+	require.True(t, settle.ZeroMoreIntact(), "the shared zero state was written")
+}

@@ -236,53 +236,114 @@ type ApplyOptions struct {
 }
 
 // committed is the settled state after the accepted responses. Its slices
-// are never written in place once published; staging copies on write.
+// and its more part are never written in place once published; staging
+// copies on write (mutMore).
 type committed struct {
-	perm          gen.Permission
-	cand          Candidate
-	flow          gen.FlowState
-	stopReason    string
-	instructions  []string
-	injections    []gen.InjectEffect
-	messages      []string
-	input         []member
-	list          []json.RawMessage
-	listPresent   bool
-	listHidden    bool // accepted modifications brought withheld text into list
-	workspace     gen.WorkspaceChange
-	answers       gen.OrderedMap[gen.FormAnswerValue]
-	accepted      []AcceptedResponse
-	contCount     int
-	contRemaining int
+	messages    []string
+	input       []member
+	list        []json.RawMessage
+	accepted    []AcceptedResponse
+	perm        permission
+	flow        flowState
+	listPresent bool
+	listHidden  bool // accepted modifications brought withheld text into list
+	// contCount and contRemaining are the granted continuationCount and
+	// remainingContinuations (at most 1<<31, see nonNegative).
+	contCount     uint32
+	contRemaining uint32
+	// more is the rest of the state, nil while all of it is zero: the
+	// common occurrence (a tool event answered with nothing, an approval or
+	// a denial) has no candidate, no continuation, and no workspace or form
+	// target, and so needs no allocation for them.
+	more *committedMore
+}
+
+// committedMore is the part of committed that most occurrences never set.
+type committedMore struct {
+	cand         Candidate
+	stopReason   string
+	instructions []string
+	injections   []gen.InjectEffect
+	workspace    gen.WorkspaceChange
+	answers      gen.OrderedMap[gen.FormAnswerValue]
+}
+
+// zeroMore is what get returns for no committedMore; it is never written.
+var zeroMore committedMore
+
+// get returns m, or the zero committedMore when m is nil, for reading.
+func (m *committedMore) get() *committedMore {
+	if m == nil {
+		return &zeroMore
+	}
+	return m
+}
+
+// own returns c.more for writing, allocating it when nil: only for the
+// state of an occurrence being set up, which nothing has read yet.
+func (c *committed) own() *committedMore {
+	if c.more == nil {
+		c.more = new(committedMore)
+	}
+	return c.more
+}
+
+// mutMore returns c.more for writing, where c is being staged from base
+// (a published state): the first call replaces c.more, shared with base,
+// by a copy of it, which later calls return.
+func (c *committed) mutMore(base *committed) *committedMore {
+	if c.more == nil || c.more == base.more {
+		m := new(committedMore)
+		if base.more != nil {
+			*m = *base.more
+		}
+		c.more = m
+	}
+	return c.more
+}
+
+// discardCandidate sets c's candidate to none, where c is being staged from
+// base, as mutMore writes. A candidate not present is the zero Candidate:
+// there is nothing to discard then; and a more part holding nothing but
+// the candidate is dropped rather than copied.
+func (c *committed) discardCandidate(base *committed) {
+	m := c.more
+	if m == nil || !m.cand.Present {
+		return
+	}
+	if m.stopReason == "" && m.instructions == nil && m.injections == nil &&
+		m.workspace.Cwd == nil && m.workspace.WorkspaceRoots == nil && m.answers == nil {
+		c.more = nil
+		return
+	}
+	c.mutMore(base).cand = Candidate{}
 }
 
 // Occurrence settles one event occurrence across ordered backend responses.
 // It is not safe for concurrent use; State and RequestState return
 // detached values.
 type Occurrence struct {
-	b           boundary
-	snapshot    []byte // the event given to New, encoded; nil for Admit
-	hostContext bool   // New (true) or Admit (false)
-	checkOnly   bool   // CheckEvent: the event is checked, no state is kept
+	b           *boundary // shared by the occurrences of the event, never modified
+	snapshot    []byte    // the event given to New, encoded; nil for Admit
+	hostContext bool      // New (true) or Admit (false)
+	checkOnly   bool      // CheckEvent: the event is checked, no state is kept
 	// validated: the event passed canonical validation (CheckValidated,
 	// AdmitValidated); what that established of its opaque members is not
 	// checked again.
 	validated bool
+	hidden    bool // the list target withholds content: no whole replacement
 	// lazyInput, when not nil, is the event's tool input, not yet split into
 	// cur.input: an admission-only occurrence of a validated event splits it
 	// only when an effect modifies the input (see loadInput).
 	lazyInput json.RawMessage
-	// lazyList reports a list target (lazyMsgs or lazyText) not yet
-	// encoded into cur.list, for the same reason (see loadList).
-	lazyList    bool
-	lazyMsgs    []gen.CanonicalMessage
-	lazyText    gen.TextParts
-	hidden      bool // the list target withholds content: no whole replacement
-	known       partSet
-	elicit      *elicitCtx
-	origAnswers gen.OrderedMap[gen.FormAnswerValue]
-	cur         committed
-	offered     int
+	// lazyList, when not nil, is the event of a list target not yet
+	// encoded into cur.list, for the same reason (see loadList): only an
+	// admission-only occurrence, which does not outlive its event, keeps it.
+	lazyList *gen.Event
+	known    partSet
+	elicit   *elicitCtx
+	cur      committed
+	offered  int
 	// firstAccepted holds the first accepted response (cur.accepted's
 	// only element until a second one is accepted).
 	firstAccepted [1]AcceptedResponse
@@ -410,8 +471,6 @@ func AdmitType(name gen.EventName, granted gen.Capabilities, effects []gen.Effec
 		return true, invalid("event is not interceptable", nil)
 	}
 	o := Occurrence{b: b, validated: true}
-	o.cur.perm = gen.PermissionNone
-	o.cur.flow = gen.FlowStateNone
 	if _, rej := o.stage(&granted, effects, nil); rej != nil {
 		return true, rej
 	}
@@ -517,7 +576,7 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 // accepted denial or flow stop (AHP-COMP-001). The harness sends no
 // further interception requests; remaining subscriptions observe.
 func (o *Occurrence) Done() bool {
-	return o.cur.perm == gen.PermissionDeny || o.cur.flow == gen.FlowStateStop
+	return o.cur.perm == permDeny || o.cur.flow == flowStop
 }
 
 // ReplaceWithheld reports the boundary's list target when it contains text
@@ -551,23 +610,24 @@ func ReplaceWithheldIn(event *gen.Event) (gen.ModifyTarget, bool) {
 // State returns a detached snapshot of the committed state.
 func (o *Occurrence) State() State {
 	c := &o.cur
+	m := c.more.get()
 	s := State{
-		Permission:             c.perm,
-		Candidate:              c.cand.clone(),
-		Flow:                   c.flow,
-		StopReason:             c.stopReason,
-		ContinuationCount:      c.contCount,
-		RemainingContinuations: c.contRemaining,
-		Instructions:           slices.Clone(c.instructions),
-		Injections:             copyInjections(c.injections),
+		Permission:             c.perm.wire(),
+		Candidate:              m.cand.clone(),
+		Flow:                   c.flow.wire(),
+		StopReason:             m.stopReason,
+		ContinuationCount:      int(c.contCount),
+		RemainingContinuations: int(c.contRemaining),
+		Instructions:           slices.Clone(m.instructions),
+		Injections:             copyInjections(m.injections),
 		Messages:               slices.Clone(c.messages),
 	}
-	if c.flow == gen.FlowStateContinue {
+	if c.flow == flowContinue {
 		s.ContinuationCount++
 		if s.RemainingContinuations > 0 {
 			s.RemainingContinuations--
 		}
-		for i, in := range c.instructions {
+		for i, in := range m.instructions {
 			if i > 0 {
 				s.ContinueInstruction += "\n\n"
 			}
@@ -599,13 +659,13 @@ func (o *Occurrence) targetValue() (json.RawMessage, bool) {
 		}
 		return joinList(c.list), true
 	case tkWorkspace:
-		b, err := c.workspace.MarshalJSON()
+		b, err := c.more.get().workspace.MarshalJSON()
 		return b, err == nil
 	case tkForm:
 		if !o.elicit.formAvailable() {
 			return nil, false
 		}
-		a := c.answers
+		a := c.more.get().answers
 		if a == nil {
 			a = gen.OrderedMap[gen.FormAnswerValue]{}
 		}
@@ -645,7 +705,11 @@ func (o *Occurrence) AppendRequestStateJSON(dst []byte) ([]byte, error) {
 // pristine reports whether the committed state is the default one.
 func (o *Occurrence) pristine() bool {
 	c := &o.cur
-	return c.perm == gen.PermissionNone && !c.cand.Present && c.flow == gen.FlowStateNone && len(c.instructions) == 0 && len(c.injections) == 0
+	if c.perm != permNone || c.flow != flowNone {
+		return false
+	}
+	m := c.more
+	return m == nil || !m.cand.Present && len(m.instructions) == 0 && len(m.injections) == 0
 }
 
 // RequestState returns the params.state to send to the next receiver: the
@@ -654,11 +718,12 @@ func (o *Occurrence) pristine() bool {
 // are not re-sent.
 func (o *Occurrence) RequestState() *gen.InterceptState {
 	c := &o.cur
-	st := &gen.InterceptState{Permission: c.perm}
-	if c.cand.Present {
-		cand := gen.Candidate{Value: bytes.Clone(c.cand.Value)}
-		if c.cand.Provenance != nil {
-			if ms, err := splitObject(c.cand.Provenance, false); err == nil {
+	m := c.more.get()
+	st := &gen.InterceptState{Permission: c.perm.wire()}
+	if m.cand.Present {
+		cand := gen.Candidate{Value: bytes.Clone(m.cand.Value)}
+		if m.cand.Provenance != nil {
+			if ms, err := splitObject(m.cand.Provenance, false); err == nil {
 				p := &gen.CandidateProvenance{Unknown: make([]gen.Member, len(ms))}
 				for i, m := range ms {
 					p.Unknown[i] = gen.Member{Name: m.name, Value: bytes.Clone(m.value)}
@@ -668,13 +733,13 @@ func (o *Occurrence) RequestState() *gen.InterceptState {
 		}
 		st.Candidate = gen.NullableOf(cand)
 	}
-	flow := c.flow
+	flow := c.flow.wire()
 	st.Flow = &flow
-	if len(c.instructions) > 0 {
-		st.Instructions = slices.Clone(c.instructions)
+	if len(m.instructions) > 0 {
+		st.Instructions = slices.Clone(m.instructions)
 	}
-	if len(c.injections) > 0 {
-		st.Injections = copyInjections(c.injections)
+	if len(m.injections) > 0 {
+		st.Injections = copyInjections(m.injections)
 	}
 	return st
 }
@@ -724,21 +789,72 @@ func normalizeProvenance(p json.RawMessage) (json.RawMessage, error) {
 	return cp.MarshalJSON()
 }
 
-// maxPermission composes permissions: deny > ask > allow > none.
-func maxPermission(a, b gen.Permission) gen.Permission {
-	rank := func(p gen.Permission) int {
-		switch p {
-		case gen.PermissionDeny:
-			return 3
-		case gen.PermissionAsk:
-			return 2
-		case gen.PermissionAllow:
-			return 1
-		}
-		return 0
+// permission is a known gen.Permission, numbered in the order permissions
+// compose (max): deny > ask > allow > none, the zero value.
+type permission uint8
+
+const (
+	permNone permission = iota
+	permAllow
+	permAsk
+	permDeny
+)
+
+// permissionOf returns the permission p names (none for an unknown one:
+// p is checked with Known first).
+func permissionOf(p gen.Permission) permission {
+	switch p {
+	case gen.PermissionAllow:
+		return permAllow
+	case gen.PermissionAsk:
+		return permAsk
+	case gen.PermissionDeny:
+		return permDeny
 	}
-	if rank(b) > rank(a) {
-		return b
+	return permNone
+}
+
+// wire returns the gen.Permission p is.
+func (p permission) wire() gen.Permission {
+	switch p {
+	case permAllow:
+		return gen.PermissionAllow
+	case permAsk:
+		return gen.PermissionAsk
+	case permDeny:
+		return gen.PermissionDeny
 	}
-	return a
+	return gen.PermissionNone
+}
+
+// flowState is a known gen.FlowState; none is the zero value.
+type flowState uint8
+
+const (
+	flowNone flowState = iota
+	flowStop
+	flowContinue
+)
+
+// flowStateOf returns the flow state f names (none for an unknown one: f
+// is checked with Known first).
+func flowStateOf(f gen.FlowState) flowState {
+	switch f {
+	case gen.FlowStateStop:
+		return flowStop
+	case gen.FlowStateContinue:
+		return flowContinue
+	}
+	return flowNone
+}
+
+// wire returns the gen.FlowState f is.
+func (f flowState) wire() gen.FlowState {
+	switch f {
+	case flowStop:
+		return gen.FlowStateStop
+	case flowContinue:
+		return gen.FlowStateContinue
+	}
+	return gen.FlowStateNone
 }
