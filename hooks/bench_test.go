@@ -353,3 +353,28 @@ func BenchmarkBaselineAfterIdle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolBeforeChainNoTransport is BenchmarkToolBeforeNoTransport
+// with two interceptors, the first merging into the tool input: the second
+// request carries the modified event, encoded again.
+func BenchmarkToolBeforeChainNoTransport(b *testing.B) {
+	merged, err := gen.EncodeInterceptResponse(&gen.InterceptResponse{ID: gen.JSONRPCResponseID(gen.JSONRPCIDFromString("evt-bench")),
+		Result: gen.InterceptResponseResult{ProtocolVersion: gen.ProtocolVersion, Effects: []gen.Effect{server.MergeInput(map[string]any{"by": "first"})}}})
+	require.NoError(b, err)
+	sub := interceptSub(`"tool.before"`, 5000, "fail-closed")
+	reg := registration(backendJSON("com.example.first", httpTransport("http://127.0.0.1:1"), sub), backendJSON("com.example.second", httpTransport("http://127.0.0.1:1"), sub))
+	h, err := hooks.New(reg, hooks.Config{Source: "urn:test:harness",
+		Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: hooks.Intercept().Deny().Allow().ModifyInput(hooks.Merge)},
+		Transports: map[string]transport.Transport{
+			"com.example.first":  cannedTransport{merged},
+			"com.example.second": cannedTransport{[]byte(benchResponse)},
+		}})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = h.Close() })
+	in := toolInput()
+	in.ID = "evt-bench"
+	res, err := h.ToolBefore(context.Background(), in)
+	require.NoError(b, err)
+	require.JSONEq(b, `{"path":"/etc/hosts","by":"first"}`, string(res.Event().ToolBefore.Tool.Input))
+	benchCall(b, h)
+}

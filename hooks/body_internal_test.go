@@ -11,9 +11,9 @@ import (
 )
 
 // TestInterceptBodyMatchesGeneratedEncoder: the spliced request body is
-// byte for byte what gen.EncodeInterceptRequest produces, with and without
-// a known event encoding, and built in the room start leaves around the
-// encoding (bodyRoom), for initial states that fill the state object
+// byte for byte what gen.EncodeInterceptRequest produces, with a known
+// event encoding, with one it makes in the body, and built in the room
+// start leaves around the encoding (bodyRoom), for initial states that fill the state object
 // differently and ids with and without escapes. A body built in the room
 // takes it: the next is a new buffer, and the encoding is never written.
 func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
@@ -51,9 +51,17 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 				require.NoError(t, err)
 				for _, known := range [][]byte{nil, encoded} {
 					c := &call{caps: &caps, occ: occ, stateContent: initial.Candidate.Present}
-					got, err := c.interceptBody(ev.ID(), ev, known, c.caps, &c.capsJSON, nil)
+					got, enc, err := c.interceptBody(ev.ID(), ev, known, c.caps, &c.capsJSON, nil)
 					require.NoError(t, err)
 					require.Equal(t, string(want), string(got))
+					require.Equal(t, string(encoded), string(enc))
+					if known == nil {
+						// Encoded where the body holds it, and read only.
+						require.Same(t, &got[strings.Index(string(want), `"event":`)+len(`"event":`)], &enc[0])
+						require.Equal(t, len(enc), cap(enc))
+					} else {
+						require.Same(t, &known[0], &enc[0])
+					}
 					// Allocated once: at its size, or with the room left for a
 					// state appended in place.
 					require.LessOrEqual(t, len(got), cap(got))
@@ -74,7 +82,7 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 				if head > 0 {
 					c.room = framed
 				}
-				got, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, &c.capsJSON, nil)
+				got, _, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, &c.capsJSON, nil)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(got))
 				if head > 0 && !c.stateContent {
@@ -84,7 +92,7 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 					require.Same(t, &framed[head], &got[strings.Index(string(want), `"event":`)+len(`"event":`)])
 				}
 				require.Equal(t, string(encoded), string(c.curJSON))
-				again, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, &c.capsJSON, nil)
+				again, _, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, &c.capsJSON, nil)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(again))
 				require.NotSame(t, unsafe.SliceData(got), unsafe.SliceData(again))

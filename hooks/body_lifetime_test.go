@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -109,15 +110,16 @@ func TestRequestBodiesOutliveTheCall(t *testing.T) {
 	for name, tc := range map[string]struct {
 		first      func(*gen.InterceptRequest) []gen.Effect
 		modifies   bool // the first modifies the event
-		second     bool // a second interceptor
+		others     int  // interceptors besides the first
 		observer   bool
 		wantBodies int
 	}{
 		"one interceptor":               {wantBodies: 1},
-		"two interceptors":              {second: true, wantBodies: 2},
-		"the first modifies":            {first: merge, modifies: true, second: true, wantBodies: 2},
-		"the first denies":              {first: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Deny("no")} }, second: true, wantBodies: 2}, // the second is owed an observation
-		"two interceptors, an observer": {second: true, observer: true, wantBodies: 3},
+		"two interceptors":              {others: 1, wantBodies: 2},
+		"the first modifies":            {first: merge, modifies: true, others: 1, wantBodies: 2},
+		"the first modifies, three":     {first: merge, modifies: true, others: 2, wantBodies: 3},
+		"the first denies":              {first: func(*gen.InterceptRequest) []gen.Effect { return []gen.Effect{server.Deny("no")} }, others: 1, wantBodies: 2}, // the other is owed an observation
+		"two interceptors, an observer": {others: 1, observer: true, wantBodies: 3},
 	} {
 		t.Run(name, func(t *testing.T) {
 			held := newHeldBodies()
@@ -128,11 +130,9 @@ func TestRequestBodiesOutliveTheCall(t *testing.T) {
 				cfg.Transports[id] = &heldTransport{held: held, next: transport.NewInProcess(rec.handler(), transport.InProcessOptions{})}
 				backends = append(backends, `{"id":"`+id+`","subscriptions":[`+sub+`]}`)
 			}
-			first := &recorder{effects: tc.first}
-			add("com.example.first", first, interceptSub(`"tool.before"`, 2000, "fail-closed"))
-			second := &recorder{}
-			if tc.second {
-				add("com.example.second", second, interceptSub(`"tool.before"`, 2000, "fail-closed"))
+			add("com.example.first", &recorder{effects: tc.first}, interceptSub(`"tool.before"`, 2000, "fail-closed"))
+			for i := range tc.others {
+				add(fmt.Sprintf("com.example.other%d", i), &recorder{}, interceptSub(`"tool.before"`, 2000, "fail-closed"))
 			}
 			if tc.observer {
 				add("com.example.observer", &recorder{}, observeSub(`"tool.before"`))

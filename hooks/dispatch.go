@@ -709,14 +709,14 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 	} else {
 		var evJSON []byte
 		if ev == c.cur {
-			if c.curJSON == nil {
-				c.curJSON, _ = gen.EncodeEvent(ev) // on failure, interceptBody reports it
-			}
 			evJSON = c.curJSON
 		}
 		var err error
-		if body, err = c.interceptBody(id, ev, evJSON, caps, capsJSON, s); err != nil {
+		if body, evJSON, err = c.interceptBody(id, ev, evJSON, caps, capsJSON, s); err != nil {
 			return nil, c.failure(s, &transport.Error{Code: transport.CodeProtocolRejection, Stage: transport.StageSend, Reason: "encode"}), false
+		}
+		if ev == c.cur && c.curJSON == nil {
+			c.curJSON = evJSON // encoded within body, read only: later bodies copy it
 		}
 	}
 	var dctx *deliveryContext
@@ -835,17 +835,13 @@ func (c *call) publish(d *delivery, result *gen.InterceptResponseResult) (stop, 
 // interceptBody encodes the hooks/intercept request for ev with caps, as
 // gen.EncodeInterceptRequest would, splicing in the encodings of the event
 // (evJSON, when known) and of caps (*capsJSON, encoded and kept there when
-// nil). The state's injections are projected for s like the event.
-func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte, s *subscription) ([]byte, error) {
-	var err error
-	if evJSON == nil {
-		if evJSON, err = gen.EncodeEvent(ev); err != nil {
-			return nil, err
-		}
-	}
+// nil). The state's injections are projected for s like the event. It
+// returns the body and the event's encoding: evJSON, or when that is nil
+// the encoding it made, within the body (capped: read only).
+func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.Capabilities, capsJSON *[]byte, s *subscription) (body, encoded []byte, err error) {
 	if *capsJSON == nil {
 		if *capsJSON, err = caps.MarshalJSON(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// The state projected for s when it may carry content; otherwise the
@@ -855,7 +851,7 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	stateLen := stateRoom
 	if c.stateContent {
 		if state, err = c.requestState(s, ev); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		stateLen = len(state)
 	}
@@ -867,15 +863,30 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	}
 	headLen := len(bodyHead) + idLen + len(bodyParams) + len(bodyEvent)
 	tailLen := len(bodyCaps) + len(*capsJSON) + len(bodyState) + stateLen + len(bodyTail)
-	// The body is built around the event's encoding where it was encoded
-	// when the call's room fits it (the head in front, the rest behind;
-	// the encoding itself is not written), otherwise in a new buffer.
+	// The body is built around the event's encoding where it is encoded:
+	// the head in front, the rest behind; the encoding itself is not
+	// written. That is a new encoding framed for the body, or the call's
+	// room when it holds evJSON and fits; otherwise evJSON is copied into a
+	// new buffer.
 	var b []byte
-	inRoom := c.fitsRoom(evJSON, headLen, tailLen)
-	if inRoom {
+	inPlace := false
+	switch {
+	case evJSON == nil && headLen <= maxFramedRoom && tailLen <= maxFramedRoom:
+		framed, err := gen.EncodeEventFramed(ev, headLen, tailLen)
+		if err != nil {
+			return nil, nil, err
+		}
+		evJSON = framed[headLen:len(framed):len(framed)]
+		b, inPlace = framed[:0], true
+	case evJSON == nil:
+		if evJSON, err = gen.EncodeEvent(ev); err != nil {
+			return nil, nil, err
+		}
+		b = make([]byte, 0, headLen+len(evJSON)+tailLen)
+	case c.fitsRoom(evJSON, headLen, tailLen):
 		front := len(c.room) - len(evJSON)
-		b, c.room = c.room[front-headLen:front-headLen], nil // taken: no later body writes into it
-	} else {
+		b, c.room, inPlace = c.room[front-headLen:front-headLen], nil, true // taken: no later body writes into it
+	default:
 		b = make([]byte, 0, headLen+len(evJSON)+tailLen)
 	}
 	b = append(b, bodyHead...)
@@ -888,8 +899,8 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	}
 	b = append(b, bodyParams...)
 	b = append(b, bodyEvent...)
-	if inRoom {
-		b = b[:len(b)+len(evJSON)] // the encoding, in place
+	if inPlace {
+		b = b[:len(b)+len(evJSON)] // the encoding, where it is
 	} else {
 		b = append(b, evJSON...)
 	}
@@ -899,9 +910,9 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	if state != nil {
 		b = append(b, state...)
 	} else if b, err = c.occ.AppendRequestStateJSON(b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(b, bodyTail...), nil
+	return append(b, bodyTail...), evJSON, nil
 }
 
 // bodyRoom is the room start leaves around the encoding of a call's event
@@ -926,6 +937,11 @@ func bodyRoom(e *eventEntry, o *callOptions, ev *gen.Event, req *beginRequest) (
 // maxRoomID bounds the id bodyRoom leaves room for (far below what
 // gen.EncodeEventFramed admits).
 const maxRoomID = 1 << 10
+
+// maxFramedRoom bounds the head and the tail interceptBody frames a new
+// encoding with (gen.EncodeEventFramed admits up to 1 MiB); beyond it, the
+// encoding is copied.
+const maxFramedRoom = 64 << 10
 
 // fitsRoom reports whether a body of headLen bytes, evJSON and tailLen
 // bytes can be built in the call's room: evJSON is the encoding the room
