@@ -106,18 +106,26 @@ type clockSecond struct {
 
 // format is formatUTC(t) for t near the current time (TestClockAgrees).
 func (c *clock) format(t time.Time) (_ string, own bool) {
-	sec := t.Unix()
-	cs := c.last.Load()
-	if cs == nil || cs.unix != sec {
-		s, own := formatUTC(t)
-		if own {
-			cs = &clockSecond{unix: sec}
-			copy(cs.text[:], s)
-			c.last.Store(cs)
-		}
-		return s, own
-	}
 	var b [30]byte
+	if n, ok := c.formatCached(&b, t); ok {
+		return string(b[:n]), true
+	}
+	s, own := formatUTC(t)
+	if own {
+		cs := &clockSecond{unix: t.Unix()}
+		copy(cs.text[:], s)
+		c.last.Store(cs)
+	}
+	return s, own
+}
+
+// formatCached writes what format returns into b and returns its length
+// when t is in the last second formatted, and reports false otherwise.
+func (c *clock) formatCached(b *[30]byte, t time.Time) (int, bool) {
+	cs := c.last.Load()
+	if cs == nil || cs.unix != t.Unix() {
+		return 0, false
+	}
 	copy(b[:], cs.text[:])
 	n := 19
 	if ns := t.Nanosecond(); ns != 0 {
@@ -132,7 +140,7 @@ func (c *clock) format(t time.Time) (_ string, own bool) {
 		}
 	}
 	b[n] = 'Z'
-	return string(b[:n+1]), true
+	return n + 1, true
 }
 
 // appJSON is appJSON for a member of the event f fills: raw JSON that

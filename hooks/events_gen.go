@@ -63,33 +63,33 @@ func (in *ToolBeforeInput) wire(f *fill) (*gen.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &built[gen.ToolBeforeEvent]{payload: gen.ToolBeforeEvent{
-		ID:      f.eventID(in.ID),
-		Source:  f.source,
-		Type:    "tool.before",
-		Time:    f.eventTime(in.Time),
-		Session: in.Session,
-		Tool: gen.ExecutionEventTool{
-			Name:   in.Name,
-			Kind:   in.Kind,
-			Input:  toolInput,
-			Origin: in.Origin,
-			MCP:    in.MCP,
-		},
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Call: gen.Call{
-			ID:          in.CallID,
-			Synthesized: in.CallSynthesized,
-		},
-		Path:        in.Path,
-		Batch:       in.Batch,
-		Synthesized: in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ToolBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Type = "tool.before"
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Tool = gen.ExecutionEventTool{
+		Name:   in.Name,
+		Kind:   in.Kind,
+		Input:  toolInput,
+		Origin: in.Origin,
+		MCP:    in.MCP,
+	}
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Call = gen.Call{
+		ID:          in.CallID,
+		Synthesized: in.CallSynthesized,
+	}
+	p.Path = in.Path
+	p.Batch = in.Batch
+	p.Synthesized = in.Synthesized
 	b.ev.ToolBefore = &b.payload
 	return &b.ev, nil
 }
@@ -189,38 +189,38 @@ func (in *ToolAfterInput) wire(f *fill) (*gen.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &built[gen.ToolAfterEvent]{payload: gen.ToolAfterEvent{
-		ID:      f.eventID(in.ID),
-		Source:  f.source,
-		Type:    "tool.after",
-		Time:    f.eventTime(in.Time),
-		Session: in.Session,
-		Tool: gen.ExecutionEventTool{
-			Name:   in.Name,
-			Kind:   in.Kind,
-			Input:  toolInput,
-			Origin: in.Origin,
-			MCP:    in.MCP,
-		},
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Outcome:       in.Outcome,
-		Execution:     in.Execution,
-		Call: gen.Call{
-			ID:          in.CallID,
-			Synthesized: in.CallSynthesized,
-		},
-		Path:        in.Path,
-		Batch:       in.Batch,
-		Error:       in.Error,
-		DurationMs:  in.DurationMs,
-		FileChanges: in.FileChanges,
-		Synthesized: in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ToolAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Type = "tool.after"
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Tool = gen.ExecutionEventTool{
+		Name:   in.Name,
+		Kind:   in.Kind,
+		Input:  toolInput,
+		Origin: in.Origin,
+		MCP:    in.MCP,
+	}
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Outcome = in.Outcome
+	p.Execution = in.Execution
+	p.Call = gen.Call{
+		ID:          in.CallID,
+		Synthesized: in.CallSynthesized,
+	}
+	p.Path = in.Path
+	p.Batch = in.Batch
+	p.Error = in.Error
+	p.DurationMs = in.DurationMs
+	p.FileChanges = in.FileChanges
+	p.Synthesized = in.Synthesized
 	b.ev.ToolAfter = &b.payload
 	return &b.ev, nil
 }
@@ -296,25 +296,25 @@ type SessionStartInput struct {
 
 // wire converts the input into the canonical session.start event.
 func (in *SessionStartInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.SessionStartEvent]{payload: gen.SessionStartEvent{
-		ID:             f.eventID(in.ID),
-		Source:         f.source,
-		Type:           "session.start",
-		Time:           f.eventTime(in.Time),
-		Session:        in.Session,
-		Native:         in.Native,
-		Extensions:     in.Extensions,
-		ParentEventID:  in.ParentEventID,
-		Turn:           in.Turn,
-		Items:          in.Items,
-		Gaps:           in.Gaps,
-		Trigger:        in.Trigger,
-		ResumedFrom:    in.ResumedFrom,
-		PermissionMode: in.PermissionMode,
-		Harness:        in.Harness,
-		Manifest:       f.sessionManifest(),
-		Synthesized:    in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.SessionStartEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Type = "session.start"
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Trigger = in.Trigger
+	p.ResumedFrom = in.ResumedFrom
+	p.PermissionMode = in.PermissionMode
+	p.Harness = in.Harness
+	p.Manifest = f.sessionManifest()
+	p.Synthesized = in.Synthesized
 	b.ev.SessionStart = &b.payload
 	return &b.ev, nil
 }
@@ -388,23 +388,23 @@ type SessionEndInput struct {
 
 // wire converts the input into the canonical session.end event.
 func (in *SessionEndInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.SessionEndEvent]{payload: gen.SessionEndEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Type:          "session.end",
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Outcome:       in.Outcome,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Reason:        in.Reason,
-		Counters:      in.Counters,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.SessionEndEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Type = "session.end"
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Outcome = in.Outcome
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Reason = in.Reason
+	p.Counters = in.Counters
+	p.Synthesized = in.Synthesized
 	b.ev.SessionEnd = &b.payload
 	return &b.ev, nil
 }
@@ -464,21 +464,21 @@ type ConfigChangeBeforeInput struct {
 
 // wire converts the input into the canonical config.change.before event.
 func (in *ConfigChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ConfigChangeBeforeEvent]{payload: gen.ConfigChangeBeforeEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "config.change.before",
-		Synthesized:   in.Synthesized,
-		Change:        in.Change,
-	}}
+	b, tb := newBuilt[gen.ConfigChangeBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "config.change.before"
+	p.Synthesized = in.Synthesized
+	p.Change = in.Change
 	b.ev.ConfigChangeBefore = &b.payload
 	return &b.ev, nil
 }
@@ -548,21 +548,21 @@ type ConfigChangeAfterInput struct {
 
 // wire converts the input into the canonical config.change.after event.
 func (in *ConfigChangeAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ConfigChangeAfterEvent]{payload: gen.ConfigChangeAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "config.change.after",
-		Synthesized:   in.Synthesized,
-		Change:        in.Change,
-	}}
+	b, tb := newBuilt[gen.ConfigChangeAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "config.change.after"
+	p.Synthesized = in.Synthesized
+	p.Change = in.Change
 	b.ev.ConfigChangeAfter = &b.payload
 	return &b.ev, nil
 }
@@ -624,22 +624,22 @@ type TurnStartInput struct {
 
 // wire converts the input into the canonical turn.start event.
 func (in *TurnStartInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.TurnStartEvent]{payload: gen.TurnStartEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "turn.start",
-		Trigger:       in.Trigger,
-		ExpandedFrom:  in.ExpandedFrom,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.TurnStartEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "turn.start"
+	p.Trigger = in.Trigger
+	p.ExpandedFrom = in.ExpandedFrom
+	p.Synthesized = in.Synthesized
 	b.ev.TurnStart = &b.payload
 	return &b.ev, nil
 }
@@ -715,24 +715,24 @@ type TurnFinishBeforeInput struct {
 
 // wire converts the input into the canonical turn.finish.before event.
 func (in *TurnFinishBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.TurnFinishBeforeEvent]{payload: gen.TurnFinishBeforeEvent{
-		ID:                f.eventID(in.ID),
-		Source:            f.source,
-		Time:              f.eventTime(in.Time),
-		Session:           in.Session,
-		Native:            in.Native,
-		Extensions:        in.Extensions,
-		ParentEventID:     in.ParentEventID,
-		Items:             in.Items,
-		Gaps:              in.Gaps,
-		Turn:              in.Turn,
-		Type:              "turn.finish.before",
-		Outcome:           in.Outcome,
-		LastAssistantItem: in.LastAssistantItem,
-		ContinuationCount: in.ContinuationCount,
-		Usage:             in.Usage,
-		Synthesized:       in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.TurnFinishBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "turn.finish.before"
+	p.Outcome = in.Outcome
+	p.LastAssistantItem = in.LastAssistantItem
+	p.ContinuationCount = in.ContinuationCount
+	p.Usage = in.Usage
+	p.Synthesized = in.Synthesized
 	b.ev.TurnFinishBefore = &b.payload
 	return &b.ev, nil
 }
@@ -810,25 +810,25 @@ type TurnEndInput struct {
 
 // wire converts the input into the canonical turn.end event.
 func (in *TurnEndInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.TurnEndEvent]{payload: gen.TurnEndEvent{
-		ID:                f.eventID(in.ID),
-		Source:            f.source,
-		Time:              f.eventTime(in.Time),
-		Session:           in.Session,
-		Native:            in.Native,
-		Extensions:        in.Extensions,
-		ParentEventID:     in.ParentEventID,
-		Items:             in.Items,
-		Gaps:              in.Gaps,
-		Turn:              in.Turn,
-		Type:              "turn.end",
-		Outcome:           in.Outcome,
-		LastAssistantItem: in.LastAssistantItem,
-		ContinuationCount: in.ContinuationCount,
-		Usage:             in.Usage,
-		Error:             in.Error,
-		Synthesized:       in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.TurnEndEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "turn.end"
+	p.Outcome = in.Outcome
+	p.LastAssistantItem = in.LastAssistantItem
+	p.ContinuationCount = in.ContinuationCount
+	p.Usage = in.Usage
+	p.Error = in.Error
+	p.Synthesized = in.Synthesized
 	b.ev.TurnEnd = &b.payload
 	return &b.ev, nil
 }
@@ -892,23 +892,23 @@ type TurnProgressInput struct {
 
 // wire converts the input into the canonical turn.progress event.
 func (in *TurnProgressInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.TurnProgressEvent]{payload: gen.TurnProgressEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "turn.progress",
-		Item:          in.Item,
-		Delta:         in.Delta,
-		Final:         in.Final,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.TurnProgressEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "turn.progress"
+	p.Item = in.Item
+	p.Delta = in.Delta
+	p.Final = in.Final
+	p.Synthesized = in.Synthesized
 	b.ev.TurnProgress = &b.payload
 	return &b.ev, nil
 }
@@ -972,23 +972,23 @@ type ModelRequestBeforeInput struct {
 
 // wire converts the input into the canonical model.request.before event.
 func (in *ModelRequestBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ModelRequestBeforeEvent]{payload: gen.ModelRequestBeforeEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "model.request.before",
-		Model:         in.Model,
-		Attempt:       in.Attempt,
-		Params:        in.Params,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ModelRequestBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "model.request.before"
+	p.Model = in.Model
+	p.Attempt = in.Attempt
+	p.Params = in.Params
+	p.Synthesized = in.Synthesized
 	b.ev.ModelRequestBefore = &b.payload
 	return &b.ev, nil
 }
@@ -1068,26 +1068,26 @@ type ModelResponseAfterInput struct {
 
 // wire converts the input into the canonical model.response.after event.
 func (in *ModelResponseAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ModelResponseAfterEvent]{payload: gen.ModelResponseAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "model.response.after",
-		Model:         in.Model,
-		Attempt:       in.Attempt,
-		Execution:     in.Execution,
-		Usage:         in.Usage,
-		FinishReason:  in.FinishReason,
-		LatencyMs:     in.LatencyMs,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ModelResponseAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "model.response.after"
+	p.Model = in.Model
+	p.Attempt = in.Attempt
+	p.Execution = in.Execution
+	p.Usage = in.Usage
+	p.FinishReason = in.FinishReason
+	p.LatencyMs = in.LatencyMs
+	p.Synthesized = in.Synthesized
 	b.ev.ModelResponseAfter = &b.payload
 	return &b.ev, nil
 }
@@ -1169,27 +1169,27 @@ type ModelErrorInput struct {
 
 // wire converts the input into the canonical model.error event.
 func (in *ModelErrorInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ModelErrorEvent]{payload: gen.ModelErrorEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "model.error",
-		Model:         in.Model,
-		Attempt:       in.Attempt,
-		Execution:     in.Execution,
-		Error:         in.Error,
-		Usage:         in.Usage,
-		LatencyMs:     in.LatencyMs,
-		Recovery:      in.Recovery,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ModelErrorEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "model.error"
+	p.Model = in.Model
+	p.Attempt = in.Attempt
+	p.Execution = in.Execution
+	p.Error = in.Error
+	p.Usage = in.Usage
+	p.LatencyMs = in.LatencyMs
+	p.Recovery = in.Recovery
+	p.Synthesized = in.Synthesized
 	b.ev.ModelError = &b.payload
 	return &b.ev, nil
 }
@@ -1255,24 +1255,24 @@ type ModelSwitchBeforeInput struct {
 
 // wire converts the input into the canonical model.switch.before event.
 func (in *ModelSwitchBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ModelSwitchBeforeEvent]{payload: gen.ModelSwitchBeforeEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "model.switch.before",
-		Current:       in.Current,
-		Proposed:      in.Proposed,
-		Reason:        in.Reason,
-		Pricing:       in.Pricing,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ModelSwitchBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "model.switch.before"
+	p.Current = in.Current
+	p.Proposed = in.Proposed
+	p.Reason = in.Reason
+	p.Pricing = in.Pricing
+	p.Synthesized = in.Synthesized
 	b.ev.ModelSwitchBefore = &b.payload
 	return &b.ev, nil
 }
@@ -1346,23 +1346,23 @@ type ModelSwitchAfterInput struct {
 
 // wire converts the input into the canonical model.switch.after event.
 func (in *ModelSwitchAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ModelSwitchAfterEvent]{payload: gen.ModelSwitchAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "model.switch.after",
-		Previous:      in.Previous,
-		Current:       in.Current,
-		Reason:        in.Reason,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ModelSwitchAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "model.switch.after"
+	p.Previous = in.Previous
+	p.Current = in.Current
+	p.Reason = in.Reason
+	p.Synthesized = in.Synthesized
 	b.ev.ModelSwitchAfter = &b.payload
 	return &b.ev, nil
 }
@@ -1446,35 +1446,35 @@ func (in *ToolPermissionRequestInput) wire(f *fill) (*gen.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &built[gen.ToolPermissionRequestEvent]{payload: gen.ToolPermissionRequestEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "tool.permission.request",
-		Call: gen.Call{
-			ID:          in.CallID,
-			Synthesized: in.CallSynthesized,
-		},
-		Tool: gen.ExecutionEventTool{
-			Name:   in.Name,
-			Kind:   in.Kind,
-			Input:  toolInput,
-			Origin: in.Origin,
-			MCP:    in.MCP,
-		},
-		Path:          in.Path,
-		Batch:         in.Batch,
-		Suggestions:   in.Suggestions,
-		SandboxBypass: in.SandboxBypass,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ToolPermissionRequestEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "tool.permission.request"
+	p.Call = gen.Call{
+		ID:          in.CallID,
+		Synthesized: in.CallSynthesized,
+	}
+	p.Tool = gen.ExecutionEventTool{
+		Name:   in.Name,
+		Kind:   in.Kind,
+		Input:  toolInput,
+		Origin: in.Origin,
+		MCP:    in.MCP,
+	}
+	p.Path = in.Path
+	p.Batch = in.Batch
+	p.Suggestions = in.Suggestions
+	p.SandboxBypass = in.SandboxBypass
+	p.Synthesized = in.Synthesized
 	b.ev.ToolPermissionRequest = &b.payload
 	return &b.ev, nil
 }
@@ -1568,35 +1568,35 @@ func (in *ToolPermissionResolvedInput) wire(f *fill) (*gen.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &built[gen.ToolPermissionResolvedEvent]{payload: gen.ToolPermissionResolvedEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "tool.permission.resolved",
-		Call: gen.Call{
-			ID:          in.CallID,
-			Synthesized: in.CallSynthesized,
-		},
-		Tool: gen.ExecutionEventTool{
-			Name:   in.Name,
-			Kind:   in.Kind,
-			Input:  toolInput,
-			Origin: in.Origin,
-			MCP:    in.MCP,
-		},
-		Path:        in.Path,
-		Batch:       in.Batch,
-		Decision:    in.Decision,
-		DecidedBy:   in.DecidedBy,
-		Synthesized: in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ToolPermissionResolvedEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "tool.permission.resolved"
+	p.Call = gen.Call{
+		ID:          in.CallID,
+		Synthesized: in.CallSynthesized,
+	}
+	p.Tool = gen.ExecutionEventTool{
+		Name:   in.Name,
+		Kind:   in.Kind,
+		Input:  toolInput,
+		Origin: in.Origin,
+		MCP:    in.MCP,
+	}
+	p.Path = in.Path
+	p.Batch = in.Batch
+	p.Decision = in.Decision
+	p.DecidedBy = in.DecidedBy
+	p.Synthesized = in.Synthesized
 	b.ev.ToolPermissionResolved = &b.payload
 	return &b.ev, nil
 }
@@ -1680,35 +1680,35 @@ func (in *ToolProgressInput) wire(f *fill) (*gen.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &built[gen.ToolProgressEvent]{payload: gen.ToolProgressEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "tool.progress",
-		Call: gen.Call{
-			ID:          in.CallID,
-			Synthesized: in.CallSynthesized,
-		},
-		Tool: gen.ExecutionEventTool{
-			Name:   in.Name,
-			Kind:   in.Kind,
-			Input:  toolInput,
-			Origin: in.Origin,
-			MCP:    in.MCP,
-		},
-		Path:          in.Path,
-		Batch:         in.Batch,
-		PartialOutput: in.PartialOutput,
-		Backgrounded:  in.Backgrounded,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ToolProgressEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "tool.progress"
+	p.Call = gen.Call{
+		ID:          in.CallID,
+		Synthesized: in.CallSynthesized,
+	}
+	p.Tool = gen.ExecutionEventTool{
+		Name:   in.Name,
+		Kind:   in.Kind,
+		Input:  toolInput,
+		Origin: in.Origin,
+		MCP:    in.MCP,
+	}
+	p.Path = in.Path
+	p.Batch = in.Batch
+	p.PartialOutput = in.PartialOutput
+	p.Backgrounded = in.Backgrounded
+	p.Synthesized = in.Synthesized
 	b.ev.ToolProgress = &b.payload
 	return &b.ev, nil
 }
@@ -1770,22 +1770,22 @@ type ToolBatchAfterInput struct {
 
 // wire converts the input into the canonical tool.batch.after event.
 func (in *ToolBatchAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ToolBatchAfterEvent]{payload: gen.ToolBatchAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "tool.batch.after",
-		Batch:         in.Batch,
-		Calls:         in.Calls,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ToolBatchAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "tool.batch.after"
+	p.Batch = in.Batch
+	p.Calls = in.Calls
+	p.Synthesized = in.Synthesized
 	b.ev.ToolBatchAfter = &b.payload
 	return &b.ev, nil
 }
@@ -1859,23 +1859,23 @@ type ContextCompactBeforeInput struct {
 
 // wire converts the input into the canonical context.compact.before event.
 func (in *ContextCompactBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ContextCompactBeforeEvent]{payload: gen.ContextCompactBeforeEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "context.compact.before",
-		Trigger:       in.Trigger,
-		Instructions:  in.Instructions,
-		TokenCounts:   in.TokenCounts,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ContextCompactBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "context.compact.before"
+	p.Trigger = in.Trigger
+	p.Instructions = in.Instructions
+	p.TokenCounts = in.TokenCounts
+	p.Synthesized = in.Synthesized
 	b.ev.ContextCompactBefore = &b.payload
 	return &b.ev, nil
 }
@@ -1951,24 +1951,24 @@ type ContextCompactAfterInput struct {
 
 // wire converts the input into the canonical context.compact.after event.
 func (in *ContextCompactAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.ContextCompactAfterEvent]{payload: gen.ContextCompactAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		ParentEventID: in.ParentEventID,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Turn:          in.Turn,
-		Type:          "context.compact.after",
-		Summary:       in.Summary,
-		Removed:       in.Removed,
-		TokenCounts:   in.TokenCounts,
-		Execution:     in.Execution,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.ContextCompactAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.ParentEventID = in.ParentEventID
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Turn = in.Turn
+	p.Type = "context.compact.after"
+	p.Summary = in.Summary
+	p.Removed = in.Removed
+	p.TokenCounts = in.TokenCounts
+	p.Execution = in.Execution
+	p.Synthesized = in.Synthesized
 	b.ev.ContextCompactAfter = &b.payload
 	return &b.ev, nil
 }
@@ -2038,21 +2038,21 @@ type TaskChangeBeforeInput struct {
 
 // wire converts the input into the canonical task.change.before event.
 func (in *TaskChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.TaskChangeBeforeEvent]{payload: gen.TaskChangeBeforeEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "task.change.before",
-		Task:          in.Task,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.TaskChangeBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "task.change.before"
+	p.Task = in.Task
+	p.Synthesized = in.Synthesized
 	b.ev.TaskChangeBefore = &b.payload
 	return &b.ev, nil
 }
@@ -2122,21 +2122,21 @@ type TaskChangeAfterInput struct {
 
 // wire converts the input into the canonical task.change.after event.
 func (in *TaskChangeAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.TaskChangeAfterEvent]{payload: gen.TaskChangeAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "task.change.after",
-		Task:          in.Task,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.TaskChangeAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "task.change.after"
+	p.Task = in.Task
+	p.Synthesized = in.Synthesized
 	b.ev.TaskChangeAfter = &b.payload
 	return &b.ev, nil
 }
@@ -2196,21 +2196,21 @@ type UserAttentionInput struct {
 
 // wire converts the input into the canonical user.attention event.
 func (in *UserAttentionInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.UserAttentionEvent]{payload: gen.UserAttentionEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "user.attention",
-		Synthesized:   in.Synthesized,
-		Attention:     in.Attention,
-	}}
+	b, tb := newBuilt[gen.UserAttentionEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "user.attention"
+	p.Synthesized = in.Synthesized
+	p.Attention = in.Attention
 	b.ev.UserAttention = &b.payload
 	return &b.ev, nil
 }
@@ -2270,21 +2270,21 @@ type UserElicitationRequestInput struct {
 
 // wire converts the input into the canonical user.elicitation.request event.
 func (in *UserElicitationRequestInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.UserElicitationRequestEvent]{payload: gen.UserElicitationRequestEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "user.elicitation.request",
-		Synthesized:   in.Synthesized,
-		Elicitation:   in.Elicitation,
-	}}
+	b, tb := newBuilt[gen.UserElicitationRequestEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "user.elicitation.request"
+	p.Synthesized = in.Synthesized
+	p.Elicitation = in.Elicitation
 	b.ev.UserElicitationRequest = &b.payload
 	return &b.ev, nil
 }
@@ -2354,21 +2354,21 @@ type UserElicitationResultInput struct {
 
 // wire converts the input into the canonical user.elicitation.result event.
 func (in *UserElicitationResultInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.UserElicitationResultEvent]{payload: gen.UserElicitationResultEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "user.elicitation.result",
-		Synthesized:   in.Synthesized,
-		Elicitation:   in.Elicitation,
-	}}
+	b, tb := newBuilt[gen.UserElicitationResultEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "user.elicitation.result"
+	p.Synthesized = in.Synthesized
+	p.Elicitation = in.Elicitation
 	b.ev.UserElicitationResult = &b.payload
 	return &b.ev, nil
 }
@@ -2438,21 +2438,21 @@ type UserMessageInboundInput struct {
 
 // wire converts the input into the canonical user.message.inbound event.
 func (in *UserMessageInboundInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.UserMessageInboundEvent]{payload: gen.UserMessageInboundEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "user.message.inbound",
-		Synthesized:   in.Synthesized,
-		Message:       in.Message,
-	}}
+	b, tb := newBuilt[gen.UserMessageInboundEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "user.message.inbound"
+	p.Synthesized = in.Synthesized
+	p.Message = in.Message
 	b.ev.UserMessageInbound = &b.payload
 	return &b.ev, nil
 }
@@ -2522,21 +2522,21 @@ type UserMessageOutboundInput struct {
 
 // wire converts the input into the canonical user.message.outbound event.
 func (in *UserMessageOutboundInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.UserMessageOutboundEvent]{payload: gen.UserMessageOutboundEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "user.message.outbound",
-		Synthesized:   in.Synthesized,
-		Message:       in.Message,
-	}}
+	b, tb := newBuilt[gen.UserMessageOutboundEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "user.message.outbound"
+	p.Synthesized = in.Synthesized
+	p.Message = in.Message
 	b.ev.UserMessageOutbound = &b.payload
 	return &b.ev, nil
 }
@@ -2606,21 +2606,21 @@ type WorkspaceChangeBeforeInput struct {
 
 // wire converts the input into the canonical workspace.change.before event.
 func (in *WorkspaceChangeBeforeInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.WorkspaceChangeBeforeEvent]{payload: gen.WorkspaceChangeBeforeEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "workspace.change.before",
-		Workspace:     in.Workspace,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.WorkspaceChangeBeforeEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "workspace.change.before"
+	p.Workspace = in.Workspace
+	p.Synthesized = in.Synthesized
 	b.ev.WorkspaceChangeBefore = &b.payload
 	return &b.ev, nil
 }
@@ -2690,21 +2690,21 @@ type WorkspaceChangeAfterInput struct {
 
 // wire converts the input into the canonical workspace.change.after event.
 func (in *WorkspaceChangeAfterInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.WorkspaceChangeAfterEvent]{payload: gen.WorkspaceChangeAfterEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "workspace.change.after",
-		Workspace:     in.Workspace,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.WorkspaceChangeAfterEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "workspace.change.after"
+	p.Workspace = in.Workspace
+	p.Synthesized = in.Synthesized
 	b.ev.WorkspaceChangeAfter = &b.payload
 	return &b.ev, nil
 }
@@ -2764,21 +2764,21 @@ type FileChangedInput struct {
 
 // wire converts the input into the canonical file.changed event.
 func (in *FileChangedInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.FileChangedEvent]{payload: gen.FileChangedEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		ParentEventID: in.ParentEventID,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "file.changed",
-		Changes:       in.Changes,
-		Synthesized:   in.Synthesized,
-	}}
+	b, tb := newBuilt[gen.FileChangedEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.ParentEventID = in.ParentEventID
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "file.changed"
+	p.Changes = in.Changes
+	p.Synthesized = in.Synthesized
 	b.ev.FileChanged = &b.payload
 	return &b.ev, nil
 }
@@ -2838,21 +2838,21 @@ type HookFailureInput struct {
 
 // wire converts the input into the canonical hook.failure event.
 func (in *HookFailureInput) wire(f *fill) (*gen.Event, error) {
-	b := &built[gen.HookFailureEvent]{payload: gen.HookFailureEvent{
-		ID:            f.eventID(in.ID),
-		Source:        f.source,
-		Time:          f.eventTime(in.Time),
-		Session:       in.Session,
-		Turn:          in.Turn,
-		Items:         in.Items,
-		Gaps:          in.Gaps,
-		Native:        in.Native,
-		Extensions:    in.Extensions,
-		Type:          "hook.failure",
-		Synthesized:   in.Synthesized,
-		Failure:       in.Failure,
-		ParentEventID: in.ParentEventID,
-	}}
+	b, tb := newBuilt[gen.HookFailureEvent]()
+	p := &b.payload
+	p.ID = f.eventID(in.ID)
+	p.Source = f.source
+	p.Time = f.eventTimeIn(tb, in.Time)
+	p.Session = in.Session
+	p.Turn = in.Turn
+	p.Items = in.Items
+	p.Gaps = in.Gaps
+	p.Native = in.Native
+	p.Extensions = in.Extensions
+	p.Type = "hook.failure"
+	p.Synthesized = in.Synthesized
+	p.Failure = in.Failure
+	p.ParentEventID = in.ParentEventID
 	b.ev.HookFailure = &b.payload
 	return &b.ev, nil
 }

@@ -148,6 +148,12 @@ func hooksFieldDoc(goName, jsonPath string, fl *field) string {
 	return doc
 }
 
+// member is one member of a built payload: its Go field name and value.
+type member struct {
+	name  string
+	value jen.Code
+}
+
 func renderHooksEvent(f *jen.File, ev eventInfo, pt *goType) error {
 	input := ev.GoName + "Input"
 	used := map[string]string{}
@@ -159,8 +165,9 @@ func renderHooksEvent(f *jen.File, ev eventInfo, pt *goType) error {
 		return nil
 	}
 	var fields []jen.Code
-	var assign []jen.Code // members of the wire literal
-	var pre []jen.Code    // statements before the literal
+	var assign []member // members of the payload
+	var pre []jen.Code  // statements before the literal
+	timed := false      // the SDK may format the time (into the event's allocation, newBuilt)
 	for _, fl := range pt.Fields {
 		switch {
 		case hooksOwned[fl.JSON]:
@@ -170,24 +177,25 @@ func renderHooksEvent(f *jen.File, ev eventInfo, pt *goType) error {
 				if fl.Const != nil {
 					name = *fl.Const
 				}
-				assign = append(assign, jen.Id(fl.Go).Op(":").Lit(name))
+				assign = append(assign, member{fl.Go, jen.Lit(name)})
 			case "source":
-				assign = append(assign, jen.Id(fl.Go).Op(":").Id("f").Dot("source"))
+				assign = append(assign, member{fl.Go, jen.Id("f").Dot("source")})
 			case "manifest":
-				assign = append(assign, jen.Id(fl.Go).Op(":").Id("f").Dot("sessionManifest").Call())
+				assign = append(assign, member{fl.Go, jen.Id("f").Dot("sessionManifest").Call()})
 			}
 		case fl.JSON == "id" && resolved(fl.Type).Kind == kindString && fl.Required:
 			if err := claim("ID", "id"); err != nil {
 				return err
 			}
 			fields = append(fields, jen.Comment("ID is the event id; empty means the SDK generates one. WithEventID takes precedence. Reuse the id when retrying the same occurrence."), jen.Id("ID").String())
-			assign = append(assign, jen.Id(fl.Go).Op(":").Id("f").Dot("eventID").Call(jen.Id("in").Dot("ID")))
+			assign = append(assign, member{fl.Go, jen.Id("f").Dot("eventID").Call(jen.Id("in").Dot("ID"))})
 		case fl.JSON == "time" && resolved(fl.Type).Kind == kindString && fl.Required:
 			if err := claim("Time", "time"); err != nil {
 				return err
 			}
 			fields = append(fields, jen.Comment("Time is when the harness created the event; zero means now."), jen.Id("Time").Qual("time", "Time"))
-			assign = append(assign, jen.Id(fl.Go).Op(":").Id("f").Dot("eventTime").Call(jen.Id("in").Dot("Time")))
+			assign = append(assign, member{fl.Go, jen.Id("f").Dot("eventTimeIn").Call(jen.Id("tb"), jen.Id("in").Dot("Time"))})
+			timed = true
 		case isWrapper(fl):
 			wt := resolved(fl.Type)
 			prefix := hooksWrappers[fl.JSON]
@@ -213,7 +221,7 @@ func renderHooksEvent(f *jen.File, ev eventInfo, pt *goType) error {
 				fields = append(fields, jen.Comment(hooksFieldDoc(name, path, sub)), jen.Id(name).Add(hooksFieldType(sub)))
 				inner = append(inner, jen.Id(sub.Go).Op(":").Id("in").Dot(name))
 			}
-			assign = append(assign, jen.Id(fl.Go).Op(":").Qual(genPackage, fl.Type.Name).Custom(multiline, inner...))
+			assign = append(assign, member{fl.Go, jen.Qual(genPackage, fl.Type.Name).Custom(multiline, inner...)})
 			continue
 		default:
 			goto plain
@@ -224,7 +232,7 @@ func renderHooksEvent(f *jen.File, ev eventInfo, pt *goType) error {
 			return err
 		}
 		fields = append(fields, jen.Comment(hooksFieldDoc(fl.Go, fl.JSON, fl)), jen.Id(fl.Go).Add(hooksFieldType(fl)))
-		assign = append(assign, jen.Id(fl.Go).Op(":").Id("in").Dot(fl.Go))
+		assign = append(assign, member{fl.Go, jen.Id("in").Dot(fl.Go)})
 	}
 
 	mode := "interceptable"
@@ -237,10 +245,29 @@ id and time when they are empty. Protocol-owned wrappers are flattened;
 application-owned JSON is passed through unchanged.`, input, ev.Name, mode, ev.GoName, manifestNote(pt)))
 	f.Type().Id(input).Struct(fields...)
 
-	// The event and its payload in one allocation (built).
+	// The event and its payload in one allocation (built), with its time
+	// when that costs nothing (newBuilt).
 	body := append([]jen.Code{}, pre...)
+	if timed {
+		// The members are set one by one: a literal assigned to the
+		// allocated payload would be built aside and copied.
+		body = append(body,
+			jen.List(jen.Id("b"), jen.Id("tb")).Op(":=").Id("newBuilt").Types(jen.Qual(genPackage, ev.PayloadType)).Call(),
+			jen.Id("p").Op(":=").Op("&").Id("b").Dot("payload"),
+		)
+		for _, m := range assign {
+			body = append(body, jen.Id("p").Dot(m.name).Op("=").Add(m.value))
+		}
+	} else {
+		var lit []jen.Code
+		for _, m := range assign {
+			lit = append(lit, jen.Id(m.name).Op(":").Add(m.value))
+		}
+		body = append(body,
+			jen.Id("b").Op(":=").Op("&").Id("built").Types(jen.Qual(genPackage, ev.PayloadType)).Values(jen.Id("payload").Op(":").Qual(genPackage, ev.PayloadType).Custom(multiline, lit...)),
+		)
+	}
 	body = append(body,
-		jen.Id("b").Op(":=").Op("&").Id("built").Types(jen.Qual(genPackage, ev.PayloadType)).Values(jen.Id("payload").Op(":").Qual(genPackage, ev.PayloadType).Custom(multiline, assign...)),
 		jen.Id("b").Dot("ev").Dot(ev.GoName).Op("=").Op("&").Id("b").Dot("payload"),
 		jen.Return(jen.Op("&").Id("b").Dot("ev"), jen.Nil()),
 	)
