@@ -378,3 +378,26 @@ func BenchmarkToolBeforeChainNoTransport(b *testing.B) {
 	require.JSONEq(b, `{"path":"/etc/hosts","by":"first"}`, string(res.Event().ToolBefore.Tool.Input))
 	benchCall(b, h)
 }
+
+// BenchmarkToolAfterObserveNoTransport is the harness's own work for an
+// event that is only observed (tool.after, one observer), with a transport
+// that accepts at once: build, encode and validate the event, the
+// notification, the Result.
+func BenchmarkToolAfterObserveNoTransport(b *testing.B) {
+	reg := registration(backendJSON("com.example.bench", httpTransport("http://127.0.0.1:1"), observeSub(`"tool.after"`)))
+	h, err := hooks.New(reg, hooks.Config{Source: "urn:test:harness",
+		Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolAfter: hooks.Observe()},
+		Transports:   map[string]transport.Transport{"com.example.bench": cannedTransport{}}})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = h.Close() })
+	in := hooks.ToolAfterInput{ID: "evt-bench", Name: "read_file", Input: map[string]any{"path": "/etc/hosts"}, Origin: gen.ExecutionEventToolOriginNative,
+		CallID: "call-1", Path: "native", Items: []gen.ModelVisibleItem{}, Outcome: gen.ExecutionEventOutcomeOk, Execution: gen.ExecutionEventExecution{Executed: &gen.ExecutionEventExecutionExecuted{}}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := h.ToolAfter(ctx, in)
+		if err != nil || len(res.Diagnostics) != 0 {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}

@@ -124,15 +124,18 @@ func TestBodyRoom(t *testing.T) {
 		req        *beginRequest
 		head, tail int
 	}{
-		"intercepted":       {e: intercepted, id: "evt_1", head: headFor("evt_1"), tail: tail},
-		"narrowed grant":    {e: intercepted, o: callOptions{grant: &intercept}, id: "evt_1", head: headFor("evt_1"), tail: tail},
-		"longest id":        {e: intercepted, id: strings.Repeat("a", maxRoomID), head: headFor(strings.Repeat("a", maxRoomID)), tail: tail},
-		"observed only":     {e: &eventEntry{info: info, capsJSON: capsJSON}, id: "evt_1"},
-		"observe grant":     {e: intercepted, o: callOptions{grant: &observe}, id: "evt_1"},
-		"canonical request": {e: intercepted, id: "evt_1", req: &beginRequest{}},
-		"id with escapes":   {e: intercepted, id: "evt\"1"},
-		"id over maxRoomID": {e: intercepted, id: strings.Repeat("a", maxRoomID+1)},
-		"not interceptable": {e: &eventEntry{info: mustEvent(t, gen.EventTurnEnd), intercept: true, capsJSON: capsJSON}, id: "evt_1"},
+		"intercepted":                 {e: intercepted, id: "evt_1", head: headFor("evt_1"), tail: tail},
+		"narrowed grant":              {e: intercepted, o: callOptions{grant: &intercept}, id: "evt_1", head: headFor("evt_1"), tail: tail},
+		"longest id":                  {e: intercepted, id: strings.Repeat("a", maxRoomID), head: headFor(strings.Repeat("a", maxRoomID)), tail: tail},
+		"neither":                     {e: &eventEntry{info: info, capsJSON: capsJSON}, id: "evt_1"},
+		"observed only":               {e: &eventEntry{info: info, capsJSON: capsJSON, observers: []*subscription{{}}}, id: "evt\"1", head: len(observeHead), tail: len(observeTail)},
+		"observe grant, interceptors": {e: &eventEntry{info: info, intercept: true, capsJSON: capsJSON, interceptors: []*subscription{{}}}, o: callOptions{grant: &observe}, id: "evt_1", head: len(observeHead), tail: len(observeTail)},
+		"observed, not interceptable": {e: &eventEntry{info: mustEvent(t, gen.EventTurnEnd), intercept: true, capsJSON: capsJSON, observers: []*subscription{{}}}, id: "evt_1", head: len(observeHead), tail: len(observeTail)},
+		"observe grant":               {e: intercepted, o: callOptions{grant: &observe}, id: "evt_1"},
+		"canonical request":           {e: intercepted, id: "evt_1", req: &beginRequest{}},
+		"id with escapes":             {e: intercepted, id: "evt\"1"},
+		"id over maxRoomID":           {e: intercepted, id: strings.Repeat("a", maxRoomID+1)},
+		"not interceptable":           {e: &eventEntry{info: mustEvent(t, gen.EventTurnEnd), intercept: true, capsJSON: capsJSON}, id: "evt_1"},
 	} {
 		head, tail := bodyRoom(tc.e, &tc.o, event(tc.id), tc.req)
 		require.Equal(t, [2]int{tc.head, tc.tail}, [2]int{head, tail}, name)
@@ -144,6 +147,51 @@ func mustEvent(t *testing.T, name gen.EventName) gen.EventInfo {
 	info, ok := gen.LookupEvent(name)
 	require.True(t, ok)
 	return info
+}
+
+// TestObserveBodyMatchesGeneratedEncoder: the notification body is byte for
+// byte what gen.EncodeObserveNotification produces: built in the call's
+// room (which it then takes), copied from the call's encoding, or for
+// another view encoded; the call's encoding is never written.
+func TestObserveBodyMatchesGeneratedEncoder(t *testing.T) {
+	ev, err := gen.ParseEvent([]byte(`{"id":"evt-\u00e9\"1","source":"urn:test:harness","type":"tool.after","time":"2026-09-15T12:00:00Z","tool":{"name":"read_file","input":{"path":"/etc/hosts","n":1.50},"origin":"native"},"call":{"id":"call-1"},"path":"native","items":[],"outcome":"ok","execution":{"status":"executed"},"zExtra":[1,2]}`))
+	require.NoError(t, err)
+	want, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
+	require.NoError(t, err)
+	encoded, err := gen.EncodeEvent(ev)
+	require.NoError(t, err)
+	at := strings.Index(string(want), `"event":`) + len(`"event":`)
+
+	entry := &eventEntry{info: mustEvent(t, gen.EventToolAfter), observers: []*subscription{{}}}
+	head, tail := bodyRoom(entry, &callOptions{}, ev, nil)
+	framed, err := gen.EncodeEventFramed(ev, head, tail)
+	require.NoError(t, err)
+	c := &call{cur: ev, curJSON: framed[head:len(framed):len(framed)], room: framed}
+
+	got, err := c.observeBody(ev, false) // not in the room: copied
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+	require.False(t, sharesMemory(got, framed))
+	require.NotNil(t, c.room)
+
+	inRoom, err := c.observeBody(ev, true)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(inRoom))
+	require.Same(t, &framed[head], &inRoom[at])
+	require.Nil(t, c.room)
+	require.Equal(t, string(encoded), string(c.curJSON))
+
+	again, err := c.observeBody(ev, true) // the room is taken
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(again))
+	require.False(t, sharesMemory(again, framed))
+
+	other := *ev // another view: encoded
+	view, err := c.observeBody(&other, true)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(view))
+	require.False(t, sharesMemory(view, framed))
+	require.Equal(t, string(want), string(inRoom))
 }
 
 // sharesMemory reports whether a and b (through their capacities) share a

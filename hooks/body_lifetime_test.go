@@ -87,6 +87,11 @@ func (t *heldTransport) Notify(ctx context.Context, msg transport.Message) error
 
 func (t *heldTransport) Close() error { return t.next.Close() }
 
+// sameSlice reports whether a and b are the same bytes of memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
 // overlap reports whether a and b share a byte of memory.
 func overlap(a, b []byte) bool {
 	if len(a) == 0 || len(b) == 0 {
@@ -155,7 +160,9 @@ func TestRequestBodiesOutliveTheCall(t *testing.T) {
 			for i, b := range bodies {
 				require.Equal(t, string(copies[i]), string(b), "body %d was written after it was handed over", i)
 				for j := range i {
-					require.False(t, overlap(bodies[j], b), "bodies %d and %d share memory", j, i)
+					if !sameSlice(bodies[j], b) { // one view's body goes to each of its observers
+						require.False(t, overlap(bodies[j], b), "bodies %d and %d share memory", j, i)
+					}
 				}
 				req, err := gen.ParseInterceptRequest(b)
 				if err != nil {
@@ -237,4 +244,53 @@ func TestHTTPRequestBodiesAreCanonical(t *testing.T) {
 			require.Equal(t, string(effective), string(mustEncode(t, &req.Params.Event)))
 		}
 	}
+}
+
+// TestObservationBodiesOutliveTheCall: as TestRequestBodiesOutliveTheCall,
+// for the notifications of an event that is only observed: the first view's
+// body is built around the call's encoding of the event, later views' are
+// buffers of their own, and none is written after it was handed over.
+func TestObservationBodiesOutliveTheCall(t *testing.T) {
+	held := newHeldBodies()
+	cfg := baseConfig()
+	cfg.Transports = map[string]transport.Transport{}
+	var backends []string
+	for _, b := range []struct{ id, sub string }{
+		{"com.example.a", observeSub(`"tool.after"`)},
+		{"com.example.b", observeSub(`"tool.after"`)}, // the same view as a
+		{"com.example.native", `{"events":["tool.after"],"mode":"observe","content":{"default":"body"},"includeNative":true}`},
+		{"com.example.metadata", `{"events":["tool.after"],"mode":"observe","content":{"default":"metadata"}}`},
+	} {
+		cfg.Transports[b.id] = &heldTransport{held: held, next: transport.NewInProcess((&recorder{}).handler(), transport.InProcessOptions{})}
+		backends = append(backends, `{"id":"`+b.id+`","subscriptions":[`+b.sub+`]}`)
+	}
+	h, err := hooks.New(registration(backends...), cfg)
+	require.NoError(t, err)
+	defer h.Close()
+	res, err := h.ToolAfter(context.Background(), hooks.ToolAfterInput{Name: "read_file", Input: map[string]any{"path": "/etc/hosts"}, Origin: gen.ExecutionEventToolOriginNative,
+		CallID: "call-1", Path: "native", Items: []gen.ModelVisibleItem{}, Outcome: gen.ExecutionEventOutcomeOk, Execution: gen.ExecutionEventExecution{Executed: &gen.ExecutionEventExecutionExecuted{}}})
+	require.NoError(t, err)
+	require.Empty(t, res.Diagnostics)
+	effective := mustEncode(t, res.Event())
+	require.NoError(t, h.Close())
+	bodies, copies, ids := held.release()
+	require.Len(t, bodies, 4)
+	byID := map[string][]byte{}
+	for i, b := range bodies {
+		require.Equal(t, string(copies[i]), string(b), "body %d was written after it was handed over", i)
+		for j := range i {
+			if !sameSlice(bodies[j], b) {
+				require.False(t, overlap(bodies[j], b), "bodies %d and %d share memory", j, i)
+			}
+		}
+		n, err := gen.ParseObserveNotification(b)
+		require.NoError(t, err)
+		again, err := gen.EncodeObserveNotification(n)
+		require.NoError(t, err)
+		require.Equal(t, string(again), string(b), "body %d is not canonical", i)
+		require.Equal(t, string(effective), string(mustEncode(t, &n.Params.Event)), "body %d", i)
+		byID[ids[i]] = b
+	}
+	require.True(t, sameSlice(byID["com.example.a"], byID["com.example.b"]), "one view, one body")
+	require.False(t, overlap(byID["com.example.a"], byID["com.example.native"]))
 }

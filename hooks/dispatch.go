@@ -926,12 +926,20 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 // bodyRoom is the room start leaves around the encoding of a call's event
 // for the first request body built from it (interceptBody): in front, the
 // envelope head for the event's id; behind, the configured capabilities
-// and a state of stateRoom bytes. It is none (0, 0) when the call is not
-// expected to build a request body from the encoding: an event that is not
-// intercepted, a call begun from a canonical request (its request is the
-// body), an id that needs escapes or is over maxRoomID bytes.
+// and a state of stateRoom bytes. For an event that is observed and not
+// intercepted, it is the room of a notification (observeBody). It is none
+// (0, 0) when the call is not expected to build a body from the encoding:
+// an event neither intercepted nor observed, a call begun from a canonical
+// request (its request is the body), an id that needs escapes or is over
+// maxRoomID bytes.
 func bodyRoom(e *eventEntry, o *callOptions, ev *gen.Event, req *beginRequest) (head, tail int) {
-	if req != nil || !e.intercept || !e.info.Interceptable() || (o.grant != nil && !o.grant.intercept) {
+	if req != nil {
+		return 0, 0
+	}
+	if !e.intercept || !e.info.Interceptable() || (o.grant != nil && !o.grant.intercept) {
+		if len(e.observers) > 0 || len(e.interceptors) > 0 { // observed only: the first notification's
+			return len(observeHead), len(observeTail)
+		}
 		return 0, 0
 	}
 	id := ev.ID()
@@ -1393,8 +1401,9 @@ func (c *call) observe(observers, owed []*subscription) {
 		ev   *gen.Event
 		body []byte
 	}
-	encode := func(ev *gen.Event) *view {
-		b, err := gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
+	// inRoom: the body may be built in the call's room (serially only).
+	encode := func(ev *gen.Event, inRoom bool) *view {
+		b, err := c.observeBody(ev, inRoom)
 		if err != nil {
 			return nil
 		}
@@ -1414,7 +1423,7 @@ func (c *call) observe(observers, owed []*subscription) {
 			k := viewKey{native: t.s.native, content: t.s.pol.key}
 			v, made := views[k]
 			if !made {
-				v = encode(c.view(t.s))
+				v = encode(c.view(t.s), true)
 				views[k] = v // nil: this view cannot be encoded
 			}
 			if v == nil {
@@ -1463,7 +1472,7 @@ func (c *call) observe(observers, owed []*subscription) {
 				te := uploadError()
 				gaps[i] = &Diagnostic{Code: te.Code, BackendID: t.s.b.id, SubscriptionIndex: t.s.index, Mode: gen.ModeObserve, Downgraded: t.downgraded, Stage: te.Stage, Reason: te.Reason}
 			}
-			if own[i] = encode(c.view(t.s)); own[i] == nil {
+			if own[i] = encode(c.view(t.s), false); own[i] == nil {
 				fail(i, encodeError)
 				return
 			}
@@ -1609,6 +1618,40 @@ func copyEvent(ev *gen.Event) (*gen.Event, error) {
 	}
 	return out, nil
 }
+
+// observeBody encodes the hooks/observe notification of ev, as
+// gen.EncodeObserveNotification would. The call's event is spliced in from
+// its encoding (curJSON), in the call's room when inRoom allows it and the
+// room fits (see interceptBody; only while no other goroutine of the call
+// runs), otherwise copied into a new buffer; any other view is encoded.
+func (c *call) observeBody(ev *gen.Event, inRoom bool) ([]byte, error) {
+	evJSON := c.curJSON
+	if ev != c.cur || evJSON == nil {
+		return gen.EncodeObserveNotification(&gen.ObserveNotification{Params: gen.ObserveNotificationParams{ProtocolVersion: gen.ProtocolVersion, Event: *ev}})
+	}
+	var b []byte
+	inPlace := inRoom && c.fitsRoom(evJSON, len(observeHead), len(observeTail))
+	if inPlace {
+		front := len(c.room) - len(evJSON)
+		b, c.room = c.room[front-len(observeHead):front-len(observeHead)], nil // taken: no later body writes into it
+	} else {
+		b = make([]byte, 0, len(observeHead)+len(evJSON)+len(observeTail))
+	}
+	b = append(b, observeHead...)
+	if inPlace {
+		b = b[:len(b)+len(evJSON)] // the encoding, where it is
+	} else {
+		b = append(b, evJSON...)
+	}
+	return append(b, observeTail...), nil
+}
+
+// The hooks/observe notification around its event, as
+// gen.EncodeObserveNotification writes it (TestObserveBodyMatchesGeneratedEncoder).
+const (
+	observeHead = `{"jsonrpc":"2.0","method":"hooks/observe","params":{"protocolVersion":"` + gen.ProtocolVersion + `","event":`
+	observeTail = `}}`
+)
 
 // isContextError reports whether err is (or wraps) the end of a context.
 func isContextError(err error) bool {
