@@ -50,8 +50,8 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 				encoded, err := gen.EncodeEvent(ev)
 				require.NoError(t, err)
 				for _, known := range [][]byte{nil, encoded} {
-					c := &call{caps: &caps, occ: occ, stateContent: initial.Candidate.Present}
-					got, enc, err := c.interceptBody(ev.ID(), ev, known, c.caps, &c.capsJSON, nil)
+					c := &call{caps: &caps, capsJSON: new([]byte), occ: occ, stateContent: initial.Candidate.Present}
+					got, enc, err := c.interceptBody(ev.ID(), ev, known, c.caps, c.capsJSON, nil)
 					require.NoError(t, err)
 					require.Equal(t, string(want), string(got))
 					require.Equal(t, string(encoded), string(enc))
@@ -78,11 +78,11 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 				require.Equal(t, plainID(ev.ID()), head > 0)
 				framed, err := gen.EncodeEventFramed(ev, head, tail)
 				require.NoError(t, err)
-				c := &call{caps: &caps, occ: occ, stateContent: initial.Candidate.Present, capsJSON: capsJSON, curJSON: framed[head:len(framed):len(framed)]}
+				c := &call{caps: &caps, occ: occ, stateContent: initial.Candidate.Present, capsJSON: &capsJSON, curJSON: framed[head:len(framed):len(framed)]}
 				if head > 0 {
 					c.room = framed
 				}
-				got, _, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, &c.capsJSON, nil)
+				got, _, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, c.capsJSON, nil)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(got))
 				if head > 0 && !c.stateContent {
@@ -92,7 +92,7 @@ func TestInterceptBodyMatchesGeneratedEncoder(t *testing.T) {
 					require.Same(t, &framed[head], &got[strings.Index(string(want), `"event":`)+len(`"event":`)])
 				}
 				require.Equal(t, string(encoded), string(c.curJSON))
-				again, _, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, &c.capsJSON, nil)
+				again, _, err := c.interceptBody(ev.ID(), ev, c.curJSON, c.caps, c.capsJSON, nil)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(again))
 				require.NotSame(t, unsafe.SliceData(got), unsafe.SliceData(again))

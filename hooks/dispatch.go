@@ -24,7 +24,7 @@ import (
 // fill supplies the members of an event that the SDK owns.
 type fill struct {
 	source string
-	id     string // WithEventID
+	opts   *callOptions // the call's options (WithEventID), nil for none
 	// h is the Hooks whose manifest and clock (which formats the current
 	// time) the event uses; nil means formatUTC and no manifest.
 	h *Hooks
@@ -64,8 +64,8 @@ type built[T any] struct {
 
 // eventID returns the explicit id (WithEventID, then the input's) or a new one.
 func (f *fill) eventID(given string) string {
-	if f.id != "" {
-		return f.id
+	if f.opts != nil && f.opts.eventID != "" {
+		return f.opts.eventID
 	}
 	if given != "" {
 		return given
@@ -215,16 +215,17 @@ type call struct {
 	entry *eventEntry
 	// caps is the call's advertisement: the entry's configured grant
 	// (immutable once configured, shared) when it is advertised as it is,
-	// otherwise the call's own (rare.caps or an allocation of its own);
-	// nil for an occurrence that is observation only.
+	// otherwise the call's own (ownCaps); nil for an occurrence that is
+	// observation only.
 	caps *gen.Capabilities
 	occ  *settle.Occurrence
 	base *gen.Event
 	cur  *gen.Event
-	// curJSON is cur encoded, nil once unknown; capsJSON is caps encoded,
-	// on first use.
+	// curJSON is cur encoded, nil once unknown. capsJSON holds caps
+	// encoded: the entry's encoding of the configured grant (shared, never
+	// nil, so never written), or the call's own, encoded on first use.
 	curJSON  []byte
-	capsJSON []byte
+	capsJSON *[]byte
 	// room is the buffer the base event was encoded into, through the end
 	// of curJSON, with room around it for the first request body built
 	// from it (bodyRoom), until that body takes it; nil without any.
@@ -265,12 +266,19 @@ type call struct {
 // from a request needs: such a call is allocated with it (callWithRare).
 type callRare struct {
 	opts callOptions
-	caps gen.Capabilities // the call's own advertisement, when caps is not the configured one
+	own  ownCaps // the call's own advertisement, when it is not the configured one
 	// given is the canonical request an Invocation was begun from
 	// (BeginRequest), nil otherwise; reqID is its id, the id of every
 	// interception request of the call ("" means the event id).
 	given []byte
 	reqID string
+}
+
+// ownCaps is a call's own advertisement and its encoding, made on first
+// use.
+type ownCaps struct {
+	caps gen.Capabilities
+	json []byte
 }
 
 // callWithRare is a call and its rare part in one allocation.
@@ -383,7 +391,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 		return nil, false, inputError("event", "/type", "declared", "the manifest does not declare this event")
 	}
 	c.entry = e
-	c.fill = fill{source: h.source, id: o.eventID, h: h}
+	c.fill = fill{source: h.source, opts: c.options(), h: h}
 	ev, err := build(&c.fill)
 	if err != nil {
 		return nil, false, err
@@ -437,20 +445,21 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 	}
 	c.occ, c.base, c.cur, c.curJSON = occ, ev, ev, encoded
 	c.stateContent = o.initial.Candidate.Present || len(o.initial.Injections) > 0
-	configured := req == nil && o.grant == nil && !narrowed && !countsContinuations(e.caps)
-	if configured {
-		c.capsJSON = e.capsJSON // the configured grant, advertised as it is
-	}
 	switch {
 	case !intercept: // nothing is advertised
-	case configured:
-		c.caps = &e.caps // advertise returned it as it is
-	case c.rare != nil:
-		c.rare.caps = caps
-		c.caps = &c.rare.caps
+	case req == nil && o.grant == nil && !narrowed && !countsContinuations(e.caps) && e.capsJSON != nil:
+		// The configured grant, advertised as it is (advertise returned
+		// it), and its encoding.
+		c.caps, c.capsJSON = &e.caps, &e.capsJSON
 	default:
-		own := caps
-		c.caps = &own
+		var own *ownCaps
+		if c.rare != nil {
+			own = &c.rare.own
+		} else {
+			own = new(ownCaps)
+		}
+		own.caps = caps
+		c.caps, c.capsJSON = &own.caps, &own.json
 	}
 	return c, intercept, nil
 }
@@ -679,7 +688,7 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 	// holds withheld text (an accepted merge brought it in, or this
 	// receiver's content selection withheld it).
 	// A narrowed one is allocated (the call's own is never modified).
-	caps, capsJSON := c.caps, &c.capsJSON
+	caps, capsJSON := c.caps, c.capsJSON
 	target, withheld := c.occ.ReplaceWithheld()
 	if !withheld && ev != c.cur {
 		target, withheld = settle.ReplaceWithheldIn(ev)
@@ -745,7 +754,7 @@ func (c *call) prepareDelivery(s *subscription) (d *delivery, stop, interrupted 
 // or preparation changed it), the call's capabilities are advertised
 // unchanged, and the state needs no projection for s.
 func (c *call) givenFits(s *subscription, ev *gen.Event, capsJSON *[]byte) bool {
-	if given, _ := c.given(); given == nil || c.applied || ev != c.cur || c.cur != c.base || capsJSON != &c.capsJSON {
+	if given, _ := c.given(); given == nil || c.applied || ev != c.cur || c.cur != c.base || capsJSON != c.capsJSON {
 		return false
 	}
 	if !c.stateContent {
