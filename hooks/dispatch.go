@@ -432,7 +432,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 	}
 	var occ *settle.Occurrence // observe-only events have nothing to settle
 	if e.info.Interceptable() {
-		occ, err = settle.NewValidated(ev, encoded, o.initial)
+		occ, err = settle.NewValidated(ev, encoded, o.initialState())
 		if err != nil {
 			return nil, false, settleError(err)
 		}
@@ -444,7 +444,7 @@ func (h *Hooks) start(ctx context.Context, name gen.EventName, opts []CallOption
 		}
 	}
 	c.occ, c.base, c.cur, c.curJSON = occ, ev, ev, encoded
-	c.stateContent = o.initial.Candidate.Present || len(o.initial.Injections) > 0
+	c.stateContent = o.initial != nil && (o.initial.Candidate.Present || len(o.initial.Injections) > 0)
 	switch {
 	case !intercept: // nothing is advertised
 	case req == nil && o.grant == nil && !narrowed && !countsContinuations(e.caps) && e.capsJSON != nil:
@@ -487,7 +487,9 @@ func (o *callOptions) originalRequest(name gen.EventName) error {
 	if err := cp.UnmarshalJSON(data); err != nil || cp.UserElicitationRequest == nil {
 		return inputError("original elicitation request", "", "schema", "the original request cannot be decoded")
 	}
-	o.initial.ElicitationRequest = cp.UserElicitationRequest
+	initial := o.initialState() // a copy: the option's own is shared
+	initial.ElicitationRequest = cp.UserElicitationRequest
+	o.initial = &initial
 	return nil
 }
 

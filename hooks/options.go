@@ -11,7 +11,10 @@ import (
 type CallOption interface{ apply(*callOptions) }
 
 type callOptions struct {
-	initial       settle.Initial
+	// initial is WithInitialState's state (nil without it): the option's
+	// own copy, shared by every call given the option, so never written
+	// (originalRequest replaces it with a copy of its own).
+	initial       *settle.Initial
 	grant         *Grant
 	eventID       string
 	continuations int
@@ -22,6 +25,15 @@ type callOptions struct {
 }
 
 type optionFunc func(*callOptions)
+
+// initialState returns the host's initial state of the occurrence: none
+// without WithInitialState.
+func (o *callOptions) initialState() settle.Initial {
+	if o.initial == nil {
+		return settle.Initial{}
+	}
+	return *o.initial
+}
 
 func (f optionFunc) apply(o *callOptions) { f(o) }
 
@@ -47,9 +59,13 @@ func (i Initial) WithCandidate(value, provenance json.RawMessage) Initial {
 
 // WithInitialState sets the host's prior state of the occurrence. Without
 // it the permission is none and there is no candidate.
-func WithInitialState(s Initial) CallOption {
-	return optionFunc(func(o *callOptions) { o.initial = s.s })
-}
+func WithInitialState(s Initial) CallOption { return &initialOption{s: s.s} }
+
+// initialOption is WithInitialState's option: calls given it refer to its
+// state, which nothing writes.
+type initialOption struct{ s settle.Initial }
+
+func (i *initialOption) apply(o *callOptions) { o.initial = &i.s }
 
 // WithCapabilities narrows, for this call only, what is advertised to
 // interceptors. g must grant nothing beyond the configured grant of the
