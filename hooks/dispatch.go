@@ -227,8 +227,9 @@ type call struct {
 	curJSON  []byte
 	capsJSON *[]byte
 	// room is the buffer the base event was encoded into, through the end
-	// of curJSON, with room around it for the first request body built
-	// from it (bodyRoom), until that body takes it; nil without any.
+	// of curJSON, with room around it for the first body built from it
+	// (bodyRoom: an intercept request or, for an event only observed, a
+	// notification), until that body takes it; nil without any.
 	room []byte
 
 	fill fill
