@@ -1,6 +1,7 @@
 package settle_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -91,8 +92,11 @@ func BenchmarkSettleToolBeforeChain(b *testing.B) {
 // BenchmarkSettleToolBeforeValidated is the host's settlement of a
 // tool.before occurrence with one receiver: NewValidated of the encoded
 // event, one response (no effect, an approval, a denial with a message)
-// and the State the Result reads.
+// applied under a context that can end, as a delivery's, and the State
+// the Result reads.
 func BenchmarkSettleToolBeforeValidated(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
 	ev := event(b, gen.EventToolBefore)
 	encoded, err := gen.EncodeEvent(ev)
 	require.NoError(b, err)
@@ -110,7 +114,7 @@ func BenchmarkSettleToolBeforeValidated(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := o.Apply(g, res); err != nil {
+				if err := o.ApplyContext(ctx, g, res, settle.ApplyOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				_ = o.State()

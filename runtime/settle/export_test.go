@@ -2,6 +2,7 @@ package settle
 
 import (
 	"reflect"
+	"sync/atomic"
 
 	"github.com/agenthooks/agenthooks-go/gen"
 )
@@ -67,3 +68,16 @@ func (o *Occurrence) StageOnly(granted gen.Capabilities, effects []gen.Effect) e
 // ZeroMoreIntact reports whether the zero committedMore that reads of an
 // absent one share is still zero.
 func ZeroMoreIntact() bool { return reflect.DeepEqual(zeroMore, committedMore{}) }
+
+// StageStopped is StageOnly with the stop flag of o set, as ApplyContext
+// sets it once its context ends.
+func (o *Occurrence) StageStopped(granted gen.Capabilities, effects []gen.Effect) error {
+	var set atomic.Bool
+	set.Store(true)
+	o.stop = &set
+	defer func() { o.stop = nil }()
+	return o.StageOnly(granted, effects)
+}
+
+// ScansLong is scansLong.
+func ScansLong(effects []gen.Effect) bool { return scansLong(effects) }

@@ -349,7 +349,9 @@ type Occurrence struct {
 	firstAccepted [1]AcceptedResponse
 	// stop is set, while ApplyContext stages a response, once its context
 	// ends: the long scans of staging look at it and give up, and
-	// ApplyContext then reports the context's error.
+	// ApplyContext then reports the context's error. ApplyContext gives
+	// a flag only to a response with such scans (scansLong): a scan added
+	// for another effect must be added there too.
 	stop *atomic.Bool
 }
 
@@ -538,7 +540,10 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("settle: not published: %w", err)
 	}
-	if len(result.Effects) > 0 && ctx.Done() != nil { // no effect: nothing long to interrupt (nor a Done channel to make)
+	// Only effects that scan long values look at the stop flag: for the
+	// others there is nothing to interrupt (nor a Done channel to make,
+	// nor a callback to register on the context).
+	if ctx.Done() != nil && scansLong(result.Effects) {
 		var stop atomic.Bool
 		release := context.AfterFunc(ctx, func() { stop.Store(true) })
 		o.stop = &stop
@@ -570,6 +575,22 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 	}
 	o.cur = next
 	return nil
+}
+
+// scansLong reports whether staging effects may scan a value whose size
+// the backend or the event decides, as the stop flag interrupts (see
+// Occurrence.stop): the extensions of a denial, the value of an input
+// modification and the tool input it merges into, a supplied result.
+// Staging any other effect looks at no stop flag
+// (TestOnlyLongScansLookAtStop).
+func scansLong(effects []gen.Effect) bool {
+	for i := range effects {
+		e := &effects[i]
+		if e.ModifyInput != nil || e.ReturnTool != nil || (e.Deny != nil && e.Deny.Extensions != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // Done reports whether decision-making has ended for this occurrence: an
