@@ -932,7 +932,8 @@ func (c *call) interceptBody(id string, ev *gen.Event, evJSON []byte, caps *gen.
 	} else if b, err = c.occ.AppendRequestStateJSON(b); err != nil {
 		return nil, nil, err
 	}
-	return append(b, bodyTail...), evJSON, nil
+	b = append(b, bodyTail...)
+	return b[:len(b):len(b)], evJSON, nil // capped, as a notification's body
 }
 
 // bodyRoom is the room start leaves around the encoding of a call's event
@@ -1655,7 +1656,12 @@ func (c *call) observeBody(ev *gen.Event, inRoom bool) ([]byte, error) {
 	} else {
 		b = append(b, evJSON...)
 	}
-	return append(b, observeTail...), nil
+	// Capped: the body goes to every observer of its view at once, and a
+	// transport appending to it (a frame's newline) must get a copy, not
+	// write into the room's spare capacity that the other observers'
+	// bodies share (TestSharedNotificationHasNoSpareCapacity).
+	b = append(b, observeTail...)
+	return b[:len(b):len(b)], nil
 }
 
 // The hooks/observe notification around its event, as
