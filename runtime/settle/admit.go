@@ -142,7 +142,7 @@ type staged struct {
 // stage admits every effect and, if all are admissible, computes the next
 // committed state from the current one without touching it.
 func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov json.RawMessage) (committed, *Rejection) {
-	g := makeGrant(o.b, granted)
+	g := makeGrant(o.bound(), granted)
 	var small [4]staged // the common responses have few effects
 	st := small[:0]
 	if len(effects) <= len(small) {
@@ -274,7 +274,7 @@ func (o *Occurrence) stage(granted *gen.Capabilities, effects []gen.Effect, prov
 	// merge MUST satisfy the target's schema, base/composition.md).
 	changed := false
 	if modified >= 0 {
-		switch o.b.tkind {
+		switch o.bound().tkind {
 		case tkInput:
 			changed = !membersEqual(c.input, next.input)
 		case tkMessages, tkText:
@@ -359,7 +359,7 @@ func (o *Occurrence) admit(e *gen.Effect, g *grant, s *staged) string {
 	case arms > 1:
 		return ReasonInvalidEffect
 	}
-	b := o.b
+	b := o.bound()
 	family := func(f familySet) string {
 		if b.families&f == 0 {
 			return ReasonBoundaryForbidden
@@ -587,7 +587,7 @@ func (o *Occurrence) admitReturn(v json.RawMessage, g *grant) string {
 	if len(trimWS(v)) == 0 || checkJSONStop(v, o.stop) != nil {
 		return ReasonInvalidEffect
 	}
-	switch o.b.ret {
+	switch o.bound().ret {
 	case rkAny:
 		return ""
 	case rkMessages:

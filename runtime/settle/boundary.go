@@ -157,3 +157,12 @@ func deriveBoundary(name gen.EventName) (boundary, bool) {
 	}
 	return b, true
 }
+
+// bound returns the occurrence's boundary, or for an Occurrence not set up
+// by New (its zero value) a zero boundary, at which nothing is admissible.
+func (o *Occurrence) bound() *boundary {
+	if o.b == nil {
+		return new(boundary)
+	}
+	return o.b
+}

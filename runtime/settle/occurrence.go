@@ -170,7 +170,7 @@ func (o *Occurrence) checkInitialCandidate() error {
 	}
 	v := cand.Value
 	var err error
-	switch o.b.ret {
+	switch o.bound().ret {
 	case rkMessages:
 		err = canonical(refMessages, v)
 	case rkText:
@@ -287,21 +287,21 @@ func (o *Occurrence) extract(ev *gen.Event, in Initial) error {
 			list, info, err = encodeMessages(msgs, &o.known)
 		}
 		o.cur.listPresent = true
-		if err == nil && o.b.role != "" {
+		if err == nil && o.bound().role != "" {
 			for i := range msgs {
-				if msgs[i].Role != o.b.role {
-					return invalidAt("message role", fieldPointer(o.b.field), nil)
+				if msgs[i].Role != o.bound().role {
+					return invalidAt("message role", fieldPointer(o.bound().field), nil)
 				}
 			}
 		}
 	}
 	if err != nil {
-		return invalidAt("target content", fieldPointer(o.b.field), err)
+		return invalidAt("target content", fieldPointer(o.bound().field), err)
 	}
 	o.cur.list = list
 	o.hidden = info.hidden
 	for _, g := range gaps {
-		if gapCovers(g.Path, o.b.field) {
+		if gapCovers(g.Path, o.bound().field) {
 			o.hidden = true
 		}
 	}
@@ -623,13 +623,13 @@ func (o *Occurrence) Event() (*gen.Event, error) {
 	c := &o.cur
 	// The committed lists were validated when admitted: decode them directly.
 	var msgs gen.CanonicalMessages
-	if o.b.tkind == tkMessages {
+	if o.bound().tkind == tkMessages {
 		if err := msgs.UnmarshalJSON(joinList(c.list)); err != nil {
 			return nil, fmt.Errorf("settle: decode effective messages: %w", err)
 		}
 	}
 	var text gen.TextParts
-	if o.b.tkind == tkText && c.listPresent {
+	if o.bound().tkind == tkText && c.listPresent {
 		if err := text.UnmarshalJSON(joinList(c.list)); err != nil {
 			return nil, fmt.Errorf("settle: decode effective text: %w", err)
 		}

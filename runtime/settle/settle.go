@@ -290,14 +290,18 @@ func (c *committed) own() *committedMore {
 
 // mutMore returns c.more for writing, where c is being staged from base
 // (a published state): the first call replaces c.more, shared with base,
-// by a copy of it, which later calls return.
+// by a copy of it, or by a zero part when c has none (nothing set yet, or
+// dropped by discardCandidate); later calls return that part.
 func (c *committed) mutMore(base *committed) *committedMore {
-	if c.more == nil || c.more == base.more {
-		m := new(committedMore)
-		if base.more != nil {
-			*m = *base.more
-		}
-		c.more = m
+	switch {
+	case c.more == nil:
+		// Nothing set, or a part discardCandidate dropped: a zero part,
+		// never a copy of the base's (which would bring a discarded
+		// candidate back; TestDiscardedCandidateStaysDiscarded).
+		c.more = new(committedMore)
+	case c.more == base.more:
+		m := *base.more
+		c.more = &m
 	}
 	return c.more
 }
@@ -605,8 +609,8 @@ func (o *Occurrence) Done() bool {
 // replacement of it must be neither advertised nor accepted
 // (base/composition.md); Apply rejects one with ReasonHiddenContent.
 func (o *Occurrence) ReplaceWithheld() (gen.ModifyTarget, bool) {
-	if o.withheld() && (o.b.tkind == tkMessages || o.b.tkind == tkText) {
-		return o.b.target, true
+	if o.withheld() && (o.bound().tkind == tkMessages || o.bound().tkind == tkText) {
+		return o.bound().target, true
 	}
 	return "", false
 }
@@ -655,11 +659,11 @@ func (o *Occurrence) State() State {
 			s.ContinueInstruction += in
 		}
 	}
-	if o.b.tkind == tkInput {
+	if o.bound().tkind == tkInput {
 		s.Input = o.inputJSON()
 	}
 	if v, ok := o.targetValue(); ok {
-		s.Targets = map[gen.ModifyTarget]json.RawMessage{o.b.target: v}
+		s.Targets = map[gen.ModifyTarget]json.RawMessage{o.bound().target: v}
 	}
 	if len(c.accepted) > 0 {
 		s.Accepted = make([]AcceptedResponse, len(c.accepted))
@@ -673,7 +677,7 @@ func (o *Occurrence) State() State {
 // targetValue encodes the effective value of a non-input target.
 func (o *Occurrence) targetValue() (json.RawMessage, bool) {
 	c := &o.cur
-	switch o.b.tkind {
+	switch o.bound().tkind {
 	case tkMessages, tkText:
 		if !c.listPresent {
 			return nil, false
