@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/agenthooks/agenthooks-go/internal/ctxwatch"
 )
 
 // Kind is the kind of a JSON-RPC message.
@@ -146,7 +148,7 @@ func ClassifyContext(ctx context.Context, data []byte) (Envelope, error) {
 	}
 	var stop atomic.Bool
 	done := make(chan struct{})
-	release := context.AfterFunc(ctx, func() {
+	release := ctxwatch.AfterFunc(ctx, func() {
 		stop.Store(true)
 		close(done)
 	})
