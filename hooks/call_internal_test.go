@@ -112,4 +112,7 @@ func TestNoEffectResultShared(t *testing.T) {
 func TestCallSize(t *testing.T) {
 	own := unsafe.Sizeof(call{}) - unsafe.Sizeof(deliveryContext{})
 	require.LessOrEqual(t, own, uintptr(384), "the call's own state, without its first delivery context")
+	// The whole call, its first delivery context included, in the 448-byte
+	// size class (the next is 480).
+	require.LessOrEqual(t, unsafe.Sizeof(call{}), uintptr(448), "the call with its first delivery context")
 }
