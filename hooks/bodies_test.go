@@ -94,14 +94,7 @@ func checkCanonicalBody(t *testing.T, b []byte, wantID string, what string) (int
 // after it was handed over.
 func TestBodiesCanonicalAllEvents(t *testing.T) {
 	samples := sampleEvents(t)
-	grants := map[gen.EventName]hooks.Grant{}
-	for _, info := range gen.Events() {
-		if info.Interceptable() {
-			grants[info.Name] = hooks.Intercept()
-		} else {
-			grants[info.Name] = hooks.Observe()
-		}
-	}
+	grants := plainGrants()
 	ids := []string{
 		"evt-plain",
 		"", // refused by the schema: no body
@@ -217,19 +210,7 @@ func TestModifiedChainBodies(t *testing.T) {
 					return b
 				}}
 				all := []*keepingTransport{first, {id: "com.example.i2"}, {id: "com.example.i3"}, {id: "com.example.o1"}, {id: "com.example.o2"}}
-				trs := map[string]transport.Transport{}
-				var backends []string
-				for _, ct := range all {
-					trs[ct.id] = ct
-					sub := interceptSub(`"tool.before"`, 5000, "fail-closed")
-					if strings.Contains(ct.id, ".o") {
-						sub = observeSub(`"tool.before"`)
-					}
-					backends = append(backends, backendJSON(ct.id, httpTransport("http://127.0.0.1:9/x"), sub))
-				}
-				h, err := hooks.New(registration(backends...), hooks.Config{Source: "urn:test:harness",
-					Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: toolGrant()}, Transports: trs})
-				require.NoError(t, err)
+				h := toolBeforeChain(t, all)
 				defer h.Close()
 				res, err := h.ToolBefore(context.Background(), toolInput(), hooks.WithEventID(id), hooks.WithInitialState(initial))
 				require.NoError(t, err)
@@ -332,24 +313,13 @@ func TestInvocationBodies(t *testing.T) {
 				return b
 			}
 			all := []*keepingTransport{{id: "com.example.i1", reply: merge}, {id: "com.example.i2"}, {id: "com.example.i3"}, {id: "com.example.o1"}}
-			trs := map[string]transport.Transport{}
-			var backends []string
-			for _, ct := range all {
-				trs[ct.id] = ct
-				sub := interceptSub(`"tool.before"`, 5000, "fail-closed")
-				if strings.Contains(ct.id, ".o") {
-					sub = observeSub(`"tool.before"`)
-				}
-				backends = append(backends, backendJSON(ct.id, httpTransport("http://127.0.0.1:9/x"), sub))
-			}
-			h, err := hooks.New(registration(backends...), hooks.Config{Source: "urn:test:harness",
-				Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: toolGrant()}, Transports: trs})
-			require.NoError(t, err)
+			h := toolBeforeChain(t, all)
 			defer h.Close()
 			ev := &gen.Event{ToolBefore: &gen.ToolBeforeEvent{ID: "evt-1", Source: "urn:test:harness", Type: string(gen.EventToolBefore), Time: "2026-09-15T12:00:00Z",
 				Tool: gen.ExecutionEventTool{Name: "read_file", Input: json.RawMessage(`{"path":"/etc/hosts"}`), Origin: gen.ExecutionEventToolOriginNative}, Call: gen.Call{ID: "call-1"}, Path: "native"}}
 			wantID := "evt-1"
 			var inv *hooks.Invocation
+			var err error
 			if reqID == "" {
 				inv, err = h.Begin(context.Background(), ev)
 			} else {
@@ -377,4 +347,24 @@ func TestInvocationBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// toolBeforeChain is a host whose tool.before goes to each of all in
+// order: interceptors, and observers for the ids containing ".o".
+func toolBeforeChain(t *testing.T, all []*keepingTransport) *hooks.Hooks {
+	t.Helper()
+	trs := map[string]transport.Transport{}
+	var backends []string
+	for _, ct := range all {
+		trs[ct.id] = ct
+		sub := interceptSub(`"tool.before"`, 5000, "fail-closed")
+		if strings.Contains(ct.id, ".o") {
+			sub = observeSub(`"tool.before"`)
+		}
+		backends = append(backends, backendJSON(ct.id, httpTransport("http://127.0.0.1:9/x"), sub))
+	}
+	h, err := hooks.New(registration(backends...), hooks.Config{Source: "urn:test:harness",
+		Capabilities: map[gen.EventName]hooks.Grant{gen.EventToolBefore: toolGrant()}, Transports: trs})
+	require.NoError(t, err)
+	return h
 }

@@ -145,14 +145,7 @@ func bodyView(v any) {
 // gives without its body reaches the body subscription as a body gap.
 func TestAllEventMethods(t *testing.T) {
 	samples := sampleEvents(t)
-	grants := map[gen.EventName]hooks.Grant{}
-	for _, info := range gen.Events() {
-		if info.Interceptable() {
-			grants[info.Name] = hooks.Intercept()
-		} else {
-			grants[info.Name] = hooks.Observe()
-		}
-	}
+	grants := plainGrants()
 	rec := &recorder{}
 	reg := registration(backendJSON("com.example.all", httpTransport("http://127.0.0.1:9/x"),
 		interceptSub(`"*"`, 5000, "fail-closed"), observeSub(`"*"`)))

@@ -184,6 +184,20 @@ func registration(backends ...string) []byte {
 	return []byte(`{"protocolVersion":"draft","hooks":[` + strings.Join(backends, ",") + `]}`)
 }
 
+// plainGrants grants every event its plain mode: interception for the
+// interceptable ones (no effects), observation for the others.
+func plainGrants() map[gen.EventName]hooks.Grant {
+	grants := map[gen.EventName]hooks.Grant{}
+	for _, info := range gen.Events() {
+		if info.Interceptable() {
+			grants[info.Name] = hooks.Intercept()
+		} else {
+			grants[info.Name] = hooks.Observe()
+		}
+	}
+	return grants
+}
+
 // toolGrant is the usual tool.before grant of the tests.
 func toolGrant() hooks.Grant {
 	return hooks.Intercept().Deny().Allow().Ask().ModifyInput(hooks.Replace, hooks.Merge).Return().Message().Stop()
