@@ -33,7 +33,7 @@ func TestDeliveryTimeoutQueuesConcurrent(t *testing.T) {
 				switch {
 				case d > 0 && d < time.Second && i%3 != 0:
 					<-dc.Done()
-					if time.Now().Before(dc.deadlineTime()) {
+					if time.Now().Before(dc.deadline) {
 						errs <- "ended before its deadline"
 					}
 					if context.Cause(dc) != errDeliveryTimeout && dc.Err() != context.DeadlineExceeded {

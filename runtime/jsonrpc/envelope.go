@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-
-	"github.com/agenthooks/agenthooks-go/internal/ctxwatch"
 )
 
 // Kind is the kind of a JSON-RPC message.
@@ -148,7 +146,7 @@ func ClassifyContext(ctx context.Context, data []byte) (Envelope, error) {
 	}
 	var stop atomic.Bool
 	done := make(chan struct{})
-	release := ctxwatch.AfterFunc(ctx, func() {
+	release := context.AfterFunc(ctx, func() {
 		stop.Store(true)
 		close(done)
 	})

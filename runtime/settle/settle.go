@@ -27,7 +27,6 @@ import (
 	"sync/atomic"
 
 	"github.com/agenthooks/agenthooks-go/gen"
-	"github.com/agenthooks/agenthooks-go/internal/ctxwatch"
 )
 
 // ErrRejected is matched by every *Rejection: errors.Is(err, ErrRejected).
@@ -550,7 +549,7 @@ func (o *Occurrence) ApplyContext(ctx context.Context, granted gen.Capabilities,
 	// nor a callback to register on the context).
 	if ctx.Done() != nil && scansLong(result.Effects) {
 		var stop atomic.Bool
-		release := ctxwatch.AfterFunc(ctx, func() { stop.Store(true) })
+		release := context.AfterFunc(ctx, func() { stop.Store(true) })
 		o.stop = &stop
 		defer func() {
 			release()
