@@ -39,17 +39,7 @@ func TestValidationDetailsLoggedWhenShown(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out syncBuffer
-			h := &server.Handler{
-				Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
-					t.Error("invalid request reached Intercept")
-					return server.InterceptResult{}, nil
-				},
-				Observe: func(context.Context, *gen.ObserveNotification) error {
-					t.Error("invalid notification reached Observe")
-					return nil
-				},
-				Logger: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: c.level})),
-			}
+			h := invalidOnlyHandler(t, slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: c.level})))
 			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.msg))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -124,17 +114,7 @@ func TestValidationDetailsWhenTheLevelChanges(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			logs := &raisedLevel{before: c.before, after: c.after}
-			h := &server.Handler{
-				Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
-					t.Error("invalid request reached Intercept")
-					return server.InterceptResult{}, nil
-				},
-				Observe: func(context.Context, *gen.ObserveNotification) error {
-					t.Error("invalid notification reached Observe")
-					return nil
-				},
-				Logger: slog.New(logs),
-			}
+			h := invalidOnlyHandler(t, slog.New(logs))
 			for range 2 {
 				req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.msg))
 				req.Header.Set("Content-Type", "application/json")
@@ -160,5 +140,22 @@ func TestValidationDetailsWhenTheLevelChanges(t *testing.T) {
 			require.NotEmpty(t, details[0]["pointer"])
 			require.NotEqual(t, "schema", details[0]["keyword"])
 		})
+	}
+}
+
+// invalidOnlyHandler is a handler logging to logger that fails the test if
+// a request or notification reaches its callbacks: it is given only
+// invalid messages.
+func invalidOnlyHandler(t *testing.T, logger *slog.Logger) *server.Handler {
+	return &server.Handler{
+		Intercept: func(context.Context, *gen.InterceptRequest) (server.InterceptResult, error) {
+			t.Error("invalid request reached Intercept")
+			return server.InterceptResult{}, nil
+		},
+		Observe: func(context.Context, *gen.ObserveNotification) error {
+			t.Error("invalid notification reached Observe")
+			return nil
+		},
+		Logger: logger,
 	}
 }
